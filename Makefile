@@ -1,0 +1,28 @@
+# Quick start: `make run` (main job, offline, embedded defaults) and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-dev
+RUN_DIR ?= runs/baselines
+
+.PHONY: run test bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+## Baseline agents over all 480 scenarios under both feedback realizations.
+run: $(STAMP)
+	$(VENV)/bin/hear-gym eval --out $(RUN_DIR) --split all --markdown $(RUN_DIR)/tables.md
+
+test: $(STAMP)
+	$(VENV)/bin/pytest
+
+## Speed ratios and the baseline grid for benchmarks/RESULTS.md.
+bench: $(STAMP)
+	$(PY) benchmarks/speed_hear2act.py
+	$(PY) benchmarks/hear2act_baselines.py
+
+clean:
+	rm -rf $(VENV) runs

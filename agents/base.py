@@ -1,0 +1,20 @@
+"""The one agent interface every policy and the evaluation runner share."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """``reset`` at the start of each episode, then ``act`` on each observation.
+
+    ``required_access`` names the access condition whose observation keys the agent reads
+    (e.g. ``"T+S"`` for the concern-state tag); the runner checks it.
+    """
+
+    required_access: str
+
+    def reset(self, seed: int | None = None) -> None: ...
+
+    def act(self, observation: dict[str, Any]) -> Any: ...

@@ -1,0 +1,105 @@
+"""Rule-based Hear2Act baselines that differ only in how they judge resolution.
+
+Both read the transcript with the domain lexicon, keep the options consistent with every need
+the user has stated in words (and the budget), and recommend the best-rated of those. They
+differ in one decision, whether the current option is resolved:
+
+* ``TranscriptOnlyAgent`` (access T) acts on words only: an option that contradicts nothing the
+  user has said is taken as resolved, so lexical acceptance ends the search.
+* ``StateAwareAgent`` (access T+S) reads the concern-state tag: it confirms only on a resolved
+  tag and otherwise elicits (a general question, which reveals why the option is unresolved),
+  moving on if elicitation brings nothing new.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.lexicon import DialogueView, Lexicon, OptionView, domain_named, parse_options
+from hear_gym.envs.hear2act_actions import ASK_GENERAL, CONFIRM, RECOMMEND0
+from hear_gym.user.states import RESOLVED_DELIVERY_LABELS
+
+
+class _RuleAgent:
+    required_access = "T"
+
+    def reset(self, seed: int | None = None) -> None:
+        self._episode_key: tuple[str, str] | None = None
+        self._set_aside: set[int] = set()  # options found unresolved; never recommended again
+
+    def _setup(self, observation: dict[str, Any]) -> None:
+        key = (observation["domain"], observation["options"])
+        if key != getattr(self, "_episode_key", None):
+            self._episode_key = key
+            self.lexicon = Lexicon(domain_named(observation["domain"]))
+            self.options = parse_options(observation["options"])
+            self.features = {o.option_id: self.lexicon.features(o.description) for o in self.options}
+
+    def act(self, observation: dict[str, Any]) -> int:
+        self._setup(observation)
+        view = DialogueView.parse(observation["transcript"], self.lexicon)
+        current = int(observation["current_option"])
+        if not self._consistent(current, view):
+            return self._recommend(view, exclude=self._set_aside | {current})
+        if self.resolved(observation, view):
+            return CONFIRM
+        return self.elicit(observation, view, current)
+
+    # -- the one decision the two agents disagree on --------------------------------------
+    def resolved(self, observation: dict[str, Any], view: DialogueView) -> bool:
+        raise NotImplementedError
+
+    def elicit(self, observation: dict[str, Any], view: DialogueView, current: int) -> int:
+        return ASK_GENERAL
+
+    # -- shared machinery -----------------------------------------------------------------
+    def _option(self, option_id: int) -> OptionView:
+        return self.options[option_id - 1]
+
+    def _consistent(self, option_id: int, view: DialogueView) -> bool:
+        option = self._option(option_id)
+        if view.budget is not None and option.price > view.budget:
+            return False
+        feats = self.features[option_id]
+        return all(feats.get(need, False) for need in view.stated_needs)
+
+    def _recommend(self, view: DialogueView, exclude: set[int]) -> int:
+        pool = [o for o in self.options if o.option_id not in exclude
+                and (view.budget is None or o.price <= view.budget)]
+        if not pool:
+            return ASK_GENERAL
+
+        def fit(o: OptionView) -> tuple:
+            feats = self.features[o.option_id]
+            met = sum(feats.get(need, False) for need in view.stated_needs)
+            return (met, o.rating, -o.price, -o.option_id)
+
+        return RECOMMEND0 + max(pool, key=fit).option_id - 1
+
+
+class TranscriptOnlyAgent(_RuleAgent):
+    """Acts on words only: nothing said against the option means it is resolved."""
+
+    required_access = "T"
+
+    def resolved(self, observation, view) -> bool:
+        # A declined confirm is the one lexical signal that assent was never given.
+        return view.last_assistant_kind != "confirm"
+
+
+class StateAwareAgent(_RuleAgent):
+    """Uses the T+S concern-state tag to decide between confirming and eliciting."""
+
+    required_access = "T+S"
+
+    def resolved(self, observation, view) -> bool:
+        if "concern_state" not in observation:
+            raise KeyError("StateAwareAgent needs the T+S access condition (concern_state)")
+        return observation["concern_state"] in RESOLVED_DELIVERY_LABELS
+
+    def elicit(self, observation, view, current: int) -> int:
+        if current not in self._set_aside:
+            self._set_aside.add(current)
+            return ASK_GENERAL
+        # Asked already and nothing new came out: try the next-best consistent option.
+        return self._recommend(view, exclude=self._set_aside)

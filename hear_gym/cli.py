@@ -1,0 +1,147 @@
+"""``hear-gym`` command line: scenarios, evaluation runs and reports."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hear_gym.eval.report import print_summary, to_markdown
+from hear_gym.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
+
+app = typer.Typer(help="hear_gym: environments for spoken agents that must listen before they act.",
+                  no_args_is_help=True, add_completion=False)
+scenarios_app = typer.Typer(help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True)
+app.add_typer(scenarios_app, name="scenarios")
+console = Console(width=None if Console().is_terminal else 160)
+
+AGENT_GROUP = "hear_gym.agents"
+FEEDBACKS = ("prosody", "explicit")
+DEFAULT_CELLS = ("transcript_only@T", "state_aware@T+S", "random@T")  # first = contrast base
+SplitOption = Annotated[str, typer.Option(help=f"One of {', '.join(SPLITS)} or all.")]
+
+
+def available_agents() -> dict[str, object]:
+    """Agent factories registered under the ``hear_gym.agents`` entry-point group."""
+    return {ep.name: ep for ep in entry_points(group=AGENT_GROUP)}
+
+
+@scenarios_app.command("export")
+def scenarios_export(out: Annotated[Path, typer.Option(help="Destination .jsonl file.")],
+                     split: SplitOption = "all") -> None:
+    """Write the scenario bank (or one split) as JSONL, one scenario per line."""
+    count = write_bank(out, scenarios_for(split))
+    console.print(f"wrote {count} scenarios to {out}")
+
+
+@scenarios_app.command("list")
+def scenarios_list(split: SplitOption = "all",
+                   domain: Annotated[Optional[str], typer.Option(help="Only this domain id.")] = None) -> None:
+    """One line per scenario: id, split, family, opening request."""
+    table = Table("scenario_id", "split", "family", "request")
+    shown = 0
+    for s in scenarios_for(split):
+        if domain is None or s.domain == domain:
+            table.add_row(s.scenario_id, split_of(s.domain, s.seed_index), s.family, s.request)
+            shown += 1
+    if domain is not None and shown == 0:
+        raise typer.BadParameter(f"no scenarios for domain {domain!r}", param_hint="--domain")
+    console.print(table)
+
+
+@scenarios_app.command("show")
+def scenarios_show(scenario_id: str) -> None:
+    """Print one scenario in full, hidden concerns and gold included."""
+    try:
+        scenario = get_scenario(scenario_id)
+    except KeyError as exc:
+        raise typer.BadParameter(str(exc.args[0]), param_hint="SCENARIO_ID") from None
+    console.print_json(scenario.model_dump_json())
+
+
+@app.command("eval")
+def eval_command(
+    out: Annotated[Path, typer.Option(help="Run folder (created; an existing one is resumed).")],
+    cell: Annotated[list[str], typer.Option(
+        help="agent@ACCESS, repeatable (e.g. state_aware@T+S). Agents: the hear_gym.agents entry points.")
+    ] = list(DEFAULT_CELLS),
+    feedback: Annotated[list[str], typer.Option(help="prosody and/or explicit, repeatable.")] = list(FEEDBACKS),
+    split: SplitOption = "test",
+    rollouts: Annotated[int, typer.Option(min=1, help="Rollouts per scenario.")] = 1,
+    seed: Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")] = 0,
+    assistant: Annotated[str, typer.Option(help="text (with clarify) or spoken action set.")] = "text",
+    max_turns: Annotated[int, typer.Option(min=2)] = 20,
+    markdown: Annotated[Optional[Path], typer.Option(help="Also write the tables as Markdown.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Evaluate agents on Hear2Act; writes results.jsonl and metadata.json into OUT."""
+    from hear_gym.eval.pipeline import evaluate
+    from hear_gym.eval.runner import Cell, RunConfig
+
+    registered = available_agents()
+    cells = []
+    for spec in cell:
+        agent, sep, access = spec.partition("@")
+        if agent not in registered:
+            raise typer.BadParameter(f"unknown agent {agent!r}; registered: {sorted(registered)}",
+                                     param_hint="--cell")
+        for fb in feedback:
+            if fb not in FEEDBACKS:
+                raise typer.BadParameter(f"feedback must be one of {FEEDBACKS}", param_hint="--feedback")
+            cells.append(Cell(agent, access if sep else "T", fb))
+    cells.sort(key=lambda c: FEEDBACKS.index(c.feedback))
+    try:
+        config = RunConfig(cells=tuple(cells),
+                           scenario_ids=tuple(s.scenario_id for s in scenarios_for(split)),
+                           rollouts=rollouts, seed=seed, assistant=assistant, max_turns=max_turns)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    factories = {name: registered[name].load() for name in {c.agent for c in cells}}
+    try:
+        metadata = evaluate(out, config, factories, progress=progress)
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    print_summary(metadata, console)
+    if markdown is not None:
+        markdown.write_text(to_markdown(metadata), encoding="utf-8")
+    console.print(f"results: {out / 'results.jsonl'}  metadata: {out / 'metadata.json'}")
+
+
+@app.command("report")
+def report_command(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by hear-gym eval.")],
+    markdown: Annotated[Optional[Path], typer.Option(help="Also write the tables as Markdown.")] = None,
+) -> None:
+    """Recompute and print the tables of finished runs (from results.jsonl)."""
+    from hear_gym.eval.pipeline import write_metadata
+
+    chunks = []
+    for run_dir in run_dirs:
+        try:
+            metadata = write_metadata(run_dir)
+        except (FileNotFoundError, ValueError) as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
+        console.print(f"[bold]{run_dir}[/bold]")
+        print_summary(metadata, console)
+        chunks.append(f"### {run_dir}\n\n{to_markdown(metadata)}")
+    if markdown is not None:
+        markdown.write_text("\n".join(chunks), encoding="utf-8")
+
+
+@app.command("version")
+def version_command() -> None:
+    """Print versions and the git commit recorded in results."""
+    from hear_gym.eval.provenance import provenance
+
+    console.print_json(json.dumps(provenance()))
+
+
+if __name__ == "__main__":
+    app()

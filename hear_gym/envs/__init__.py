@@ -1,0 +1,1 @@
+"""Env families; importing ``hear_gym`` registers their ids with Gymnasium."""

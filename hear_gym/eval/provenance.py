@@ -1,0 +1,45 @@
+"""Provenance recorded with every evaluation: code version, package versions, machine."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from hear_gym.scenarios.generator import GENERATOR_VERSION
+
+_PACKAGES = ("hear-gym", "gymnasium", "numpy", "scipy", "pydantic")
+
+
+def git_commit() -> str | None:
+    """The commit of the checkout hear_gym runs from (with '-dirty' if it has changes)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("-dirty" if dirty else "")
+
+
+def package_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"python": sys.version.split()[0]}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def provenance() -> dict:
+    return {
+        "git_commit": git_commit(),
+        "packages": package_versions(),
+        "scenario_generator": GENERATOR_VERSION,
+        "platform": platform.platform(),
+    }

@@ -1,0 +1,188 @@
+"""Evaluation runner: agents x access conditions x feedback realizations x scenarios x rollouts.
+
+Every (cell, scenario, rollout) episode uses the same seed in every cell, derived from the run
+seed, the scenario id and the rollout index, so conditions are paired down to the user's word
+draws. Episodes are appended to ``results.jsonl`` as they finish; running the same command
+again on the same folder resumes: finished episodes are skipped, none is duplicated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter, write_json_atomic
+from hear_gym.metrics.hear2act import episode_counts
+from hear_gym.scenarios.generator import GENERATOR_VERSION
+from hear_gym.user.states import Feedback
+from hear_gym.wrappers.access import ACCESS_CONDITIONS
+
+ENV_ID = "hear_gym/Hear2Act-v0"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One evaluated condition: an agent under an access condition and a feedback realization."""
+
+    agent: str
+    access: str
+    feedback: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.agent}@{self.access}/{self.feedback}"
+
+    @classmethod
+    def parse(cls, name: str) -> Cell:
+        try:
+            agent, rest = name.split("@", 1)
+            access, feedback = rest.rsplit("/", 1)
+        except ValueError:
+            raise ValueError(f"cell {name!r} is not 'agent@ACCESS/feedback'") from None
+        return cls(agent, access, feedback)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    cells: tuple[Cell, ...]
+    scenario_ids: tuple[str, ...]
+    rollouts: int = 1
+    seed: int = 0
+    assistant: str = "text"
+    max_turns: int = 20
+    generator_version: str = GENERATOR_VERSION  # a bank change must not resume an old run
+
+    def __post_init__(self) -> None:
+        if not self.cells:
+            raise ValueError("nothing to run: no cells")
+        if len(set(self.cells)) != len(self.cells):
+            raise ValueError("cells repeat")
+        for cell in self.cells:
+            if cell.access not in ACCESS_CONDITIONS:
+                raise ValueError(f"{cell.name}: access must be one of {sorted(ACCESS_CONDITIONS)}")
+            Feedback(cell.feedback)
+        if self.rollouts < 1:
+            raise ValueError("rollouts must be >= 1")
+        if not self.scenario_ids:
+            raise ValueError("no scenarios")
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["cells"] = [c.name for c in self.cells]
+        data["scenario_ids"] = list(self.scenario_ids)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunConfig:
+        return cls(**{**data, "cells": tuple(Cell.parse(c) for c in data["cells"]),
+                      "scenario_ids": tuple(data["scenario_ids"])})
+
+
+def episode_seed(run_seed: int, scenario_id: str, rollout: int) -> int:
+    digest = hashlib.blake2b(f"{run_seed}/{scenario_id}/{rollout}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "little")
+
+
+def episode_key(cell: Cell, scenario_id: str, rollout: int) -> str:
+    return f"{cell.name}|{scenario_id}|{rollout}"
+
+
+AgentFactory = Callable[[], Any]
+
+
+def run_episode(env: gym.Env, agent, scenario_id: str, seed: int) -> dict[str, Any]:
+    """Play one episode; returns the record without run-level fields."""
+    observation, info = env.reset(seed=seed, options={"scenario_id": scenario_id})
+    agent.reset(seed=seed)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        observation, _reward, terminated, truncated, info = env.step(agent.act(observation))
+    base = env.unwrapped
+    return {
+        "scenario_id": scenario_id,
+        "domain": base.scenario.domain,
+        "seed": seed,
+        "final_option": info["final_option"],
+        "gold_option": info["gold_option"],
+        "success": info["success"],
+        "terminated": terminated,
+        "truncated": truncated,
+        "hidden_concerns": info["hidden_concerns"],
+        "counts": episode_counts(base.turns, info["final_option"], info["gold_option"], terminated),
+        "turns": base.turns,
+    }
+
+
+def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int]]:
+    for cell in config.cells:
+        for scenario_id in config.scenario_ids:
+            for rollout in range(config.rollouts):
+                if episode_key(cell, scenario_id, rollout) not in done:
+                    yield cell, scenario_id, rollout
+
+
+def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentFactory],
+                   progress: bool = True) -> Path:
+    """Run (or resume) every episode of ``config`` into ``out_dir``; returns the results path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _check_config(out_dir, config)
+    missing = sorted({c.agent for c in config.cells} - set(agents))
+    if missing:
+        raise ValueError(f"unknown agents {missing}; available: {sorted(agents)}")
+    results = out_dir / RESULTS_FILE
+    with ResultsWriter(results) as writer:
+        todo = list(_pending(config, writer.keys))
+        envs: dict[Cell, gym.Env] = {}
+        cell_agents: dict[Cell, Any] = {}
+        with _progress(progress) as bar:
+            task = bar.add_task("episodes", total=len(todo))
+            for cell, scenario_id, rollout in todo:
+                if cell not in envs:
+                    cell_agents[cell] = _make_agent(agents[cell.agent], cell)
+                    envs[cell] = gym.make(
+                        ENV_ID, access=cell.access, feedback=cell.feedback,
+                        scenario_ids=list(config.scenario_ids), assistant=config.assistant,
+                        max_turns=config.max_turns, disable_env_checker=True)
+                record = run_episode(envs[cell], cell_agents[cell], scenario_id,
+                                     episode_seed(config.seed, scenario_id, rollout))
+                writer.write({"key": episode_key(cell, scenario_id, rollout), "cell": cell.name,
+                              "agent": cell.agent, "access": cell.access, "feedback": cell.feedback,
+                              "rollout": rollout, **record})
+                bar.advance(task)
+        for env in envs.values():
+            env.close()
+    return results
+
+
+def _make_agent(factory: AgentFactory, cell: Cell):
+    agent = factory()
+    needed = getattr(agent, "required_access", "T")
+    if needed not in ("T", cell.access):
+        raise ValueError(f"{cell.name}: agent {cell.agent!r} needs access {needed!r}")
+    return agent
+
+
+def _check_config(out_dir: Path, config: RunConfig) -> None:
+    path = out_dir / CONFIG_FILE
+    if path.exists():
+        previous = RunConfig.from_json(json.loads(path.read_text(encoding="utf-8")))
+        if previous != config:
+            raise ValueError(f"{out_dir} holds a run with a different configuration; "
+                             f"use a new folder or the same options to resume")
+    else:
+        write_json_atomic(path, config.to_json())
+
+
+def _progress(enabled: bool) -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeRemainingColumn(), disable=not enabled, transient=False)
+
+
+__all__ = ["Cell", "RunConfig", "episode_key", "episode_seed", "run_episode", "run_evaluation"]
