@@ -72,6 +72,7 @@ def eval_command(
     ] = list(DEFAULT_CELLS),
     feedback: Annotated[list[str], typer.Option(help="prosody and/or explicit, repeatable.")] = list(FEEDBACKS),
     split: SplitOption = "test",
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N scenarios of the split.")] = None,
     rollouts: Annotated[int, typer.Option(min=1, help="Rollouts per scenario.")] = 1,
     seed: Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")] = 0,
     assistant: Annotated[str, typer.Option(help="text (with clarify) or spoken action set.")] = "text",
@@ -97,7 +98,7 @@ def eval_command(
     cells.sort(key=lambda c: FEEDBACKS.index(c.feedback))
     try:
         config = RunConfig(cells=tuple(cells),
-                           scenario_ids=tuple(s.scenario_id for s in scenarios_for(split)),
+                           scenario_ids=tuple(s.scenario_id for s in scenarios_for(split)[:limit]),
                            rollouts=rollouts, seed=seed, assistant=assistant, max_turns=max_turns)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

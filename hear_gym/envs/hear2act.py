@@ -65,7 +65,7 @@ def options_text(scenario: Scenario) -> str:
 
 
 class Hear2ActEnv(gym.Env):
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,

@@ -118,7 +118,11 @@ def _assign_visible_stats(rng: StableRng, specs: list[dict], price_min: float, c
         else:
             spec["price"] = _round_price(rng.uniform(floor, cap))
         spec["rating"] = round(rng.uniform(*RATING_RANGE), 1)
-    opening["price"] = _round_price(rng.uniform(price_min, min(s["price"] for s in others) * 0.97))
+    cheapest_other = min(s["price"] for s in others)
+    price = _round_price(rng.uniform(price_min, cheapest_other * 0.97))
+    if price >= cheapest_other:  # rounding can erase the gap on small prices
+        price = _round_price(cheapest_other - (1 if cheapest_other >= 11 else 0.01))
+    opening["price"] = price
     opening["rating"] = round(min(5.0, max(s["rating"] for s in others) + rng.choice((0.1, 0.2))), 1)
 
 

@@ -1,0 +1,60 @@
+import pytest
+
+from hear_gym.envs.hear2act_actions import (
+    CLARIFY, N_ACTIONS, AssistantKind, InvalidAction, action_mask, ask_target, decode, encode,
+    parse_p6a,
+)
+from hear_gym.scenarios.domain_schema import domain_by_id, load_domains
+from hear_gym.user.engine import ActionKind, AssistantAction
+
+AIRLINE = domain_by_id("budget_airline_tickets")
+
+
+@pytest.mark.parametrize("domain", load_domains()[::7], ids=lambda d: d.domain_id)
+def test_decode_encode_round_trip(domain):
+    mask = action_mask(domain, AssistantKind.TEXT)
+    for index in range(N_ACTIONS):
+        action = decode(index, domain, AssistantKind.TEXT)
+        assert isinstance(action, InvalidAction) == (mask[index] == 0)
+        if not isinstance(action, InvalidAction):
+            assert encode(action, domain) == index
+    with pytest.raises(ValueError):
+        decode(N_ACTIONS, domain, AssistantKind.TEXT)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("[ACTION: RECOMMEND] [OPTION: 3] I'd go with this.", AssistantAction(ActionKind.RECOMMEND, option=3)),
+    ("  [action: confirm] Done.", AssistantAction(ActionKind.CONFIRM)),
+    ("[ACTION:ASK] Anything else?", AssistantAction(ActionKind.ASK)),
+    ("[ACTION: ASK] How much luggage will you bring?", AssistantAction(ActionKind.ASK, attribute="baggage")),
+    ("[ACTION: CLARIFY] Does it work?", AssistantAction(ActionKind.CLARIFY)),
+])
+def test_p6a_valid(text, expected):
+    assert parse_p6a(text, AIRLINE, AssistantKind.TEXT).action == expected
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("Option 3 please", "does not start with"),
+    ("[ACTION: RECOMMEND] Option 3", "must be followed by [OPTION"),
+    ("[ACTION: RECOMMEND] [OPTION: 12] x", "not in 1..11"),
+    ("[ACTION: RECOMMEND] [OPTION: 0] x", "not in 1..11"),
+    ("[ACTION: ASK] hi [ACTION: CONFIRM] ok", "more than one"),
+    ("[ACTION: RECOMMEND] [OPTION: 2] [OPTION: 3]", "more than one"),
+    ("[ACTION: BOOK] now", "does not start with"),
+    ("", "does not start with"),
+])
+def test_p6a_malformed(text, reason):
+    action = parse_p6a(text, AIRLINE, AssistantKind.TEXT).action
+    assert isinstance(action, InvalidAction) and reason in action.reason
+
+
+def test_spoken_assistants_cannot_clarify():
+    action = parse_p6a("[ACTION: CLARIFY] ok?", AIRLINE, AssistantKind.SPOKEN).action
+    assert isinstance(action, InvalidAction) and "spoken" in action.reason
+    assert action_mask(AIRLINE, AssistantKind.SPOKEN)[CLARIFY] == 0
+
+
+def test_ask_target_needs_exactly_one_attribute():
+    assert ask_target("What about your baggage and seat comfort?", AIRLINE) is None
+    assert ask_target("Anything else I should know?", AIRLINE) is None
+    assert ask_target("Is reliability important?", AIRLINE) == "on_time_record"

@@ -1,0 +1,73 @@
+import hashlib
+import subprocess
+import sys
+from collections import Counter
+
+from agents.lexicon import Lexicon
+from hear_gym.scenarios.domain_schema import domain_by_id, load_domains
+from hear_gym.scenarios.generator import OPENING_PATTERN, generate_scenario
+
+
+def _bank_digest(bank) -> str:
+    return hashlib.sha256("\n".join(s.model_dump_json() for s in bank).encode()).hexdigest()
+
+
+def test_bank_has_480_scenarios_with_stable_unique_ids(bank):
+    assert len(bank) == 480
+    assert len({s.scenario_id for s in bank}) == 480
+    assert Counter(s.domain for s in bank) == {d.domain_id: 10 for d in load_domains()}
+    assert bank[0].scenario_id == "budget_airline_tickets-00"
+
+
+def test_candidate_construction(bank):
+    for s in bank:
+        by_role = Counter(c.role for c in s.candidates)
+        assert by_role == {"pattern": 8, "safe_alternative": 1, "violates_visible": 2}
+        patterns = {c.satisfies for c in s.candidates if c.role == "pattern"}
+        assert len(patterns) == 8
+        gold, opening = s.candidate(s.gold_option), s.candidate(s.opening_option)
+        assert gold.satisfies == (True, True, True)
+        others = [c for c in s.candidates if c.option_id != s.gold_option]
+        assert gold.price > min(c.price for c in others)  # never leads on price
+        assert gold.rating < max(c.rating for c in others)  # never leads on rating
+        rest = [c for c in s.candidates if c.option_id != s.opening_option]
+        assert opening.price < min(c.price for c in rest) and opening.rating > max(c.rating for c in rest)
+        assert opening.satisfies == OPENING_PATTERN  # attractive, yet breaks the hard constraint
+        assert len({c.name for c in s.candidates}) == 11
+        over = [c for c in s.candidates if c.price > s.budget.max_price]
+        assert {c.role for c in over} == {"violates_visible"} and len(over) == 2
+
+
+def test_descriptions_agree_with_satisfaction_patterns(bank):
+    for s in bank:
+        lexicon = Lexicon(domain_by_id(s.domain))
+        for c in s.candidates:
+            features = lexicon.features(c.description)
+            assert len(features) == len(lexicon.domain.concern_dimensions), c.description
+            for concern, satisfied in zip(s.concerns, c.satisfies):
+                assert features[concern.attribute] is satisfied, (s.scenario_id, c.option_id)
+
+
+def test_request_states_only_visible_requirements(bank):
+    for s in bank:
+        assert s.budget.phrase() in s.request
+        lexicon = Lexicon(domain_by_id(s.domain))
+        assert not lexicon.mentioned(s.request), s.scenario_id
+
+
+def test_different_seeds_hide_different_concerns(bank):
+    for domain in load_domains():
+        triples = {tuple(c.attribute for c in s.concerns) for s in bank if s.domain == domain.domain_id}
+        assert len(triples) >= 6, domain.domain_id
+    assert len({tuple(c.attribute for c in s.concerns) for s in bank}) > 300
+
+
+def test_generation_is_pure(bank):
+    domain = load_domains()[5]
+    assert generate_scenario(domain, 3) == generate_scenario(domain, 3)
+    code = ("import hashlib; from hear_gym.scenarios.bank import scenario_bank; "
+            "print(hashlib.sha256('\\n'.join(s.model_dump_json() for s in scenario_bank())"
+            ".encode()).hexdigest())")
+    other_process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                   check=True).stdout.strip()
+    assert other_process == _bank_digest(bank)

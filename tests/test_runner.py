@@ -1,0 +1,93 @@
+import json
+
+import pytest
+
+from agents.random_agent import RandomAgent
+from agents.rule import StateAwareAgent, TranscriptOnlyAgent
+from hear_gym.eval.pipeline import evaluate, write_metadata
+from hear_gym.eval.results import ResultsFileError, read_results
+from hear_gym.eval.runner import Cell, RunConfig, run_evaluation
+from hear_gym.scenarios.bank import scenarios_for
+
+AGENTS = {"random": RandomAgent, "transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
+FIVE = tuple(s.scenario_id for s in scenarios_for("dev")[:5])
+
+
+def config(**kwargs):
+    kwargs.setdefault("cells", (Cell("random", "T", "prosody"), Cell("state_aware", "T+S", "prosody")))
+    kwargs.setdefault("scenario_ids", FIVE)
+    kwargs.setdefault("rollouts", 2)
+    return RunConfig(**kwargs)
+
+
+def canonical(records):
+    return sorted(json.dumps(r, sort_keys=True) for r in records)
+
+
+def test_results_and_metadata_round_trip(tmp_path):
+    metadata = evaluate(tmp_path, config(), AGENTS, progress=False)
+    records = read_results(tmp_path / "results.jsonl")
+    assert len(records) == 20 and len({r["key"] for r in records}) == 20
+    turn = records[0]["turns"][2]
+    assert {"action", "user_text", "concern_state", "delivery_label", "option_acceptance",
+            "interaction_satisfaction", "disclosed"} <= set(turn)
+    on_disk = json.loads((tmp_path / "metadata.json").read_text())
+    assert on_disk["cells"] == json.loads(json.dumps(metadata["cells"]))
+    assert set(on_disk["provenance"]) >= {"git_commit", "packages", "scenario_generator"}
+    assert on_disk["config"]["cells"] == ["random@T/prosody", "state_aware@T+S/prosody"]
+    assert "1st%" in on_disk["cells"]["state_aware@T+S/prosody"]["metrics"]
+
+
+class Interrupting(RandomAgent):
+    calls = 0
+
+    def reset(self, seed=None):
+        Interrupting.calls += 1
+        if Interrupting.calls == 8:
+            raise KeyboardInterrupt
+        super().reset(seed)
+
+
+def test_interrupted_run_resumes_without_loss_or_duplicates(tmp_path):
+    fresh = tmp_path / "fresh"
+    run_evaluation(fresh, config(), AGENTS, progress=False)
+    expected = canonical(read_results(fresh / "results.jsonl"))
+
+    resumed = tmp_path / "resumed"
+    with pytest.raises(KeyboardInterrupt):
+        run_evaluation(resumed, config(), {**AGENTS, "random": Interrupting}, progress=False)
+    assert len(read_results(resumed / "results.jsonl")) == 7
+    with open(resumed / "results.jsonl", "a") as fh:  # a torn line from a killed process
+        fh.write('{"key": "random@T/prosody|x|0", "turns": [')
+    run_evaluation(resumed, config(), AGENTS, progress=False)
+    assert canonical(read_results(resumed / "results.jsonl")) == expected
+    run_evaluation(resumed, config(), AGENTS, progress=False)  # nothing left to do
+    assert len(read_results(resumed / "results.jsonl")) == 20
+
+
+def test_damaged_or_foreign_runs_are_refused_untouched(tmp_path):
+    run_evaluation(tmp_path, config(), AGENTS, progress=False)
+    with pytest.raises(ValueError, match="different configuration"):
+        run_evaluation(tmp_path, config(rollouts=3), AGENTS, progress=False)
+    path = tmp_path / "results.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[3] = "garbage\n"
+    damaged = "".join(lines)
+    path.write_text(damaged)
+    with pytest.raises(ResultsFileError, match=r"results\.jsonl:4"):
+        run_evaluation(tmp_path, config(), AGENTS, progress=False)
+    assert path.read_text() == damaged
+
+
+def test_unfinished_run_cannot_be_reported(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        Interrupting.calls = 0
+        run_evaluation(tmp_path, config(), {**AGENTS, "random": Interrupting}, progress=False)
+    with pytest.raises(ValueError, match="finish the run"):
+        write_metadata(tmp_path)
+
+
+def test_agent_access_is_checked(tmp_path):
+    bad = config(cells=(Cell("state_aware", "T", "prosody"),))
+    with pytest.raises(ValueError, match="needs access 'T\\+S'"):
+        run_evaluation(tmp_path, bad, AGENTS, progress=False)
