@@ -46,12 +46,15 @@ def text_space(max_length: int) -> spaces.Text:
 
 
 def to_charset(text: str) -> str:
-    """Fold free text (e.g. an LLM reply) into the observation charset."""
+    """Fold free text (e.g. an LLM reply) into one transcript line of the observation charset:
+    typographic punctuation becomes ASCII, line breaks become spaces, the rest is dropped."""
+    if text.isascii() and text.isprintable():
+        return text
     folded = unicodedata.normalize("NFKD", text).translate(_PUNCTUATION)
-    return "".join(ch for ch in folded if ch in _CHARSET_SET)
+    return "".join(ch if ch in _LINE_CHARSET else " " if ch.isspace() else "" for ch in folded)
 
 
-_CHARSET_SET = frozenset(TEXT_CHARSET)
+_LINE_CHARSET = frozenset(TEXT_CHARSET) - frozenset("\t\n\r\x0b\x0c")
 _PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
                               "\u2013": "-", "\u2014": "-", "\u2026": "..."})
 
@@ -120,6 +123,7 @@ class Hear2ActEnv(gym.Env):
         self._engine = UserEngine(self.scenario, self.feedback)
         self._mask = action_mask(self.domain, self.assistant)
         self._options = options_text(self.scenario)
+        self._hidden_concerns = [c.model_dump() for c in self.scenario.concerns]
         self._attributes = "\n".join(
             f"{i}. {d.label}" for i, d in enumerate(self.domain.concern_dimensions))
         self.turn_count = 1
@@ -136,7 +140,8 @@ class Hear2ActEnv(gym.Env):
     def step(self, action):
         if self.scenario is None or self._state.ended or self.final_option is not None:
             raise RuntimeError("call reset() before step() (the episode has ended)")
-        if not self.action_space.contains(action):
+        # A plain range check: Discrete.contains costs as much as the rest of a step.
+        if not isinstance(action, (int, np.integer)) or not 0 <= action < N_ACTIONS:
             raise ValueError(f"action {action!r} is not in {self.action_space}")
         return self.step_decoded(decode(int(action), self.domain, self.assistant))
 
@@ -150,6 +155,8 @@ class Hear2ActEnv(gym.Env):
             self._state, reaction = self._engine.respond_invalid(self._state)
         if assistant_text is None:
             assistant_text = self._assistant_text(action) if invalid is None else "[INVALID]"
+        else:
+            assistant_text = to_charset(assistant_text)[:MAX_ASSISTANT_CHARS] or "[empty]"
         self._exchange(action if invalid is None else None, assistant_text, reaction, invalid)
 
         terminated = self._state.ended
@@ -172,7 +179,6 @@ class Hear2ActEnv(gym.Env):
     # -- helpers --------------------------------------------------------------------------
     def _exchange(self, action: AssistantAction | None, assistant_text: str, reaction: Reaction,
                   invalid: str | None = None) -> None:
-        assistant_text = to_charset(assistant_text)[:MAX_ASSISTANT_CHARS] or "[empty]"
         user_text = realize(reaction, self.scenario, self.domain, self.np_random)
         delivery = choose_delivery(reaction.state, self.np_random)
         self._transcript += f"\nAssistant: {assistant_text}\nUser: {user_text}"
@@ -231,7 +237,7 @@ class Hear2ActEnv(gym.Env):
         info = {
             "scenario_id": self.scenario.scenario_id,
             "gold_option": self.scenario.gold_option,
-            "hidden_concerns": [c.model_dump() for c in self.scenario.concerns],
+            "hidden_concerns": self._hidden_concerns,
             "concern_state": last["concern_state"],
             "delivery_label": last["delivery_label"],
             "disclosed": last["disclosed"],

@@ -135,18 +135,25 @@ class UserEngine:
     scenario: Scenario
     feedback: Feedback
     _levels_of: dict[str, str] = field(init=False, repr=False, compare=False)
+    _violated: dict[int, tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    _over_budget: frozenset[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        levels = {c.attribute: c.level for c in self.scenario.concerns}
-        object.__setattr__(self, "_levels_of", levels)
+        # Per-option facts are fixed by the scenario; computing them once keeps steps cheap.
+        scenario = self.scenario
+        object.__setattr__(self, "_levels_of", {c.attribute: c.level for c in scenario.concerns})
+        object.__setattr__(self, "_violated", {
+            c.option_id: tuple(l for l, ok in zip(CONCERN_LEVELS, c.satisfies) if not ok)
+            for c in scenario.candidates})
+        object.__setattr__(self, "_over_budget", frozenset(
+            c.option_id for c in scenario.candidates if c.price > scenario.budget.max_price))
 
     # -- recommendation -------------------------------------------------------------------
     def violated_levels(self, option: int) -> tuple[str, ...]:
-        sat = self.scenario.candidate(option).satisfies
-        return tuple(level for level, ok in zip(CONCERN_LEVELS, sat) if not ok)
+        return self._violated[option]
 
     def over_budget(self, option: int) -> bool:
-        return self.scenario.candidate(option).price > self.scenario.budget.max_price
+        return option in self._over_budget
 
     def react_to_recommendation(self, option: int, disclosed: frozenset[str]) -> Reaction:
         violated = self.violated_levels(option)
@@ -182,16 +189,12 @@ class UserEngine:
     # -- the dialogue ---------------------------------------------------------------------
     def open(self) -> tuple[DialogueState, Reaction]:
         """The standardized opening: the surface-attractive option, recommended first."""
-        option = self.scenario.opening_option
-        reaction = self.react_to_recommendation(option, frozenset())
-        reaction = replace(reaction, option_acceptance=OptionAcceptance.of(reaction.state),
-                           interaction_satisfaction=InteractionSatisfaction.NEUTRAL)
-        state = DialogueState(
-            current_option=option, current_state=reaction.state,
-            current_assented=reaction.assents, disclosed=frozenset(reaction.disclosed),
-            recommended=(option,),
-            rejected=frozenset({option}) if reaction.state in _NEGATIVE else frozenset())
-        return state, reaction
+        start = DialogueState(current_option=self.scenario.opening_option,
+                              current_state=ConcernState.RELUCTANT_ACCEPTANCE, current_assented=False)
+        state, reaction = self._recommend(start, AssistantAction(ActionKind.RECOMMEND,
+                                                                 option=self.scenario.opening_option))
+        # The opening is nobody's tailored choice and not a repeat: neutral by definition.
+        return state, replace(reaction, interaction_satisfaction=InteractionSatisfaction.NEUTRAL)
 
     def respond(self, state: DialogueState, action: AssistantAction) -> tuple[DialogueState, Reaction]:
         if state.ended:
@@ -204,19 +207,19 @@ class UserEngine:
 
     def _recommend(self, state: DialogueState, action: AssistantAction):
         option = action.option
-        reaction = self.react_to_recommendation(option, state.disclosed)
-        reaction = replace(
-            reaction,
-            option_acceptance=OptionAcceptance.of(reaction.state),
-            interaction_satisfaction=self.interaction_satisfaction(option, state))
-        negative = reaction.option_acceptance is OptionAcceptance.NEGATIVE
-        reaction = _only_new(reaction, state.disclosed)
-        new_state = replace(
-            state, current_option=option, current_state=reaction.state,
-            current_assented=reaction.assents,
-            disclosed=state.disclosed | set(reaction.disclosed),
-            recommended=state.recommended + (option,),
-            rejected=state.rejected | {option} if negative else state.rejected)
+        base = self.react_to_recommendation(option, state.disclosed)
+        acceptance = OptionAcceptance.of(base.state)
+        newly = tuple(l for l in base.disclosed if l not in state.disclosed)
+        reaction = Reaction(base.kind, base.state, level=base.level, assents=base.assents,
+                            disclosed=newly, option_acceptance=acceptance,
+                            interaction_satisfaction=self.interaction_satisfaction(option, state))
+        rejected = state.rejected
+        if acceptance is OptionAcceptance.NEGATIVE:
+            rejected = rejected | {option}
+        new_state = DialogueState(
+            current_option=option, current_state=base.state, current_assented=base.assents,
+            disclosed=state.disclosed.union(newly) if newly else state.disclosed,
+            recommended=state.recommended + (option,), rejected=rejected)
         return new_state, reaction
 
     def _confirm(self, state: DialogueState, action: AssistantAction):
@@ -231,17 +234,13 @@ class UserEngine:
             if level is None:
                 return state, Reaction(ReactionKind.ANSWER_NOT_IMPORTANT, state.current_state,
                                        attribute=action.attribute)
-            return self._disclose(state, Reaction(
-                ReactionKind.ANSWER_REQUIREMENT, state.current_state, level=level,
-                attribute=action.attribute, disclosed=(level,)))
+            return self._disclose(state, ReactionKind.ANSWER_REQUIREMENT, level, action.attribute)
         if self.over_budget(state.current_option):
             return state, Reaction(ReactionKind.ANSWER_BUDGET, state.current_state)
         violated = self.violated_levels(state.current_option)
         if not violated:
             return state, Reaction(ReactionKind.ANSWER_HAPPY, state.current_state)
-        level = violated[0]
-        return self._disclose(state, Reaction(
-            ReactionKind.ANSWER_DIRECTION, state.current_state, level=level, disclosed=(level,)))
+        return self._disclose(state, ReactionKind.ANSWER_DIRECTION, violated[0])
 
     def _clarify(self, state: DialogueState, action: AssistantAction):
         kind = (ReactionKind.CLARIFY_RESOLVED if state.current_state.resolved
@@ -249,17 +248,14 @@ class UserEngine:
         return state, Reaction(kind, state.current_state)
 
     @staticmethod
-    def _disclose(state: DialogueState, reaction: Reaction):
-        reaction = _only_new(reaction, state.disclosed)
-        return replace(state, disclosed=state.disclosed | set(reaction.disclosed)), reaction
+    def _disclose(state: DialogueState, kind: ReactionKind, level: str, attribute: str | None = None):
+        """A question answered with a concern's words; ``disclosed`` lists only what is new."""
+        reaction = Reaction(kind, state.current_state, level=level, attribute=attribute,
+                            disclosed=() if level in state.disclosed else (level,))
+        if reaction.disclosed:
+            state = replace(state, disclosed=state.disclosed | {level})
+        return state, reaction
 
-
-def _only_new(reaction: Reaction, already: frozenset[str]) -> Reaction:
-    """``Reaction.disclosed`` lists what this turn disclosed for the first time."""
-    return replace(reaction, disclosed=tuple(l for l in reaction.disclosed if l not in already))
-
-
-_NEGATIVE = (ConcernState.VOICED_CONCERN, ConcernState.REJECTION)
 
 _HANDLERS = {
     ActionKind.RECOMMEND: UserEngine._recommend,
