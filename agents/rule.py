@@ -9,6 +9,8 @@ differ in one decision, whether the current option is resolved:
 * ``StateAwareAgent`` (access T+S) reads the concern-state tag: it confirms only on a resolved
   tag and otherwise elicits (a general question, which reveals why the option is unresolved),
   moving on if elicitation brings nothing new.
+* ``AskBeforeConfirmAgent`` (access T) asks one general question about every option before
+  confirming it, whatever the user sounded like.
 """
 
 from __future__ import annotations
@@ -103,3 +105,21 @@ class StateAwareAgent(_RuleAgent):
             return ASK_GENERAL
         # Asked already and nothing new came out: try the next-best consistent option.
         return self._recommend(view, exclude=self._set_aside)
+
+
+class AskBeforeConfirmAgent(_RuleAgent):
+    """Transcript only, but cautious: before confirming an option it asks one general question
+    about it. Shows what elicitation alone buys without any state channel, and what it costs."""
+
+    required_access = "T"
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._asked: set[int] = set()
+
+    def resolved(self, observation, view) -> bool:
+        return int(observation["current_option"]) in self._asked
+
+    def elicit(self, observation, view, current: int) -> int:
+        self._asked.add(current)
+        return ASK_GENERAL

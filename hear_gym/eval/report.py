@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text  # plain text cells: names contain [brackets] rich would parse
 
 from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.metrics.bootstrap import contrast_ci, ratio_ci
@@ -100,7 +101,7 @@ def contrast_table(summary: dict[str, Any]) -> Table:
     for metric in CONTRAST_METRICS:
         table.add_column(metric, justify="right")
     for contrast in summary["contrasts"]:
-        table.add_row(contrast["name"], *(_fmt(contrast["metrics"][m], m, signed=True)
+        table.add_row(Text(contrast["name"]), *(_fmt(contrast["metrics"][m], m, signed=True)
                                           for m in CONTRAST_METRICS))
     return table
 

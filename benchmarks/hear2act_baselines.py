@@ -1,0 +1,41 @@
+"""Hear2Act baseline grid: every baseline agent, both feedback realizations, all 480 scenarios,
+two rollouts each (the paper's Table 5 uses n = 960 per cell). Writes the run folder to
+benchmarks/out/hear2act_baselines/ and the tables as Markdown next to it; prints them and the
+wall time. Rerunning resumes the folder (delete it to measure from scratch).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from agents.random_agent import RandomAgent
+from agents.rule import AskBeforeConfirmAgent, StateAwareAgent, TranscriptOnlyAgent
+from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.report import print_summary, to_markdown
+from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.scenarios.bank import scenario_bank
+
+OUT = Path(__file__).parent / "out"
+AGENTS = {"transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent,
+          "ask_before_confirm": AskBeforeConfirmAgent, "random": RandomAgent}
+CELLS = (("transcript_only", "T"), ("state_aware", "T+S"), ("ask_before_confirm", "T"), ("random", "T"))
+
+
+def main() -> None:
+    config = RunConfig(
+        cells=tuple(Cell(a, acc, fb) for fb in ("prosody", "explicit") for a, acc in CELLS),
+        scenario_ids=tuple(s.scenario_id for s in scenario_bank()), rollouts=2, seed=0)
+    start = time.perf_counter()
+    summary = evaluate(OUT / "hear2act_baselines", config, AGENTS)
+    elapsed = time.perf_counter() - start
+    console = Console(width=170)
+    print_summary(summary, console)
+    console.print(f"{summary['n_episodes']} episodes in {elapsed:.1f} s")
+    (OUT / "hear2act_baselines.md").write_text(to_markdown(summary), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
