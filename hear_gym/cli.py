@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -18,7 +18,7 @@ app = typer.Typer(help="hear_gym: environments for spoken agents that must liste
                   no_args_is_help=True, add_completion=False)
 scenarios_app = typer.Typer(help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True)
 app.add_typer(scenarios_app, name="scenarios")
-console = Console(width=None if Console().is_terminal else 160)
+console = Console(width=None if Console().is_terminal else 200)
 
 AGENT_GROUP = "hear_gym.agents"
 FEEDBACKS = ("prosody", "explicit")
@@ -41,7 +41,7 @@ def scenarios_export(out: Annotated[Path, typer.Option(help="Destination .jsonl 
 
 @scenarios_app.command("list")
 def scenarios_list(split: SplitOption = "all",
-                   domain: Annotated[Optional[str], typer.Option(help="Only this domain id.")] = None) -> None:
+                   domain: Annotated[str | None, typer.Option(help="Only this domain id.")] = None) -> None:
     """One line per scenario: id, split, family, opening request."""
     table = Table("scenario_id", "split", "family", "request")
     shown = 0
@@ -72,12 +72,12 @@ def eval_command(
     ] = list(DEFAULT_CELLS),
     feedback: Annotated[list[str], typer.Option(help="prosody and/or explicit, repeatable.")] = list(FEEDBACKS),
     split: SplitOption = "test",
-    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N scenarios of the split.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N scenarios of the split.")] = None,
     rollouts: Annotated[int, typer.Option(min=1, help="Rollouts per scenario.")] = 1,
     seed: Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")] = 0,
     assistant: Annotated[str, typer.Option(help="text (with clarify) or spoken action set.")] = "text",
     max_turns: Annotated[int, typer.Option(min=2)] = 20,
-    markdown: Annotated[Optional[Path], typer.Option(help="Also write the tables as Markdown.")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Evaluate agents on Hear2Act; writes results.jsonl and metadata.json into OUT."""
@@ -117,7 +117,7 @@ def eval_command(
 @app.command("report")
 def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by hear-gym eval.")],
-    markdown: Annotated[Optional[Path], typer.Option(help="Also write the tables as Markdown.")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
 ) -> None:
     """Recompute and print the tables of finished runs (from results.jsonl)."""
     from hear_gym.eval.pipeline import write_metadata

@@ -1,7 +1,14 @@
 import pytest
 
 from hear_gym.envs.hear2act_actions import (
-    CLARIFY, N_ACTIONS, AssistantKind, InvalidAction, action_mask, ask_target, decode, encode,
+    CLARIFY,
+    N_ACTIONS,
+    AssistantKind,
+    InvalidAction,
+    action_mask,
+    ask_target,
+    decode,
+    encode,
     parse_p6a,
 )
 from hear_gym.scenarios.domain_schema import domain_by_id, load_domains

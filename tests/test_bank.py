@@ -3,7 +3,11 @@ import json
 import pytest
 
 from hear_gym.scenarios.bank import (
-    BankFormatError, read_bank, scenarios_for, split_of, write_bank,
+    BankFormatError,
+    read_bank,
+    scenarios_for,
+    split_of,
+    write_bank,
 )
 
 

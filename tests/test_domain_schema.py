@@ -5,7 +5,10 @@ import pytest
 
 from hear_gym.envs.hear2act_actions import ask_target
 from hear_gym.scenarios.domain_schema import (
-    DOMAIN_FAMILIES, DomainSchemaError, load_domains, parse_domain,
+    DOMAIN_FAMILIES,
+    DomainSchemaError,
+    load_domains,
+    parse_domain,
 )
 
 

@@ -44,7 +44,7 @@ def test_descriptions_agree_with_satisfaction_patterns(bank):
         for c in s.candidates:
             features = lexicon.features(c.description)
             assert len(features) == len(lexicon.domain.concern_dimensions), c.description
-            for concern, satisfied in zip(s.concerns, c.satisfies):
+            for concern, satisfied in zip(s.concerns, c.satisfies, strict=True):
                 assert features[concern.attribute] is satisfied, (s.scenario_id, c.option_id)
 
 

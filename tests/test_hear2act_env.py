@@ -2,7 +2,12 @@ import gymnasium as gym
 import pytest
 
 from hear_gym.envs.hear2act_actions import (
-    ASK_GENERAL, ASK_SLOT0, CLARIFY, CONFIRM, RECOMMEND0, N_ACTIONS,
+    ASK_GENERAL,
+    ASK_SLOT0,
+    CLARIFY,
+    CONFIRM,
+    N_ACTIONS,
+    RECOMMEND0,
 )
 
 AIRLINE = "budget_airline_tickets-00"

@@ -25,13 +25,20 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.envs.hear2act_actions import (
-    N_ACTIONS, AssistantKind, InvalidAction, action_mask, decode,
+    N_ACTIONS,
+    AssistantKind,
+    InvalidAction,
+    action_mask,
+    decode,
 )
 from hear_gym.scenarios.bank import scenarios_for
 from hear_gym.scenarios.domain_schema import DomainSchema, domain_by_id
 from hear_gym.scenarios.model import Scenario, format_price
 from hear_gym.user.engine import (
-    ActionKind, AssistantAction, DialogueState, Reaction, UserEngine,
+    ActionKind,
+    AssistantAction,
+    Reaction,
+    UserEngine,
 )
 from hear_gym.user.realizer import choose_delivery, realize
 from hear_gym.user.states import REQUEST_DELIVERY, Feedback

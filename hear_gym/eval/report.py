@@ -118,7 +118,7 @@ def to_markdown(summary: dict[str, Any]) -> str:
     lines = []
     for table in (outcome_table(summary), contrast_table(summary)):
         headers = [c.header for c in table.columns]
-        rows = list(zip(*[list(c.cells) for c in table.columns]))
+        rows = list(zip(*[list(c.cells) for c in table.columns], strict=True))
         if not rows:
             continue
         lines += [f"**{table.title}**", "", "| " + " | ".join(headers) + " |",

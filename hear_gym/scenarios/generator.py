@@ -26,7 +26,12 @@ import itertools
 
 from hear_gym.scenarios.domain_schema import DomainSchema
 from hear_gym.scenarios.model import (
-    CONCERN_LEVELS, Budget, Candidate, Concern, Persona, Scenario,
+    CONCERN_LEVELS,
+    Budget,
+    Candidate,
+    Concern,
+    Persona,
+    Scenario,
 )
 from hear_gym.scenarios.stable_rng import StableRng
 
@@ -51,7 +56,7 @@ def generate_scenario(domain: DomainSchema, seed_index: int) -> Scenario:
     hidden = rng.sample(domain.concern_dimensions, 3)
     concerns = tuple(
         Concern(level=level, attribute=dim.key, requirement=rng.choice(dim.requirements))
-        for level, dim in zip(CONCERN_LEVELS, hidden))
+        for level, dim in zip(CONCERN_LEVELS, hidden, strict=True))
 
     price = domain.price
     cap = _round_price(price.min + BUDGET_QUANTILE[seed.budget_tier] * (price.max - price.min))

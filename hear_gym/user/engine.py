@@ -60,7 +60,10 @@ from enum import Enum
 
 from hear_gym.scenarios.model import CONCERN_LEVELS, Scenario
 from hear_gym.user.states import (
-    ConcernState, Feedback, InteractionSatisfaction, OptionAcceptance,
+    ConcernState,
+    Feedback,
+    InteractionSatisfaction,
+    OptionAcceptance,
 )
 
 
@@ -143,7 +146,7 @@ class UserEngine:
         scenario = self.scenario
         object.__setattr__(self, "_levels_of", {c.attribute: c.level for c in scenario.concerns})
         object.__setattr__(self, "_violated", {
-            c.option_id: tuple(l for l, ok in zip(CONCERN_LEVELS, c.satisfies) if not ok)
+            c.option_id: tuple(lvl for lvl, ok in zip(CONCERN_LEVELS, c.satisfies, strict=True) if not ok)
             for c in scenario.candidates})
         object.__setattr__(self, "_over_budget", frozenset(
             c.option_id for c in scenario.candidates if c.price > scenario.budget.max_price))
@@ -209,7 +212,7 @@ class UserEngine:
         option = action.option
         base = self.react_to_recommendation(option, state.disclosed)
         acceptance = OptionAcceptance.of(base.state)
-        newly = tuple(l for l in base.disclosed if l not in state.disclosed)
+        newly = tuple(lvl for lvl in base.disclosed if lvl not in state.disclosed)
         reaction = Reaction(base.kind, base.state, level=base.level, assents=base.assents,
                             disclosed=newly, option_acceptance=acceptance,
                             interaction_satisfaction=self.interaction_satisfaction(option, state))

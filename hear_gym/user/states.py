@@ -32,7 +32,8 @@ DELIVERY_LABELS: dict[ConcernState, tuple[str, ...]] = {
     ConcernState.VOICED_CONCERN: ("concerned",),
     ConcernState.REJECTION: ("frustrated", "disappointed", "impatient", "firm"),
 }
-ALL_DELIVERY_LABELS: tuple[str, ...] = tuple(l for ls in DELIVERY_LABELS.values() for l in ls)
+ALL_DELIVERY_LABELS: tuple[str, ...] = tuple(
+    label for labels in DELIVERY_LABELS.values() for label in labels)
 RESOLVED_DELIVERY_LABELS = frozenset(DELIVERY_LABELS[ConcernState.GENUINE_ACCEPTANCE])
 STATE_OF_LABEL: dict[str, ConcernState] = {
     label: state for state, labels in DELIVERY_LABELS.items() for label in labels}
