@@ -120,3 +120,19 @@ def test_render_ansi_shows_the_transcript():
     env = make(render_mode="ansi")
     obs, _ = env.reset(seed=0)
     assert env.render() == obs["transcript"] + "\n"
+
+
+def test_every_scenario_fits_the_observation_space():
+    env = gym.make("hear_gym/Hear2Act-v0", split="all", access="T+S").unwrapped
+    for scenario in env.scenarios:
+        obs, _ = env.reset(seed=0, options={"scenario_id": scenario.scenario_id})
+        assert env.observation_space.contains(obs), scenario.scenario_id
+
+
+def test_long_text_replies_stay_inside_the_transcript_space():
+    env = make(actions="text", max_turns=6)
+    obs, _ = env.reset(seed=0)
+    for _ in range(5):
+        obs, *_ = env.step("[ACTION: ASK] " + "Tell me more\u2026\n" * 400)
+    assert env.observation_space.contains(obs)
+    assert len(obs["transcript"].splitlines()) == 3 + 2 * 5  # line breaks in replies are folded

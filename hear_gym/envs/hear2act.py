@@ -44,8 +44,8 @@ from hear_gym.user.realizer import choose_delivery, realize
 from hear_gym.user.states import REQUEST_DELIVERY, Feedback
 
 TEXT_CHARSET = string.printable
-MAX_TRANSCRIPT_CHARS = 32_768
 MAX_ASSISTANT_CHARS = 1_000  # longer assistant utterances are cut in the transcript
+_TRANSCRIPT_CHARS_PER_TURN = MAX_ASSISTANT_CHARS + 512  # + role prefixes and the user's reply
 
 
 def text_space(max_length: int) -> spaces.Text:
@@ -102,7 +102,7 @@ class Hear2ActEnv(gym.Env):
             "domain": text_space(64),
             "options": text_space(8_192),
             "attributes": text_space(1_024),
-            "transcript": text_space(MAX_TRANSCRIPT_CHARS),
+            "transcript": text_space(512 + max_turns * _TRANSCRIPT_CHARS_PER_TURN),
             "last_user_utterance": text_space(1_024),
             "turn": spaces.Discrete(max_turns + 1),
             "current_option": spaces.Discrete(12),
