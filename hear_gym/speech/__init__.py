@@ -1,0 +1,1 @@
+"""Speech layer: renderers (text + delivery -> waveform), acoustic scenes, prosodic features."""

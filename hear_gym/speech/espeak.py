@@ -1,0 +1,179 @@
+"""In-process eSpeak NG, driven through ctypes from the ``espeakng-loader`` wheel.
+
+Why repeated synthesis of the same text in one process was not bit-identical (while a fresh
+process was): state inside libespeak-ng outlives an utterance, and the next one starts from it.
+Found by synthesizing the same text after random histories (other texts, voices, settings):
+
+* Pitch *flutter*: ``wavegen.c`` keeps a static index into its flutter table that advances with
+  every pitch period and is never reset, so each utterance starts at another flutter phase
+  (slightly different F0, hence even a different length).
+* *Roughness*: amplitude modulation every n pitch periods, keyed to a static cycle counter, so
+  the modulation phase depends on how many periods earlier utterances had (outputs differed by
+  up to 25% in amplitude, in two alternating versions).
+* *Breath* noise (female variants): drawn from a generator whose state carries over.
+* SSML: with ``espeakSSML`` the prosody of a ``<speak>`` element depends on earlier calls.
+
+None of this can be reset through the API (re-initializing does not reset these statics; only
+unloading the library does, at twice the cost of a synthesis). So hear_gym synthesizes plain
+text only (pauses are inserted by the renderer) and only with its own voice variants, derived
+from eSpeak's (same formants, pitch range, echo...) with ``flutter 0``, ``roughness 0`` and no
+``breath``. They live in an overlay of the wheel's data folder (links to every original file
+plus the variants), built once per user in the cache folder. With them, output depends on the
+inputs only: identical in one process, whatever came before, and across processes
+(``tests/test_espeak.py``).
+
+The engine holds global state and is not thread-safe: every call takes ``_LOCK``. Parallelism
+comes from processes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import espeakng_loader
+import numpy as np
+
+from hear_gym.speech.cache_dir import cache_root
+
+ESPEAK_RATE = 22_050
+_AUDIO_OUTPUT_SYNCHRONOUS = 2
+_CHARS_UTF8 = 1
+_PARAMS = {"rate": 1, "volume": 2, "pitch": 3, "range": 4, "wordgap": 7}
+
+# hear_gym voice id -> eSpeak variant it is derived from
+VARIANTS: dict[str, str] = {
+    "m1": "m1", "m2": "m2", "m3": "m3", "m4": "m4", "m7": "m7",
+    "f1": "f1", "f2": "f2", "f3": "f3", "f4": "f4", "f5": "f5",
+}
+LANGUAGES = {"en": "en-us", "cmn": "cmn"}
+_VARIANT_PREFIX = "hg_"
+_DROPPED = ("breath", "breathw", "flutter", "roughness")
+
+_LOCK = threading.Lock()
+_CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
+                                  ctypes.c_void_p)
+
+
+class EspeakError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class EspeakSettings:
+    """Engine parameters for one synthesis (eSpeak's own units)."""
+
+    rate: int = 175  # words per minute
+    pitch: int = 50  # 0-100
+    range: int = 50  # 0-100
+    volume: int = 100  # 0-200
+    wordgap: int = 0  # units of 10 ms
+
+
+def _variant_text(original: str, name: str) -> str:
+    lines = [line for line in original.splitlines()
+             if line.strip().split(" ", 1)[0] not in _DROPPED and not line.startswith("name ")]
+    return "\n".join([*lines, f"name {name}", "flutter 0", "roughness 0", ""])
+
+
+def overlay_data_dir() -> Path:
+    """The wheel's espeak-ng-data plus hear_gym's deterministic variants (built on first use)."""
+    source = Path(espeakng_loader.get_data_path())
+    variants_dir = source / "voices" / "!v"
+    variants = {_VARIANT_PREFIX + voice: _variant_text((variants_dir / variant).read_text(encoding="utf-8"),
+                                                       _VARIANT_PREFIX + voice)
+                for voice, variant in sorted(VARIANTS.items())}
+    # Named after the content we add and the wheel it overlays: a change to either builds anew.
+    digest = hashlib.sha256(str(source.resolve()).encode())
+    for name, text in variants.items():
+        digest.update(f"{name}\n{text}".encode())
+    target = cache_root() / f"espeak-ng-data-{digest.hexdigest()[:16]}"
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="espeak-overlay-", dir=target.parent))
+    try:
+        for entry in source.iterdir():
+            if entry.name != "voices":
+                (staging / entry.name).symlink_to(entry)
+        (staging / "voices").mkdir()
+        for entry in (source / "voices").iterdir():
+            if entry.name != "!v":
+                (staging / "voices" / entry.name).symlink_to(entry)
+        (staging / "voices" / "!v").mkdir()
+        for entry in variants_dir.iterdir():
+            (staging / "voices" / "!v" / entry.name).symlink_to(entry)
+        for name, text in variants.items():
+            (staging / "voices" / "!v" / name).write_text(text, encoding="utf-8")
+        try:
+            os.rename(staging, target)
+        except OSError:  # another process won the race; its overlay is identical
+            shutil.rmtree(staging, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+class _Engine:
+    """The process-wide library handle. Use ``synthesize``; it serializes access."""
+
+    def __init__(self) -> None:
+        lib = ctypes.CDLL(espeakng_loader.get_library_path())
+        lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        lib.espeak_Initialize.restype = ctypes.c_int
+        lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+        lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int,
+                                     ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+        rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, str(overlay_data_dir()).encode(), 0)
+        if rate != ESPEAK_RATE:
+            raise EspeakError(f"eSpeak NG failed to initialize (returned {rate})")
+        self._chunks: list[np.ndarray] = []
+        self._callback = _CALLBACK_TYPE(self._collect)  # keep a reference: C holds the pointer
+        lib.espeak_SetSynthCallback(self._callback)
+        self._lib = lib
+
+    def _collect(self, wav, n_samples, _events) -> int:
+        if wav and n_samples > 0:
+            self._chunks.append(np.ctypeslib.as_array(wav, shape=(n_samples,)).copy())
+        return 0
+
+    def synthesize(self, text: str, voice: str, language: str, settings: EspeakSettings) -> np.ndarray:
+        if voice not in VARIANTS:
+            raise ValueError(f"unknown voice {voice!r}; voices: {sorted(VARIANTS)}")
+        if language not in LANGUAGES:
+            raise ValueError(f"unknown language {language!r}; languages: {sorted(LANGUAGES)}")
+        name = f"{LANGUAGES[language]}+{_VARIANT_PREFIX}{voice}".encode()
+        data = text.encode("utf-8")
+        with _LOCK:
+            if self._lib.espeak_SetVoiceByName(name) != 0:
+                raise EspeakError(f"eSpeak NG has no voice {name.decode()}")
+            for key, param in _PARAMS.items():
+                self._lib.espeak_SetParameter(param, int(getattr(settings, key)), 0)
+            self._chunks = []
+            err = self._lib.espeak_Synth(data, len(data) + 1, 0, 0, 0, _CHARS_UTF8, None, None)
+            if err != 0:
+                raise EspeakError(f"espeak_Synth failed with code {err}")
+            self._lib.espeak_Synchronize()
+            chunks, self._chunks = self._chunks, []
+        return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
+
+
+_ENGINE: _Engine | None = None
+
+
+def synthesize(text: str, voice: str = "m1", language: str = "en",
+               settings: EspeakSettings = EspeakSettings()) -> np.ndarray:
+    """Raw eSpeak output for plain text: int16 samples at 22,050 Hz."""
+    global _ENGINE
+    with _LOCK:
+        if _ENGINE is None:
+            _ENGINE = _Engine()
+    return _ENGINE.synthesize(text, voice, language, settings)

@@ -1,0 +1,211 @@
+"""Renderers: (text, delivery label, voice, language) -> 16 kHz mono float32 speech + the plan used.
+
+Two mechanisms realize the same prosody plan (``plans.py``), for the paper's renderer-robustness
+condition:
+
+* ``EspeakRenderer``: eSpeak NG's own controls. Each clause is synthesized with the plan's rate,
+  pitch level and pitch range; the final contour comes from the final clause's punctuation
+  (fall ".", rise "?", level ","); pauses are silence the renderer inserts; gain is digital.
+* ``PraatRenderer``: neutral eSpeak speech re-shaped by Praat (overlap-add resynthesis through
+  parselmouth): the F0 contour is shifted and its range scaled in semitones, durations are
+  scaled to the plan's rate, the final contour is drawn into the pitch tier; same pauses, gain.
+  Praat's overlap-add draws from Praat's process-wide random generator (unvoiced stretches), so
+  the renderer seeds it from the request's hash for the call and re-randomizes it afterwards.
+
+Other TTS systems plug in by implementing ``Renderer``. Rendering is deterministic: identical
+requests give bit-identical waveforms (see ``hear_gym.speech.espeak`` for why that needed care).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+import numpy as np
+from scipy.signal import resample_poly
+
+from hear_gym.speech import espeak
+from hear_gym.speech.plans import ProsodyPlan, plan_for
+
+SAMPLE_RATE = 16_000
+_UP, _DOWN = 320, 441  # 22,050 Hz -> 16,000 Hz
+ESPEAK_VOLUME = 60  # leaves headroom: clipping would engage eSpeak's stateful gain control
+REFERENCE_SCALE = 1.0 / 32768  # int16 at ESPEAK_VOLUME -> neutral speech near -25 dBFS, no clipping
+NEUTRAL = espeak.EspeakSettings(rate=175, pitch=50, range=50, volume=ESPEAK_VOLUME)
+_CLAUSE = re.compile(r"(?<=[,.;:!?\uff0c\u3002\uff1f\uff01])\s*")
+_CONTOUR_MARK = {"en": {"fall": ".", "rise": "?", "level": ","},
+                 "cmn": {"fall": "\u3002", "rise": "\uff1f", "level": "\uff0c"}}
+_TERMINAL = ".!?,;:\u3002\uff1f\uff01\uff0c"
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    text: str
+    delivery: str
+    voice: str
+    language: str = "en"
+
+    def __post_init__(self) -> None:
+        if not self.text.strip():
+            raise ValueError("cannot render empty text")
+        if self.voice not in espeak.VARIANTS:
+            raise ValueError(f"unknown voice {self.voice!r}; voices: {sorted(espeak.VARIANTS)}")
+        if self.language not in espeak.LANGUAGES:
+            raise ValueError(f"unknown language {self.language!r}; languages: {sorted(espeak.LANGUAGES)}")
+
+    def variation_key(self) -> str:
+        return f"{self.language}|{self.voice}|{self.delivery}|{self.text}"
+
+
+@dataclass(frozen=True)
+class Rendering:
+    waveform: np.ndarray  # float32, mono, SAMPLE_RATE
+    sample_rate: int
+    plan: dict  # what was realized: the prosody plan plus renderer-specific settings
+
+
+class Renderer(Protocol):
+    name: str
+    version: str  # bump when output changes; part of every cache key
+
+    def render(self, request: RenderRequest) -> Rendering: ...
+
+
+def cache_key(renderer: Renderer, request: RenderRequest) -> str:
+    payload = json.dumps({"renderer": renderer.name, "version": renderer.version, **asdict(request)},
+                         sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+# -- shared steps -------------------------------------------------------------------------
+def split_clauses(text: str, language: str, contour: str) -> list[str]:
+    """Clauses at punctuation; the last one ends with the contour's punctuation mark."""
+    clauses = [c for c in _CLAUSE.split(text.strip()) if c.strip()]
+    last = clauses[-1].rstrip(_TERMINAL).rstrip()
+    clauses[-1] = (last or clauses[-1]) + _CONTOUR_MARK[language][contour]
+    return clauses
+
+
+def trim_silence(samples: np.ndarray, threshold: int = 64) -> np.ndarray:
+    loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > threshold)
+    return samples[loud[0]:loud[-1] + 1] if len(loud) else samples[:0]
+
+
+def silence(ms: float, rate: int = espeak.ESPEAK_RATE) -> np.ndarray:
+    return np.zeros(int(round(rate * ms / 1000)), dtype=np.float64)
+
+
+def assemble(pieces: list[np.ndarray], plan: ProsodyPlan, rate: int) -> np.ndarray:
+    """Lead pause, clauses separated by clause pauses, resampled to 16 kHz, gain applied."""
+    out = [silence(plan.lead_pause_ms, rate)]
+    for i, piece in enumerate(pieces):
+        if i:
+            out.append(silence(plan.clause_pause_ms, rate))
+        out.append(piece)
+    audio = np.concatenate(out) if rate == SAMPLE_RATE else resample_poly(np.concatenate(out), _UP, _DOWN)
+    audio *= 10 ** (plan.gain_db / 20)
+    return np.clip(audio, -1.0, 1.0).astype(np.float32)
+
+
+# -- eSpeak NG ----------------------------------------------------------------------------
+class EspeakRenderer:
+    name = "espeak"
+    version = "1"
+
+    def settings(self, plan: ProsodyPlan) -> espeak.EspeakSettings:
+        return espeak.EspeakSettings(rate=int(round(plan.rate)), pitch=int(round(plan.pitch)),
+                                     range=int(round(plan.range)), volume=ESPEAK_VOLUME)
+
+    def render(self, request: RenderRequest) -> Rendering:
+        plan = plan_for(request.delivery, request.variation_key())
+        settings = self.settings(plan)
+        clauses = split_clauses(request.text, request.language, plan.final_contour)
+        pieces = [trim_silence(espeak.synthesize(c, request.voice, request.language, settings))
+                  * REFERENCE_SCALE for c in clauses]
+        record = {"renderer": self.name, **plan.as_dict(), "espeak": asdict(settings), "clauses": clauses}
+        return Rendering(assemble(pieces, plan, espeak.ESPEAK_RATE), SAMPLE_RATE, record)
+
+
+# -- Praat resynthesis --------------------------------------------------------------------
+class PraatRenderer:
+    """Neutral eSpeak speech, then F0 and duration manipulation in Praat (overlap-add)."""
+
+    name = "praat"
+    version = "1"
+    SEMITONES_PER_PITCH_POINT = 0.1  # plan pitch 50 -> 0 st shift, 70 -> +2 st
+    CONTOUR_WINDOW_S = 0.3
+    CONTOUR_ST = {"rise": 5.0, "fall": -4.0}
+
+    def transform(self, plan: ProsodyPlan) -> dict[str, float]:
+        return {"shift_st": (plan.pitch - 50) * self.SEMITONES_PER_PITCH_POINT,
+                "range_factor": plan.range / 50, "duration_factor": NEUTRAL.rate / plan.rate}
+
+    def render(self, request: RenderRequest) -> Rendering:
+        plan = plan_for(request.delivery, request.variation_key())
+        transform = self.transform(plan)
+        clauses = split_clauses(request.text, request.language, "fall")
+        neutral = [trim_silence(espeak.synthesize(c, request.voice, request.language, NEUTRAL))
+                   * REFERENCE_SCALE for c in clauses]
+        seed = int.from_bytes(hashlib.blake2b(request.variation_key().encode(), digest_size=4).digest(),
+                              "little") & 0x7FFFFFFF
+        from parselmouth.praat import run
+
+        with _PRAAT_LOCK:
+            run(f"random_initializeWithSeedUnsafelyButPredictably ({seed})")
+            try:
+                pieces = [self._manipulate(x, transform, plan.final_contour if i == len(neutral) - 1 else None)
+                          for i, x in enumerate(neutral)]
+            finally:
+                run("random_initializeSafelyAndUnpredictably ()")
+        record = {"renderer": self.name, **plan.as_dict(), **transform, "clauses": clauses}
+        return Rendering(assemble(pieces, plan, espeak.ESPEAK_RATE), SAMPLE_RATE, record)
+
+    def _manipulate(self, samples: np.ndarray, transform: dict, contour: str | None) -> np.ndarray:
+        import parselmouth
+        from parselmouth.praat import call
+
+        if len(samples) < espeak.ESPEAK_RATE // 20:
+            return samples
+        sound = parselmouth.Sound(samples, sampling_frequency=espeak.ESPEAK_RATE)
+        start, end = sound.xmin, sound.xmax
+        manipulation = call(sound, "To Manipulation", 0.01, 50, 500)
+        tier = call(manipulation, "Extract pitch tier")
+        n = int(call(tier, "Get number of points"))
+        if n:
+            times = np.array([call(tier, "Get time from index", i) for i in range(1, n + 1)])
+            st = 12 * np.log2(np.array([call(tier, "Get value at index", i) for i in range(1, n + 1)]) / 100)
+            st = np.median(st) + transform["range_factor"] * (st - np.median(st)) + transform["shift_st"]
+            st += self._contour(times, end, st, contour)
+            new_tier = call("Create PitchTier", "shaped", start, end)
+            for t, value in zip(times, 100 * 2 ** (st / 12), strict=True):
+                call(new_tier, "Add point", float(t), float(value))
+            call([manipulation, new_tier], "Replace pitch tier")
+        durations = call("Create DurationTier", "rate", start, end)
+        call(durations, "Add point", start, transform["duration_factor"])
+        call([manipulation, durations], "Replace duration tier")
+        return call(manipulation, "Get resynthesis (overlap-add)").values[0].astype(np.float64)
+
+    def _contour(self, times: np.ndarray, end: float, st: np.ndarray, contour: str | None) -> np.ndarray:
+        window = np.clip((times - (end - self.CONTOUR_WINDOW_S)) / self.CONTOUR_WINDOW_S, 0, 1)
+        if contour in self.CONTOUR_ST:
+            return self.CONTOUR_ST[contour] * window
+        if contour == "level" and window.any():
+            anchor = st[np.argmax(window > 0)]
+            return np.where(window > 0, anchor - st, 0.0)
+        return np.zeros_like(st)
+
+
+_PRAAT_LOCK = threading.Lock()
+
+RENDERERS: dict[str, type] = {"espeak": EspeakRenderer, "praat": PraatRenderer}
+
+
+def make_renderer(name: str) -> Renderer:
+    try:
+        return RENDERERS[name]()
+    except KeyError:
+        raise ValueError(f"unknown renderer {name!r}; renderers: {sorted(RENDERERS)}") from None
