@@ -72,6 +72,10 @@ class Renderer(Protocol):
     name: str
     version: str  # bump when output changes; part of every cache key
 
+    def describe(self, request: RenderRequest) -> dict:
+        """The plan record ``render`` reports for this request, without rendering."""
+        ...
+
     def render(self, request: RenderRequest) -> Rendering: ...
 
 
@@ -120,13 +124,17 @@ class EspeakRenderer:
         return espeak.EspeakSettings(rate=int(round(plan.rate)), pitch=int(round(plan.pitch)),
                                      range=int(round(plan.range)), volume=ESPEAK_VOLUME)
 
+    def describe(self, request: RenderRequest) -> dict:
+        plan = plan_for(request.delivery, request.variation_key())
+        return {"renderer": self.name, **plan.as_dict(), "espeak": asdict(self.settings(plan)),
+                "clauses": split_clauses(request.text, request.language, plan.final_contour)}
+
     def render(self, request: RenderRequest) -> Rendering:
         plan = plan_for(request.delivery, request.variation_key())
+        record = self.describe(request)
         settings = self.settings(plan)
-        clauses = split_clauses(request.text, request.language, plan.final_contour)
         pieces = [trim_silence(espeak.synthesize(c, request.voice, request.language, settings))
-                  * REFERENCE_SCALE for c in clauses]
-        record = {"renderer": self.name, **plan.as_dict(), "espeak": asdict(settings), "clauses": clauses}
+                  * REFERENCE_SCALE for c in record["clauses"]]
         return Rendering(assemble(pieces, plan, espeak.ESPEAK_RATE), SAMPLE_RATE, record)
 
 
@@ -144,12 +152,17 @@ class PraatRenderer:
         return {"shift_st": (plan.pitch - 50) * self.SEMITONES_PER_PITCH_POINT,
                 "range_factor": plan.range / 50, "duration_factor": NEUTRAL.rate / plan.rate}
 
+    def describe(self, request: RenderRequest) -> dict:
+        plan = plan_for(request.delivery, request.variation_key())
+        return {"renderer": self.name, **plan.as_dict(), **self.transform(plan),
+                "clauses": split_clauses(request.text, request.language, "fall")}
+
     def render(self, request: RenderRequest) -> Rendering:
         plan = plan_for(request.delivery, request.variation_key())
         transform = self.transform(plan)
-        clauses = split_clauses(request.text, request.language, "fall")
+        record = self.describe(request)
         neutral = [trim_silence(espeak.synthesize(c, request.voice, request.language, NEUTRAL))
-                   * REFERENCE_SCALE for c in clauses]
+                   * REFERENCE_SCALE for c in record["clauses"]]
         seed = int.from_bytes(hashlib.blake2b(request.variation_key().encode(), digest_size=4).digest(),
                               "little") & 0x7FFFFFFF
         from parselmouth.praat import run
@@ -161,7 +174,6 @@ class PraatRenderer:
                           for i, x in enumerate(neutral)]
             finally:
                 run("random_initializeSafelyAndUnpredictably ()")
-        record = {"renderer": self.name, **plan.as_dict(), **transform, "clauses": clauses}
         return Rendering(assemble(pieces, plan, espeak.ESPEAK_RATE), SAMPLE_RATE, record)
 
     def _manipulate(self, samples: np.ndarray, transform: dict, contour: str | None) -> np.ndarray:

@@ -1,0 +1,121 @@
+"""Prosodic features of an utterance (Praat via parselmouth) and log-mel frames.
+
+``prosodic_features`` returns a fixed-order float32 vector (``FEATURE_NAMES``): F0 statistics and
+contour slopes in semitones re 100 Hz (Praat pitch, floor 50 Hz, ceiling 500 Hz), energy in dB,
+pause structure and a voiced-segment rate (a syllable-rate proxy). Results are cached by the
+waveform's hash, so the same audio is analysed once per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+PITCH_FLOOR_HZ = 50.0
+PITCH_CEILING_HZ = 500.0
+FRAME_S = 0.01
+SILENCE_BELOW_PEAK_DB = 25.0
+FINAL_WINDOW_S = 0.4
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "duration_s",  # from first to last speech frame
+    "lead_silence_s",  # silence before the first speech frame
+    "f0_mean_st",
+    "f0_std_st",
+    "f0_range_st",  # 95th - 5th percentile
+    "f0_slope_st_per_s",  # linear trend over the utterance
+    "f0_final_slope_st_per_s",  # trend over the last voiced 0.4 s
+    "voiced_fraction",
+    "energy_mean_db",
+    "energy_std_db",
+    "pause_ratio",  # share of the speech span below peak - 25 dB
+    "voiced_segments_per_s",
+)
+N_FEATURES = len(FEATURE_NAMES)
+
+_CACHE: OrderedDict[bytes, np.ndarray] = OrderedDict()
+_CACHE_SIZE = 8192
+_LOCK = threading.Lock()
+
+
+def _slope(t: np.ndarray, y: np.ndarray) -> float:
+    return float(np.polyfit(t, y, 1)[0]) if len(t) >= 3 and np.ptp(t) > 0 else 0.0
+
+
+def _compute(waveform: np.ndarray, sample_rate: int) -> np.ndarray:
+    import parselmouth
+
+    sound = parselmouth.Sound(waveform.astype(np.float64), sampling_frequency=sample_rate)
+    if sound.duration < 0.1:
+        return np.zeros(N_FEATURES, dtype=np.float32)
+    intensity = sound.to_intensity(minimum_pitch=PITCH_FLOOR_HZ, time_step=FRAME_S)
+    db = intensity.values[0]
+    t_db = intensity.xs()
+    loud = db > db.max() - SILENCE_BELOW_PEAK_DB
+    if not loud.any():
+        return np.zeros(N_FEATURES, dtype=np.float32)
+    first, last = np.flatnonzero(loud)[[0, -1]]
+    span = slice(first, last + 1)
+    pitch = sound.to_pitch(time_step=FRAME_S, pitch_floor=PITCH_FLOOR_HZ, pitch_ceiling=PITCH_CEILING_HZ)
+    f0 = pitch.selected_array["frequency"]
+    t_f0 = pitch.xs()
+    voiced = f0 > 0
+    duration = float(t_db[last] - t_db[first] + FRAME_S)
+    segments = int(np.count_nonzero(np.diff(voiced.astype(np.int8)) == 1) + int(voiced[:1].any()))
+    pitch_stats = [0.0] * 5
+    if voiced.sum() >= 3:
+        st = 12 * np.log2(f0[voiced] / 100.0)
+        t_v = t_f0[voiced]
+        final = t_v >= t_v[-1] - FINAL_WINDOW_S
+        pitch_stats = [float(st.mean()), float(st.std()),
+                       float(np.percentile(st, 95) - np.percentile(st, 5)),
+                       _slope(t_v, st), _slope(t_v[final], st[final])]
+    features = [
+        duration,
+        float(t_db[first]),
+        *pitch_stats,
+        float(voiced.mean()),
+        float(db[span].mean()),
+        float(db[span].std()),
+        float(1.0 - loud[span].mean()),
+        segments / duration,
+    ]
+    return np.asarray(features, dtype=np.float32)
+
+
+def prosodic_features(waveform: np.ndarray, sample_rate: int = 16_000) -> np.ndarray:
+    """The ``FEATURE_NAMES`` vector of one utterance (read-only, cached by content)."""
+    waveform = np.ascontiguousarray(waveform, dtype=np.float32)
+    key = hashlib.blake2b(waveform.tobytes() + sample_rate.to_bytes(4, "little"), digest_size=16).digest()
+    with _LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            _CACHE.move_to_end(key)
+            return cached
+    features = _compute(waveform, sample_rate)
+    features.flags.writeable = False
+    with _LOCK:
+        _CACHE[key] = features
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return features
+
+
+def log_mel(waveform: np.ndarray, sample_rate: int = 16_000, n_mels: int = 64,
+            win_ms: float = 25.0, hop_ms: float = 10.0) -> np.ndarray:
+    """Log-mel frames, shape (frames, n_mels): Hann-windowed power STFT through librosa's mel
+    filterbank (Slaney), natural log with a 1e-10 floor."""
+    import librosa
+
+    n_fft = int(round(sample_rate * win_ms / 1000))
+    hop = int(round(sample_rate * hop_ms / 1000))
+    x = np.asarray(waveform, dtype=np.float64)
+    if len(x) < n_fft:
+        x = np.pad(x, (0, n_fft - len(x)))
+    frames = np.lib.stride_tricks.sliding_window_view(x, n_fft)[::hop]
+    power = np.abs(np.fft.rfft(frames * np.hanning(n_fft + 2)[1:-1], axis=1)) ** 2
+    filters = librosa.filters.mel(sr=sample_rate, n_fft=n_fft, n_mels=n_mels)
+    return np.log(power @ filters.T + 1e-10).astype(np.float32)
