@@ -11,37 +11,67 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import hear_gym
+from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
 from hear_gym.wrappers.access import ACCESS_CONDITIONS
 
+
+class PitchRangeInferrer:
+    """A stand-in inferrer for the T+S^ plumbing: wide pitch range reads as resolved."""
+
+    def infer(self, waveform, sample_rate, transcript):
+        f0_range = prosodic_features(waveform, sample_rate)[FEATURE_NAMES.index("f0_range_st")]
+        return "The user sounds satisfied." if f0_range > 6 else "The user sounds unconvinced."
+
+
+class LoudnessAffect:
+    def classify(self, waveform, sample_rate):
+        return "happy" if np.sqrt(np.mean(waveform**2)) > 0.05 else "neutral"
+
+
+PLUGINS = {"T+S^": {"state_inferrer": PitchRangeInferrer()}, "T+SER": {"affect_classifier": LoudnessAffect()}}
 VARIANTS = [(env_id, access, actions) for env_id in hear_gym.ENV_IDS
             for access in ACCESS_CONDITIONS for actions in ("discrete", "text")]
+VARIANTS += [("hear_gym/Hear2Act-v0", "T+S|shuffled", "discrete"),
+             ("hear_gym/Hear2Act-v0", "T+S|features", "discrete")]
 
 
 def _make(env_id, access, actions, **kwargs):
-    return gym.make(env_id, access=access, actions=actions, **kwargs)
+    access, _, extra = access.partition("|")
+    if extra == "features":
+        kwargs["observation"] = "features"
+    elif extra:
+        kwargs["state_intervention"] = extra
+    return gym.make(env_id, access=access, actions=actions, **PLUGINS.get(access, {}), **kwargs)
 
 
 @pytest.mark.filterwarnings("ignore:.*is different from the unwrapped version")
 @pytest.mark.parametrize("env_id,access,actions", VARIANTS)
 def test_check_env(env_id, access, actions):
     env = _make(env_id, access, actions)
-    check_env(env.unwrapped if access == "T" and actions == "discrete" else env, skip_render_check=False)
+    check_env(env.unwrapped, skip_render_check=False)
     check_env(env)
+
+
+def _fingerprint(obs) -> str:
+    """Every observation value, audio included (hashed, to keep traces small)."""
+    import hashlib
+
+    return json.dumps({k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
+                       if isinstance(v, np.ndarray) else v for k, v in obs.items()}, sort_keys=True)
 
 
 def rollout(env_id, access, actions, seed, steps=30):
     env = _make(env_id, access, actions, split="test")
     env.action_space.seed(seed)
     obs, info = env.reset(seed=seed)
-    trace = [json.dumps({k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in obs.items()},
-                        sort_keys=True)]
+    trace = [_fingerprint(obs)]
     for _ in range(steps):
         obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
-        trace.append(json.dumps([obs["transcript"], reward, terminated, truncated,
+        trace.append(json.dumps([_fingerprint(obs), reward, terminated, truncated,
                                  info["delivery_label"]]))
         if terminated or truncated:
             obs, info = env.reset()
-            trace.append(obs["transcript"])
+            trace.append(_fingerprint(obs))
     return trace
 
 

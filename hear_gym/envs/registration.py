@@ -4,22 +4,43 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from pathlib import Path
+
 from hear_gym.envs.hear2act import Hear2ActEnv
-from hear_gym.wrappers.access import apply_access
+from hear_gym.wrappers.access import AccessContext, apply_access
+from hear_gym.wrappers.features import FeatureObservation
+from hear_gym.wrappers.interventions import StateIntervention
 from hear_gym.wrappers.text_actions import TextActions
 
 ACTION_FORMATS = ("discrete", "text")
+OBSERVATION_FORMATS = ("dict", "features")
 
 
-def make_hear2act(access: str = "T", actions: str = "discrete", **env_kwargs) -> gym.Env:
-    """Build Hear2Act under an access condition (``"T"``, ``"T+S"``) and action format
-    (``"discrete"`` indices or P6a ``"text"``); other kwargs go to ``Hear2ActEnv``."""
+def make_hear2act(access: str = "T", actions: str = "discrete", observation: str = "dict",
+                  state_intervention: str | None = None, renderer: str = "espeak",
+                  audio_cache_dir: str | Path | None = None, state_inferrer=None,
+                  affect_classifier=None, **env_kwargs) -> gym.Env:
+    """Build Hear2Act: base env (``env_kwargs`` go to ``Hear2ActEnv``), then the action format
+    (``"discrete"`` or P6a ``"text"``), the access condition (``ACCESS_CONDITIONS``), an optional
+    label-fidelity ``state_intervention`` on T+S, and the observation format (``"dict"`` or
+    SB3-ready ``"features"``). Audio-based pieces render with ``renderer`` ("espeak" | "praat"),
+    optionally through an on-disk cache."""
     if actions not in ACTION_FORMATS:
         raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
+    if observation not in OBSERVATION_FORMATS:
+        raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
+    context = AccessContext(renderer=renderer, state_inferrer=state_inferrer,
+                            affect_classifier=affect_classifier,
+                            audio_cache_dir=Path(audio_cache_dir) if audio_cache_dir else None)
     env: gym.Env = Hear2ActEnv(**env_kwargs)
     if actions == "text":
         env = TextActions(env)
-    return apply_access(env, access)
+    env = apply_access(env, access, context)
+    if state_intervention is not None:
+        env = StateIntervention(env, state_intervention)
+    if observation == "features":
+        env = FeatureObservation(env, context.audio())
+    return env
 
 
 ENV_IDS = ("hear_gym/Hear2Act-v0",)

@@ -53,6 +53,7 @@ def _compute(waveform: np.ndarray, sample_rate: int) -> np.ndarray:
         return np.zeros(N_FEATURES, dtype=np.float32)
     intensity = sound.to_intensity(minimum_pitch=PITCH_FLOOR_HZ, time_step=FRAME_S)
     db = intensity.values[0]
+    db = np.maximum(db, db.max() - 60.0)  # Praat reports digital silence as about -300 dB
     t_db = intensity.xs()
     loud = db > db.max() - SILENCE_BELOW_PEAK_DB
     if not loud.any():

@@ -1,19 +1,35 @@
 """Access conditions (paper section 4.2) as composable Gymnasium wrappers.
 
 An access condition decides what evidence about the user's turn the assistant observes. The
-base env is transcript only (T). Each condition here is a wrapper that adds one observation
-key; ``ACCESS_CONDITIONS`` maps the paper's condition names to wrapper stacks so that
-``gym.make("hear_gym/Hear2Act-v0", access="T+S")`` and ``apply_access(env, "T+S")`` agree.
+base env is transcript only (T). ``ACCESS_CONDITIONS`` maps the paper's condition names to
+wrapper stacks, so ``gym.make("hear_gym/Hear2Act-v0", access="T+S")`` and
+``apply_access(env, "T+S")`` agree:
+
+=======  ==============================================================================
+T        transcript only (the base env)
+A        audio of the current user turn; the user's words are hidden
+A+T      audio of the current user turn and the transcript
+T+S      transcript + ground-truth concern-state tag (diagnostic reference)
+T+S^     transcript + the text a ``StateInferrer`` writes from the turn's audio
+T+SER    transcript + a generic 4-class affect label from an ``AffectClassifier``
+=======  ==============================================================================
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import gymnasium as gym
 from gymnasium import spaces
 
 from hear_gym.envs.hear2act import text_space
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.renderers import make_renderer
+from hear_gym.wrappers.audio import (
+    AffectClassifier, AffectLabel, HideUserWords, InferredState, StateInferrer, TurnAudio, UserAudio,
+)
 
 
 class ConcernStateTag(gym.Wrapper):
@@ -41,17 +57,41 @@ class ConcernStateTag(gym.Wrapper):
         return {**obs, self.KEY: info["delivery_label"]}
 
 
-ACCESS_CONDITIONS: dict[str, tuple[Callable[[gym.Env], gym.Env], ...]] = {
-    "T": (),
-    "T+S": (ConcernStateTag,),
+@dataclass
+class AccessContext:
+    """What the audio-based conditions need; one shared ``TurnAudio`` per env stack."""
+
+    renderer: str = "espeak"
+    audio_cache_dir: Path | None = None
+    state_inferrer: StateInferrer | None = None
+    affect_classifier: AffectClassifier | None = None
+    _audio: TurnAudio | None = field(default=None, repr=False)
+
+    def audio(self) -> TurnAudio:
+        if self._audio is None:
+            self._audio = TurnAudio(RenderCache(make_renderer(self.renderer), disk_dir=self.audio_cache_dir))
+        return self._audio
+
+    def require(self, name: str):
+        value = getattr(self, name)
+        if value is None:
+            raise ValueError(f"this access condition needs {name}=... (see hear_gym.wrappers.audio)")
+        return value
+
+
+ACCESS_CONDITIONS: dict[str, Callable[[gym.Env, AccessContext], gym.Env]] = {
+    "T": lambda env, ctx: env,
+    "A": lambda env, ctx: HideUserWords(UserAudio(env, ctx.audio())),
+    "A+T": lambda env, ctx: UserAudio(env, ctx.audio()),
+    "T+S": lambda env, ctx: ConcernStateTag(env),
+    "T+S^": lambda env, ctx: InferredState(env, ctx.audio(), ctx.require("state_inferrer")),
+    "T+SER": lambda env, ctx: AffectLabel(env, ctx.audio(), ctx.require("affect_classifier")),
 }
 
 
-def apply_access(env: gym.Env, access: str) -> gym.Env:
+def apply_access(env: gym.Env, access: str, context: AccessContext | None = None) -> gym.Env:
     try:
-        wrappers = ACCESS_CONDITIONS[access]
+        build = ACCESS_CONDITIONS[access]
     except KeyError:
         raise ValueError(f"access must be one of {sorted(ACCESS_CONDITIONS)}, got {access!r}") from None
-    for wrapper in wrappers:
-        env = wrapper(env)
-    return env
+    return build(env, context or AccessContext())

@@ -1,0 +1,109 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from hear_gym.envs.hear2act_actions import ASK_GENERAL, RECOMMEND0
+from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer, RenderRequest
+from hear_gym.user.states import RESOLVED_DELIVERY_LABELS
+from hear_gym.wrappers.audio import AFFECT_LABELS, MAX_AUDIO_SAMPLES, voice_for
+
+SCENARIO = "budget_airline_tickets-00"
+
+
+def make(**kwargs):
+    return gym.make("hear_gym/Hear2Act-v0", scenario_ids=[SCENARIO], **kwargs)
+
+
+@pytest.mark.parametrize("renderer", [EspeakRenderer(), PraatRenderer()], ids=lambda r: r.name)
+def test_audio_is_the_rendered_user_turn(renderer):
+    env = make(access="A+T", renderer=renderer.name)
+    obs, info = env.reset(seed=3)
+    record = info["turn_record"]
+    expected = renderer.render(RenderRequest(record["user_text"], record["delivery_label"],
+                                             voice_for(SCENARIO))).waveform
+    n = int(obs["audio_length"])
+    assert n == len(expected) and np.array_equal(obs["audio"][:n], expected)
+    assert not obs["audio"][n:].any() and obs["audio"].shape == (MAX_AUDIO_SAMPLES,)
+    assert "That won't work" in obs["transcript"] or obs["last_user_utterance"] in obs["transcript"]
+
+
+def test_audio_only_hides_the_users_words():
+    env = make(access="A")
+    obs, _ = env.reset(seed=0)
+    user_lines = [line for line in obs["transcript"].splitlines() if line.startswith("User: ")]
+    assert user_lines == ["User: [speech]"] * 2 and obs["last_user_utterance"] == "[speech]"
+    assert "[ACTION: RECOMMEND]" in obs["transcript"] and obs["audio_length"] > 0
+
+
+class SpyInferrer:
+    def __init__(self):
+        self.calls = []
+
+    def infer(self, waveform, sample_rate, transcript):
+        self.calls.append((waveform, sample_rate, transcript))
+        return "The user sounds hesitant."
+
+
+def test_inferred_state_sees_audio_and_context_only():
+    spy = SpyInferrer()
+    env = make(access="T+S^", state_inferrer=spy)
+    obs, _ = env.reset(seed=0)
+    assert obs["inferred_state"] == "The user sounds hesitant." and "audio" not in obs
+    waveform, rate, transcript = spy.calls[-1]
+    assert rate == 16_000 and waveform.ndim == 1 and transcript == obs["transcript"]
+    with pytest.raises(ValueError, match="needs state_inferrer"):
+        make(access="T+S^")
+
+
+def test_affect_label_must_be_one_of_four():
+    class Bad:
+        def classify(self, waveform, sample_rate):
+            return "relieved"
+
+    class Good:
+        def classify(self, waveform, sample_rate):
+            return "sad"
+
+    obs, _ = make(access="T+SER", affect_classifier=Good()).reset(seed=0)
+    assert obs["affect"] == "sad" and set(AFFECT_LABELS) == {"happy", "sad", "angry", "neutral"}
+    with pytest.raises(ValueError, match="not one of"):
+        make(access="T+SER", affect_classifier=Bad()).reset(seed=0)
+
+
+def _labels(env, actions, seed=0):
+    obs, info = env.reset(seed=seed)
+    seen, truth = [obs["concern_state"]], [info["delivery_label"]]
+    for a in actions:
+        obs, _, terminated, truncated, info = env.step(a)
+        seen.append(obs["concern_state"])
+        truth.append(info["delivery_label"])
+        if terminated or truncated:
+            break
+    return seen, truth
+
+
+def test_label_fidelity_interventions():
+    actions = [RECOMMEND0 + i for i in range(11)] + [ASK_GENERAL] * 5
+    seen, _ = _labels(make(access="T+S", state_intervention="all_resolved"), actions)
+    assert set(seen) == {"satisfied"}
+    seen, _ = _labels(make(access="T+S", state_intervention="all_unresolved"), actions)
+    assert set(seen) == {"concerned"}
+    seen, truth = _labels(make(access="T+S", state_intervention="shuffled"), actions)
+    assert all(label in truth[:i + 1] for i, label in enumerate(seen))  # drawn from its own history
+    assert seen != truth and set(seen) <= set(truth)
+    assert _labels(make(access="T+S", state_intervention="shuffled"), actions) == (seen, truth)
+    assert any(label in RESOLVED_DELIVERY_LABELS for label in truth)
+    with pytest.raises(ValueError, match="needs the T\\+S state channel"):
+        make(access="T", state_intervention="shuffled")
+    with pytest.raises(ValueError, match="must be one of"):
+        make(access="T+S", state_intervention="random")
+
+
+def test_feature_observation_reads_audio_not_labels():
+    env = make(observation="features")
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    assert obs["prosody"][0] > 0.5  # a spoken turn lasts
+    assert obs["prosody_vs_request"].any()  # the opening reaction differs from the request
+    obs2, *_ = env.step(RECOMMEND0 + env.unwrapped.scenario.gold_option - 1)
+    assert obs2["dialogue"][0] > obs["dialogue"][0] and obs2["action_mask"].sum() > 10
