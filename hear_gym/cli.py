@@ -82,20 +82,10 @@ def eval_command(
 ) -> None:
     """Evaluate agents on Hear2Act; writes results.jsonl and metadata.json into OUT."""
     from hear_gym.eval.pipeline import evaluate
-    from hear_gym.eval.runner import Cell, RunConfig
+    from hear_gym.eval.runner import RunConfig
 
     registered = available_agents()
-    cells = []
-    for spec in cell:
-        agent, sep, access = spec.partition("@")
-        if agent not in registered:
-            raise typer.BadParameter(f"unknown agent {agent!r}; registered: {sorted(registered)}",
-                                     param_hint="--cell")
-        for fb in feedback:
-            if fb not in FEEDBACKS:
-                raise typer.BadParameter(f"feedback must be one of {FEEDBACKS}", param_hint="--feedback")
-            cells.append(Cell(agent, access if sep else "T", fb))
-    cells.sort(key=lambda c: FEEDBACKS.index(c.feedback))
+    cells = _cells(cell, feedback, registered)
     try:
         config = RunConfig(cells=tuple(cells),
                            scenario_ids=tuple(s.scenario_id for s in scenarios_for(split)[:limit]),
@@ -112,6 +102,23 @@ def eval_command(
     if markdown is not None:
         markdown.write_text(to_markdown(metadata), encoding="utf-8")
     console.print(f"results: {out / 'results.jsonl'}  metadata: {out / 'metadata.json'}")
+
+
+def _cells(specs: list[str], feedbacks: list[str], registered: dict) -> list:
+    """agent[@ACCESS] x feedback -> Cells, grouped by feedback (the first cell is the contrast base)."""
+    from hear_gym.eval.runner import Cell
+
+    cells = []
+    for spec in specs:
+        agent, sep, access = spec.partition("@")
+        if agent not in registered:
+            raise typer.BadParameter(f"unknown agent {agent!r}; registered: {sorted(registered)}",
+                                     param_hint="--cell")
+        for fb in feedbacks:
+            if fb not in FEEDBACKS:
+                raise typer.BadParameter(f"feedback must be one of {FEEDBACKS}", param_hint="--feedback")
+            cells.append(Cell(agent, access if sep else "T", fb))
+    return sorted(cells, key=lambda c: FEEDBACKS.index(c.feedback))
 
 
 @app.command("report")
@@ -134,6 +141,69 @@ def report_command(
         chunks.append(f"### {run_dir}\n\n{to_markdown(metadata)}")
     if markdown is not None:
         markdown.write_text("\n".join(chunks), encoding="utf-8")
+
+
+@app.command("listen")
+def listen_command(
+    out: Annotated[Path, typer.Option(help="Folder for the WAV files and the text sidecar.")],
+    scenario_id: Annotated[str | None, typer.Argument(help="Play one dialogue of this scenario.")] = None,
+    every_label: Annotated[str | None, typer.Option(
+        help="Instead of a dialogue: say this sentence under every delivery label.")] = None,
+    cell: Annotated[str, typer.Option(help="agent@ACCESS that plays the dialogue.")] = "state_aware@T+S",
+    feedback: Annotated[str, typer.Option(help="prosody or explicit.")] = "prosody",
+    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    voice: Annotated[str, typer.Option(help="Voice for --every-label.")] = "m1",
+    language: Annotated[str, typer.Option(help="en or cmn, for --every-label.")] = "en",
+    seed: int = 0,
+) -> None:
+    """Write what the simulated user says as WAVs (16 kHz) plus a text sidecar."""
+    import gymnasium as gym
+
+    from hear_gym.eval.listen import write_dialogue, write_label_gallery
+
+    try:
+        if every_label is not None:
+            paths = write_label_gallery(every_label, out, voice, language, renderer)
+        elif scenario_id is not None:
+            agent_name, _, access = cell.partition("@")
+            registered = available_agents()
+            if agent_name not in registered:
+                raise typer.BadParameter(f"unknown agent {agent_name!r}; registered: {sorted(registered)}")
+            get_scenario(scenario_id)
+            env = gym.make("hear_gym/Hear2Act-v0", access=access or "T", feedback=feedback,
+                           scenario_ids=[scenario_id])
+            paths = write_dialogue(env, registered[agent_name].load()(), scenario_id, out, seed, renderer)
+        else:
+            raise typer.BadParameter("give a SCENARIO_ID or --every-label TEXT")
+    except (KeyError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc.args[0] if exc.args else exc}")
+        raise typer.Exit(2) from None
+    console.print(f"wrote {len(paths)} WAV files and a text sidecar to {out}")
+
+
+@app.command("render")
+def render_command(
+    cache_dir: Annotated[Path, typer.Option(help="Disk cache to fill (pass the same folder to the env "
+                                                 "as audio_cache_dir).")],
+    split: SplitOption = "test",
+    cell: Annotated[list[str], typer.Option(help="agent@ACCESS whose rollouts to render, repeatable.")
+                    ] = list(DEFAULT_CELLS),
+    feedback: Annotated[list[str], typer.Option(help="prosody and/or explicit.")] = list(FEEDBACKS),
+    rollouts: Annotated[int, typer.Option(min=1)] = 1,
+    seed: int = 0,
+    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+) -> None:
+    """Pre-render the user audio of a split's standard rollouts into a disk cache."""
+    from hear_gym.eval.prerender import prerender
+    from hear_gym.eval.runner import RunConfig
+
+    registered = available_agents()
+    cells = _cells(cell, feedback, registered)
+    config = RunConfig(cells=tuple(cells), scenario_ids=tuple(s.scenario_id for s in scenarios_for(split)),
+                       rollouts=rollouts, seed=seed)
+    stats = prerender(config, {c.agent: registered[c.agent].load() for c in cells}, cache_dir, renderer)
+    console.print(f"{stats['rendered']} utterances rendered, {stats['already_on_disk']} already cached, "
+                  f"in {cache_dir}")
 
 
 @app.command("version")

@@ -49,3 +49,34 @@ def test_eval_rejects_unknown_agents_and_bad_folders(tmp_path):
     assert result.exit_code == 2 and "unknown agent 'oracle'" in result.output
     result = invoke("report", str(tmp_path / "nothing"))
     assert result.exit_code == 2 and "not a hear_gym run folder" in result.output
+
+
+def test_listen_writes_a_dialogue_and_a_label_gallery(tmp_path):
+    import soundfile as sf
+
+    result = invoke("listen", "budget_airline_tickets-00", "--out", str(tmp_path / "dialogue"))
+    assert result.exit_code == 0, result.output
+    wavs = sorted((tmp_path / "dialogue").glob("turn_*_user.wav"))
+    sidecar = (tmp_path / "dialogue" / "dialogue.txt").read_text()
+    assert len(wavs) >= 3 and sidecar.count("USER (") == len(wavs) and "delivery" in sidecar
+    audio, rate = sf.read(wavs[0])
+    assert rate == 16_000 and len(audio) > rate
+
+    result = invoke("listen", "--out", str(tmp_path / "labels"), "--every-label", "Okay, sounds good.")
+    assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "labels").glob("*.wav"))) == 14
+    assert "hesitant.wav" in (tmp_path / "labels" / "labels.txt").read_text()
+    assert invoke("listen", "--out", str(tmp_path / "x")).exit_code == 2
+    assert invoke("listen", "nope-00", "--out", str(tmp_path / "x")).exit_code == 2
+
+
+def test_render_fills_the_disk_cache_for_eval(tmp_path):
+    cache = tmp_path / "cache"
+    result = invoke("render", "--cache-dir", str(cache), "--split", "dev", "--cell", "state_aware@T+S",
+                    "--feedback", "prosody")
+    assert result.exit_code == 0, result.output
+    first = len(list(cache.rglob("*.f32")))
+    assert first > 96
+    result = invoke("render", "--cache-dir", str(cache), "--split", "dev", "--cell", "state_aware@T+S",
+                    "--feedback", "prosody")
+    assert "0 utterances rendered" in result.output and len(list(cache.rglob("*.f32"))) == first

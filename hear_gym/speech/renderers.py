@@ -183,32 +183,38 @@ class PraatRenderer:
         if len(samples) < espeak.ESPEAK_RATE // 20:
             return samples
         sound = parselmouth.Sound(samples, sampling_frequency=espeak.ESPEAK_RATE)
-        start, end = sound.xmin, sound.xmax
         manipulation = call(sound, "To Manipulation", 0.01, 50, 500)
         tier = call(manipulation, "Extract pitch tier")
-        n = int(call(tier, "Get number of points"))
-        if n:
-            times = np.array([call(tier, "Get time from index", i) for i in range(1, n + 1)])
-            st = 12 * np.log2(np.array([call(tier, "Get value at index", i) for i in range(1, n + 1)]) / 100)
-            st = np.median(st) + transform["range_factor"] * (st - np.median(st)) + transform["shift_st"]
-            st += self._contour(times, end, st, contour)
-            new_tier = call("Create PitchTier", "shaped", start, end)
-            for t, value in zip(times, 100 * 2 ** (st / 12), strict=True):
-                call(new_tier, "Add point", float(t), float(value))
-            call([manipulation, new_tier], "Replace pitch tier")
-        durations = call("Create DurationTier", "rate", start, end)
-        call(durations, "Add point", start, transform["duration_factor"])
+        if call(tier, "Get number of points") > 0:
+            # One Praat formula over all points, in semitones re 100 Hz: scale the range around
+            # the mean, shift, then draw the final contour into the last CONTOUR_WINDOW_S.
+            call(tier, "Formula", self._formula(tier, sound.xmax, transform, contour))
+            call([manipulation, tier], "Replace pitch tier")
+        durations = call("Create DurationTier", "rate", sound.xmin, sound.xmax)
+        call(durations, "Add point", sound.xmin, transform["duration_factor"])
         call([manipulation, durations], "Replace duration tier")
         return call(manipulation, "Get resynthesis (overlap-add)").values[0].astype(np.float64)
 
-    def _contour(self, times: np.ndarray, end: float, st: np.ndarray, contour: str | None) -> np.ndarray:
-        window = np.clip((times - (end - self.CONTOUR_WINDOW_S)) / self.CONTOUR_WINDOW_S, 0, 1)
+    def _formula(self, tier, end: float, transform: dict, contour: str | None) -> str:
+        from parselmouth.praat import call
+
+        pivot = 12 * np.log2(call(tier, "Get mean (points)", 0, 0) / 100)
+        k, shift = transform["range_factor"], transform["shift_st"]
+
+        def shaped(st: str) -> str:
+            return f"({pivot:.6f} + {k:.6f} * (({st}) - {pivot:.6f}) + {shift:.6f})"
+
+        st = "12 * log2(self / 100)"
+        start = end - self.CONTOUR_WINDOW_S
         if contour in self.CONTOUR_ST:
-            return self.CONTOUR_ST[contour] * window
-        if contour == "level" and window.any():
-            anchor = st[np.argmax(window > 0)]
-            return np.where(window > 0, anchor - st, 0.0)
-        return np.zeros_like(st)
+            ramp = f"max(0, min(1, (x - {start:.6f}) / {self.CONTOUR_WINDOW_S}))"
+            target = f"{shaped(st)} + {self.CONTOUR_ST[contour]} * {ramp}"
+        elif contour == "level":
+            anchor = 12 * np.log2(call(tier, "Get value at time", start) / 100)
+            target = f"if x > {start:.6f} then {shaped(f'{anchor:.6f}')} else {shaped(st)} fi"
+        else:
+            target = shaped(st)
+        return f"100 * 2 ^ (({target}) / 12)"
 
 
 _PRAAT_LOCK = threading.Lock()
