@@ -4,11 +4,12 @@ import sys
 import numpy as np
 import pytest
 
+from hear_gym.speech import espeak
 from hear_gym.speech.cache import MAGIC, RenderCache
 from hear_gym.speech.features import FEATURE_NAMES, log_mel, prosodic_features
 from hear_gym.speech.plans import DELIVERY_LABELS, base_plans, plan_for
 from hear_gym.speech.renderers import (
-    SAMPLE_RATE, EspeakRenderer, PraatRenderer, RenderRequest, cache_key, split_clauses,
+    SAMPLE_RATE, EspeakRenderer, PraatRenderer, RenderRequest, cache_key, spoken_text,
 )
 
 RENDERERS = [EspeakRenderer(), PraatRenderer()]
@@ -22,9 +23,19 @@ def test_every_delivery_label_has_a_plan():
         plan_for("sarcastic", "a")
 
 
-def test_clauses_carry_the_final_contour():
-    assert split_clauses("Okay, sounds good.", "en", "rise") == ["Okay,", "sounds good?"]
-    assert split_clauses("Fine", "en", "level") == ["Fine,"]
+def test_final_punctuation_carries_the_contour():
+    assert spoken_text("Okay, sounds good.", "en", "rise") == "Okay, sounds good?"
+    assert spoken_text("Fine", "en", "level") == "Fine,"
+    assert spoken_text("\u597d\u3002", "cmn", "rise") == "\u597d\uff1f"
+
+
+def test_clause_pauses_are_inserted_by_the_renderer():
+    renderer = EspeakRenderer()
+    plan_short = renderer.render(RenderRequest(TEXT, "impatient", "m1"))
+    plan_long = renderer.render(RenderRequest(TEXT, "hesitant", "m1"))
+    assert sum(bool(c.any()) for c in espeak.synthesize_clauses(TEXT, "m1")) == 3
+    silent = lambda w: np.mean(np.abs(w) < 1e-4)  # noqa: E731
+    assert silent(plan_long.waveform) > silent(plan_short.waveform) + 0.1
 
 
 @pytest.mark.parametrize("renderer", RENDERERS, ids=lambda r: r.name)
@@ -68,7 +79,7 @@ def test_delivery_shows_in_the_measured_prosody(renderer):
 def test_mandarin_renders():
     out = EspeakRenderer().render(RenderRequest("\u597d\u7684\uff0c\u542c\u8d77\u6765\u4e0d\u9519\u3002",
                                                 "warm", "f4", "cmn"))
-    assert len(out.waveform) > SAMPLE_RATE // 2 and out.plan["clauses"][-1].endswith("\u3002")
+    assert len(out.waveform) > SAMPLE_RATE // 2 and out.plan["spoken_text"].endswith("\u3002")
 
 
 def test_bad_requests():

@@ -57,8 +57,21 @@ _VARIANT_PREFIX = "hg_"
 _DROPPED = ("breath", "breathw", "flutter", "roughness")
 
 _LOCK = threading.Lock()
+
+
+class _Event(ctypes.Structure):
+    """``espeak_EVENT`` from speak_lib.h (the union member read as its int)."""
+
+    _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint),
+                ("text_position", ctypes.c_int), ("length", ctypes.c_int),
+                ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
+                ("user_data", ctypes.c_void_p), ("id", ctypes.c_int64)]
+
+
+_EVENT_LIST_END = 0
+_EVENT_CLAUSE_END = 5  # espeakEVENT_END: end of a sentence or clause
 _CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
-                                  ctypes.c_void_p)
+                                  ctypes.POINTER(_Event))
 
 
 class EspeakError(RuntimeError):
@@ -132,20 +145,29 @@ class _Engine:
         lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
         lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int,
                                      ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
-        rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, str(overlay_data_dir()).encode(), 0)
+        # 1 s buffers: fewer Python callbacks per utterance than the 200 ms default
+        rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 1000, str(overlay_data_dir()).encode(), 0)
         if rate != ESPEAK_RATE:
             raise EspeakError(f"eSpeak NG failed to initialize (returned {rate})")
         self._chunks: list[np.ndarray] = []
+        self._clause_ends_ms: list[int] = []
         self._callback = _CALLBACK_TYPE(self._collect)  # keep a reference: C holds the pointer
         lib.espeak_SetSynthCallback(self._callback)
         self._lib = lib
 
-    def _collect(self, wav, n_samples, _events) -> int:
+    def _collect(self, wav, n_samples, events) -> int:
         if wav and n_samples > 0:
             self._chunks.append(np.ctypeslib.as_array(wav, shape=(n_samples,)).copy())
+        i = 0
+        while events and events[i].type != _EVENT_LIST_END:
+            if events[i].type == _EVENT_CLAUSE_END:
+                self._clause_ends_ms.append(events[i].audio_position)
+            i += 1
         return 0
 
-    def synthesize(self, text: str, voice: str, language: str, settings: EspeakSettings) -> np.ndarray:
+    def synthesize(self, text: str, voice: str, language: str, settings: EspeakSettings
+                   ) -> tuple[np.ndarray, list[int]]:
+        """(int16 samples, sample index of each clause end)."""
         if voice not in VARIANTS:
             raise ValueError(f"unknown voice {voice!r}; voices: {sorted(VARIANTS)}")
         if language not in LANGUAGES:
@@ -153,17 +175,21 @@ class _Engine:
         name = f"{LANGUAGES[language]}+{_VARIANT_PREFIX}{voice}".encode()
         data = text.encode("utf-8")
         with _LOCK:
+            # Loading the voice before every utterance also clears the echo buffer; keeping an
+            # already loaded voice lets the previous utterance's echo leak into this one.
             if self._lib.espeak_SetVoiceByName(name) != 0:
                 raise EspeakError(f"eSpeak NG has no voice {name.decode()}")
             for key, param in _PARAMS.items():
                 self._lib.espeak_SetParameter(param, int(getattr(settings, key)), 0)
-            self._chunks = []
+            self._chunks, self._clause_ends_ms = [], []
             err = self._lib.espeak_Synth(data, len(data) + 1, 0, 0, 0, _CHARS_UTF8, None, None)
             if err != 0:
                 raise EspeakError(f"espeak_Synth failed with code {err}")
             self._lib.espeak_Synchronize()
-            chunks, self._chunks = self._chunks, []
-        return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
+            chunks, ends = self._chunks, self._clause_ends_ms
+            self._chunks, self._clause_ends_ms = [], []
+        samples = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
+        return samples, [min(len(samples), ms * ESPEAK_RATE // 1000) for ms in ends]
 
 
 _ENGINE: _Engine | None = None
@@ -172,8 +198,28 @@ _ENGINE: _Engine | None = None
 def synthesize(text: str, voice: str = "m1", language: str = "en",
                settings: EspeakSettings = EspeakSettings()) -> np.ndarray:
     """Raw eSpeak output for plain text: int16 samples at 22,050 Hz."""
+    return _engine().synthesize(text, voice, language, settings)[0]
+
+
+def synthesize_clauses(text: str, voice: str = "m1", language: str = "en",
+                       settings: EspeakSettings = EspeakSettings(), min_clause_ms: float = 120.0
+                       ) -> list[np.ndarray]:
+    """One synthesis, cut at eSpeak's clause-end events: int16 samples per clause (each still
+    carrying eSpeak's own pause, for the caller to trim). A cut that would leave less than
+    ``min_clause_ms`` on either side (e.g. an echo tail after the last clause) is not made."""
+    samples, ends = _engine().synthesize(text, voice, language, settings)
+    shortest = int(ESPEAK_RATE * min_clause_ms / 1000)
+    bounds = [0]
+    for end in sorted(set(ends)):
+        if end - bounds[-1] >= shortest and len(samples) - end >= shortest:
+            bounds.append(end)
+    bounds.append(len(samples))
+    return [samples[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def _engine() -> _Engine:
     global _ENGINE
     with _LOCK:
         if _ENGINE is None:
             _ENGINE = _Engine()
-    return _ENGINE.synthesize(text, voice, language, settings)
+    return _ENGINE

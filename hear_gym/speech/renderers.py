@@ -3,9 +3,10 @@
 Two mechanisms realize the same prosody plan (``plans.py``), for the paper's renderer-robustness
 condition:
 
-* ``EspeakRenderer``: eSpeak NG's own controls. Each clause is synthesized with the plan's rate,
-  pitch level and pitch range; the final contour comes from the final clause's punctuation
-  (fall ".", rise "?", level ","); pauses are silence the renderer inserts; gain is digital.
+* ``EspeakRenderer``: eSpeak NG's own controls. The text is synthesized with the plan's rate,
+  pitch level and pitch range; the final contour comes from the final punctuation (fall ".",
+  rise "?", level ","); the audio is cut at eSpeak's clause ends, and the pauses between
+  clauses are silence the renderer inserts; gain is digital.
 * ``PraatRenderer``: neutral eSpeak speech re-shaped by Praat (overlap-add resynthesis through
   parselmouth): the F0 contour is shifted and its range scaled in semitones, durations are
   scaled to the plan's rate, the final contour is drawn into the pitch tier; same pauses, gain.
@@ -20,23 +21,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
 import numpy as np
-from scipy.signal import resample_poly
+import soxr
 
 from hear_gym.speech import espeak
 from hear_gym.speech.plans import ProsodyPlan, plan_for
 
 SAMPLE_RATE = 16_000
-_UP, _DOWN = 320, 441  # 22,050 Hz -> 16,000 Hz
 ESPEAK_VOLUME = 60  # leaves headroom: clipping would engage eSpeak's stateful gain control
 REFERENCE_SCALE = 1.0 / 32768  # int16 at ESPEAK_VOLUME -> neutral speech near -25 dBFS, no clipping
 NEUTRAL = espeak.EspeakSettings(rate=175, pitch=50, range=50, volume=ESPEAK_VOLUME)
-_CLAUSE = re.compile(r"(?<=[,.;:!?\uff0c\u3002\uff1f\uff01])\s*")
 _CONTOUR_MARK = {"en": {"fall": ".", "rise": "?", "level": ","},
                  "cmn": {"fall": "\u3002", "rise": "\uff1f", "level": "\uff0c"}}
 _TERMINAL = ".!?,;:\u3002\uff1f\uff01\uff0c"
@@ -86,39 +84,46 @@ def cache_key(renderer: Renderer, request: RenderRequest) -> str:
 
 
 # -- shared steps -------------------------------------------------------------------------
-def split_clauses(text: str, language: str, contour: str) -> list[str]:
-    """Clauses at punctuation; the last one ends with the contour's punctuation mark."""
-    clauses = [c for c in _CLAUSE.split(text.strip()) if c.strip()]
-    last = clauses[-1].rstrip(_TERMINAL).rstrip()
-    clauses[-1] = (last or clauses[-1]) + _CONTOUR_MARK[language][contour]
-    return clauses
+def spoken_text(text: str, language: str, contour: str) -> str:
+    """The text with its final punctuation set to the contour's mark (eSpeak's intonation
+    follows the clause's punctuation: "." falls, "?" rises, "," stays level)."""
+    body = text.strip().rstrip(_TERMINAL).rstrip()
+    return (body or text.strip()) + _CONTOUR_MARK[language][contour]
 
 
-def trim_silence(samples: np.ndarray, threshold: int = 64) -> np.ndarray:
-    loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > threshold)
-    return samples[loud[0]:loud[-1] + 1] if len(loud) else samples[:0]
+def clauses(text: str, voice: str, language: str, settings: espeak.EspeakSettings) -> list[np.ndarray]:
+    """Clause audio (int16, 22,050 Hz) from one eSpeak call, each trimmed of silence."""
+    pieces = (trim_silence(c) for c in espeak.synthesize_clauses(text, voice, language, settings))
+    return [p for p in pieces if len(p)]
 
 
-def silence(ms: float, rate: int = espeak.ESPEAK_RATE) -> np.ndarray:
-    return np.zeros(int(round(rate * ms / 1000)), dtype=np.float64)
+def trim_silence(samples: np.ndarray, threshold: float = 64) -> np.ndarray:
+    loud = (samples > threshold) | (samples < -threshold)
+    if not loud.any():
+        return samples[:0]
+    return samples[int(loud.argmax()):len(samples) - int(loud[::-1].argmax())]
 
 
-def assemble(pieces: list[np.ndarray], plan: ProsodyPlan, rate: int) -> np.ndarray:
-    """Lead pause, clauses separated by clause pauses, resampled to 16 kHz, gain applied."""
-    out = [silence(plan.lead_pause_ms, rate)]
-    for i, piece in enumerate(pieces):
-        if i:
-            out.append(silence(plan.clause_pause_ms, rate))
-        out.append(piece)
-    audio = np.concatenate(out) if rate == SAMPLE_RATE else resample_poly(np.concatenate(out), _UP, _DOWN)
-    audio *= 10 ** (plan.gain_db / 20)
-    return np.clip(audio, -1.0, 1.0).astype(np.float32)
+def assemble(pieces: list[np.ndarray], plan: ProsodyPlan, scale: float = REFERENCE_SCALE) -> np.ndarray:
+    """Lead pause, clauses (22,050 Hz) separated by clause pauses, level and gain applied,
+    resampled to 16 kHz (soxr, high quality)."""
+    rate = espeak.ESPEAK_RATE
+    lead = int(round(rate * plan.lead_pause_ms / 1000))
+    pause = int(round(rate * plan.clause_pause_ms / 1000))
+    out = np.zeros(lead + sum(len(p) for p in pieces) + pause * max(len(pieces) - 1, 0), dtype=np.float32)
+    position = lead
+    for piece in pieces:
+        out[position:position + len(piece)] = piece
+        position += len(piece) + pause
+    out *= np.float32(scale * 10 ** (plan.gain_db / 20))
+    audio = soxr.resample(out, rate, SAMPLE_RATE, quality="HQ")
+    return np.clip(audio, -1.0, 1.0, out=audio).astype(np.float32, copy=False)
 
 
 # -- eSpeak NG ----------------------------------------------------------------------------
 class EspeakRenderer:
     name = "espeak"
-    version = "1"
+    version = "2"
 
     def settings(self, plan: ProsodyPlan) -> espeak.EspeakSettings:
         return espeak.EspeakSettings(rate=int(round(plan.rate)), pitch=int(round(plan.pitch)),
@@ -127,15 +132,13 @@ class EspeakRenderer:
     def describe(self, request: RenderRequest) -> dict:
         plan = plan_for(request.delivery, request.variation_key())
         return {"renderer": self.name, **plan.as_dict(), "espeak": asdict(self.settings(plan)),
-                "clauses": split_clauses(request.text, request.language, plan.final_contour)}
+                "spoken_text": spoken_text(request.text, request.language, plan.final_contour)}
 
     def render(self, request: RenderRequest) -> Rendering:
         plan = plan_for(request.delivery, request.variation_key())
         record = self.describe(request)
-        settings = self.settings(plan)
-        pieces = [trim_silence(espeak.synthesize(c, request.voice, request.language, settings))
-                  * REFERENCE_SCALE for c in record["clauses"]]
-        return Rendering(assemble(pieces, plan, espeak.ESPEAK_RATE), SAMPLE_RATE, record)
+        pieces = clauses(record["spoken_text"], request.voice, request.language, self.settings(plan))
+        return Rendering(assemble(pieces, plan), SAMPLE_RATE, record)
 
 
 # -- Praat resynthesis --------------------------------------------------------------------
@@ -143,7 +146,7 @@ class PraatRenderer:
     """Neutral eSpeak speech, then F0 and duration manipulation in Praat (overlap-add)."""
 
     name = "praat"
-    version = "1"
+    version = "2"
     SEMITONES_PER_PITCH_POINT = 0.1  # plan pitch 50 -> 0 st shift, 70 -> +2 st
     CONTOUR_WINDOW_S = 0.3
     CONTOUR_ST = {"rise": 5.0, "fall": -4.0}
@@ -155,14 +158,14 @@ class PraatRenderer:
     def describe(self, request: RenderRequest) -> dict:
         plan = plan_for(request.delivery, request.variation_key())
         return {"renderer": self.name, **plan.as_dict(), **self.transform(plan),
-                "clauses": split_clauses(request.text, request.language, "fall")}
+                # a level ending, so the final contour is Praat's alone
+                "spoken_text": spoken_text(request.text, request.language, "level")}
 
     def render(self, request: RenderRequest) -> Rendering:
         plan = plan_for(request.delivery, request.variation_key())
         transform = self.transform(plan)
         record = self.describe(request)
-        neutral = [trim_silence(espeak.synthesize(c, request.voice, request.language, NEUTRAL))
-                   * REFERENCE_SCALE for c in record["clauses"]]
+        neutral = clauses(record["spoken_text"], request.voice, request.language, NEUTRAL)
         seed = int.from_bytes(hashlib.blake2b(request.variation_key().encode(), digest_size=4).digest(),
                               "little") & 0x7FFFFFFF
         from parselmouth.praat import run
@@ -170,11 +173,12 @@ class PraatRenderer:
         with _PRAAT_LOCK:
             run(f"random_initializeWithSeedUnsafelyButPredictably ({seed})")
             try:
-                pieces = [self._manipulate(x, transform, plan.final_contour if i == len(neutral) - 1 else None)
+                pieces = [self._manipulate(x * REFERENCE_SCALE, transform,
+                                           plan.final_contour if i == len(neutral) - 1 else None)
                           for i, x in enumerate(neutral)]
             finally:
                 run("random_initializeSafelyAndUnpredictably ()")
-        return Rendering(assemble(pieces, plan, espeak.ESPEAK_RATE), SAMPLE_RATE, record)
+        return Rendering(assemble(pieces, plan, scale=1.0), SAMPLE_RATE, record)
 
     def _manipulate(self, samples: np.ndarray, transform: dict, contour: str | None) -> np.ndarray:
         import parselmouth
