@@ -205,12 +205,13 @@ def synthesize_clauses(text: str, voice: str = "m1", language: str = "en",
                        settings: EspeakSettings = EspeakSettings(), min_clause_ms: float = 120.0
                        ) -> list[np.ndarray]:
     """One synthesis, cut at eSpeak's clause-end events: int16 samples per clause (each still
-    carrying eSpeak's own pause, for the caller to trim). A cut that would leave less than
-    ``min_clause_ms`` on either side (e.g. an echo tail after the last clause) is not made."""
+    carrying eSpeak's own pause, for the caller to trim). The last event closes the text (what
+    follows it, an echo tail, stays with the last clause), and a cut that would leave less than
+    ``min_clause_ms`` on either side is not made."""
     samples, ends = _engine().synthesize(text, voice, language, settings)
     shortest = int(ESPEAK_RATE * min_clause_ms / 1000)
     bounds = [0]
-    for end in sorted(set(ends)):
+    for end in sorted(set(ends))[:-1]:
         if end - bounds[-1] >= shortest and len(samples) - end >= shortest:
             bounds.append(end)
     bounds.append(len(samples))
