@@ -85,7 +85,7 @@ def main() -> dict:
     y_test = np.array([i["resolved"] for i in test])
     results: dict[str, dict] = {}
     for name, renderer_class in RENDERERS.items():
-        renderer = RenderCache(renderer_class(), max_items=64)  # each request is rendered once
+        renderer = RenderCache(renderer_class(), max_bytes=32 * 2**20)  # each request is rendered once
         x_train = audio_features(train, renderer, f"{name}: train")
         x_test = audio_features(test, renderer, f"{name}: test")
         clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, class_weight="balanced"))

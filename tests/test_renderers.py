@@ -92,14 +92,14 @@ def test_bad_requests():
 def test_cache_memory_disk_and_corruption(tmp_path):
     renderer = EspeakRenderer()
     request = RenderRequest("That won't work.", "firm", "m1")
-    cache = RenderCache(renderer, max_items=1, disk_dir=tmp_path)
+    cache = RenderCache(renderer, max_bytes=1, disk_dir=tmp_path)
     cold = cache.render(request)
     warm = cache.render(request)
     assert cache.stats.renders == 1 and cache.stats.memory_hits == 1
     assert np.array_equal(cold.waveform, warm.waveform) and not warm.waveform.flags.writeable
     assert warm.plan == cold.plan
 
-    cache.render(RenderRequest("Sure.", "warm", "m1"))  # evicts the first from memory (max 1)
+    cache.render(RenderRequest("Sure.", "warm", "m1"))  # evicts the first from memory (1 byte)
     from_disk = cache.render(request)
     assert cache.stats.disk_hits == 1 and np.array_equal(from_disk.waveform, cold.waveform)
 

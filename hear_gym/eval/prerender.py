@@ -23,7 +23,7 @@ from hear_gym.wrappers.audio import TurnAudio
 def prerender(config: RunConfig, agents: Mapping[str, AgentFactory], cache_dir: Path,
               renderer: str = "espeak", progress: bool = True) -> dict[str, int]:
     """Play every episode of ``config`` and render each user turn into ``cache_dir``."""
-    cache = RenderCache(make_renderer(renderer), max_items=64, disk_dir=cache_dir)
+    cache = RenderCache(make_renderer(renderer), max_bytes=32 * 2**20, disk_dir=cache_dir)
     audio = TurnAudio(cache)
     total = len(config.cells) * len(config.scenario_ids) * config.rollouts
     with Progress(disable=not progress) as bar:

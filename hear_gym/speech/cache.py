@@ -4,7 +4,8 @@ Keys hash the renderer's name and version with the full request, so a renderer c
 serves stale audio. Disk entries are ``MAGIC + blake2b(samples) + float32 samples``; an entry
 whose checksum does not match (truncated, overwritten, bit rot) is deleted and rendered again,
 never served. Writes go to a temporary file renamed into place, so a crash leaves no half entry.
-The plan record is recomputed on a hit (``Renderer.describe``: cheap and deterministic).
+Memory holds the waveform with its plan record and is bounded in bytes; a disk hit recomputes the
+plan record with ``Renderer.describe`` (cheap and deterministic).
 """
 
 from __future__ import annotations
@@ -34,46 +35,50 @@ class CacheStats:
 
 
 class RenderCache:
-    def __init__(self, renderer: Renderer, max_items: int = 2048, disk_dir: Path | None = None) -> None:
-        if max_items < 1:
-            raise ValueError("max_items must be >= 1")
+    def __init__(self, renderer: Renderer, max_bytes: int = 256 * 2**20, disk_dir: Path | None = None) -> None:
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be >= 1")
         self.renderer = renderer
-        self.max_items = max_items
+        self.max_bytes = max_bytes
         self.disk_dir = Path(disk_dir) if disk_dir is not None else None
         self.stats = CacheStats()
-        self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._memory: OrderedDict[str, Rendering] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def render(self, request: RenderRequest) -> Rendering:
         key = cache_key(self.renderer, request)
         with self._lock:
-            waveform = self._memory.get(key)
-            if waveform is not None:
+            hit = self._memory.get(key)
+            if hit is not None:
                 self._memory.move_to_end(key)
                 self.stats.memory_hits += 1
-                return Rendering(waveform, SAMPLE_RATE, self.renderer.describe(request))
+                return hit
         waveform = self._load(key)
         if waveform is not None:
             self.stats.disk_hits += 1
-            return Rendering(self._remember(key, waveform), SAMPLE_RATE, self.renderer.describe(request))
+            return self._remember(key, Rendering(waveform, SAMPLE_RATE, self.renderer.describe(request)))
         rendering = self.renderer.render(request)
         self.stats.renders += 1
         self._store(key, rendering.waveform)
-        return Rendering(self._remember(key, rendering.waveform), rendering.sample_rate, rendering.plan)
+        return self._remember(key, rendering)
 
     def contains(self, request: RenderRequest) -> bool:
         key = cache_key(self.renderer, request)
         path = self._path(key)
         return key in self._memory or (path is not None and path.exists())
 
-    def _remember(self, key: str, waveform: np.ndarray) -> np.ndarray:
-        waveform = _frozen(waveform)
+    def _remember(self, key: str, rendering: Rendering) -> Rendering:
+        rendering = Rendering(_frozen(rendering.waveform), rendering.sample_rate, rendering.plan)
         with self._lock:
-            self._memory[key] = waveform
+            if key not in self._memory:
+                self._memory[key] = rendering
+                self._bytes += rendering.waveform.nbytes
             self._memory.move_to_end(key)
-            while len(self._memory) > self.max_items:
-                self._memory.popitem(last=False)
-        return waveform
+            while self._bytes > self.max_bytes and len(self._memory) > 1:
+                _, old = self._memory.popitem(last=False)
+                self._bytes -= old.waveform.nbytes
+        return rendering
 
     def _path(self, key: str) -> Path | None:
         return None if self.disk_dir is None else self.disk_dir / key[:2] / f"{key}.f32"
