@@ -23,6 +23,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/speed_hear2act.py
 	$(PY) benchmarks/hear2act_baselines.py
+	$(PY) benchmarks/speech_validation.py
+	$(PY) benchmarks/speed_speech.py
 
 clean:
 	rm -rf $(VENV) runs

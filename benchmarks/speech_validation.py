@@ -31,6 +31,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from hear_gym.metrics.bootstrap import RatioSums, bootstrap
 from hear_gym.scenarios.bank import scenarios_for
 from hear_gym.scenarios.domain_schema import domain_by_id
 from hear_gym.speech.cache import RenderCache
@@ -71,10 +72,18 @@ def audio_features(items: list[dict], renderer: RenderCache, description: str) -
     return np.array(rows)
 
 
-def scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
-    resolved = float((y_pred[y_true] == 1).mean())
-    unresolved = float((y_pred[~y_true] == 0).mean())
-    return {"resolved": resolved, "unresolved": unresolved, "balanced": (resolved + unresolved) / 2,
+def scores(y_true: np.ndarray, y_pred: np.ndarray, scenario: np.ndarray) -> dict[str, float]:
+    """Per-class recall and balanced accuracy, with a 95% scenario-bootstrap CI on the latter."""
+    ids, unit = np.unique(scenario, return_inverse=True)
+    correct = (y_pred == y_true).astype(float)
+
+    def per_scenario(mask):
+        return RatioSums(np.bincount(unit, correct * mask, len(ids)), np.bincount(unit, mask, len(ids)))
+
+    res, unres = per_scenario(y_true.astype(float)), per_scenario((~y_true).astype(float))
+    balanced = bootstrap(lambda idx: (res.statistic(idx) + unres.statistic(idx)) / 2, len(ids))
+    return {"resolved": float(correct[y_true].mean()), "unresolved": float(correct[~y_true].mean()),
+            "balanced": balanced.point, "balanced_ci": [balanced.low, balanced.high],
             "n_resolved": int(y_true.sum()), "n_unresolved": int((~y_true).sum())}
 
 
@@ -83,24 +92,26 @@ def main() -> dict:
     train, test = soft_items("train", seed=1), soft_items("test", seed=2)
     y_train = np.array([i["resolved"] for i in train])
     y_test = np.array([i["resolved"] for i in test])
+    test_units = np.array([i["scenario"].scenario_id for i in test])
     results: dict[str, dict] = {}
     for name, renderer_class in RENDERERS.items():
         renderer = RenderCache(renderer_class(), max_bytes=32 * 2**20)  # each request is rendered once
         x_train = audio_features(train, renderer, f"{name}: train")
         x_test = audio_features(test, renderer, f"{name}: test")
         clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, class_weight="balanced"))
-        results[f"audio ({name})"] = scores(y_test, clf.fit(x_train, y_train).predict(x_test))
+        results[f"audio ({name})"] = scores(y_test, clf.fit(x_train, y_train).predict(x_test), test_units)
     words = make_pipeline(CountVectorizer(ngram_range=(1, 2)),
                           LogisticRegression(max_iter=2000, class_weight="balanced"))
     words.fit([i["text"] for i in train], y_train)
-    results["text"] = scores(y_test, words.predict([i["text"] for i in test]))
+    results["text"] = scores(y_test, words.predict([i["text"] for i in test]), test_units)
 
     table = Table(title="Resolved vs unresolved on held-out prosody-mediated soft turns")
-    for col in ("classifier", "resolved (O+)", "unresolved (O-)", "balanced accuracy", "n test"):
+    for col in ("classifier", "resolved (O+)", "unresolved (O-)", "balanced accuracy [95% CI]", "n test"):
         table.add_column(col)
     for name, r in results.items():
-        table.add_row(name, f"{r['resolved']:.3f}", f"{r['unresolved']:.3f}", f"{r['balanced']:.3f}",
-                      f"{r['n_resolved']} + {r['n_unresolved']}")
+        low, high = r["balanced_ci"]
+        table.add_row(name, f"{r['resolved']:.3f}", f"{r['unresolved']:.3f}",
+                      f"{r['balanced']:.3f} [{low:.3f}, {high:.3f}]", f"{r['n_resolved']} + {r['n_unresolved']}")
     console = Console()
     console.print(table)
     console.print(f"{len(train)} train / {len(test)} test items, {time.perf_counter() - start:.0f} s")
