@@ -1,4 +1,4 @@
-"""Speech-layer speed, as ratios measured in one run (best of several interleaved passes).
+"""Speech-layer speed, as ratios measured in one run (paired, interleaved, best of several passes).
 
 * cold render / raw eSpeak synthesis of the same text with the same eSpeak settings (target
   <= 1.3x). The settings matter: a hesitant plan speaks at 135 words/min, so there is more audio
@@ -60,10 +60,16 @@ def render_ratios() -> dict:
     reqs = utterances()
     renderer = EspeakRenderer()
     raw = [(r.text, r.voice, renderer.settings(plan_for(r.delivery, r.variation_key()))) for r in reqs]
-    raw_t, cold_t = float("inf"), float("inf")
-    for _ in range(PASSES):  # interleaved, so drift in machine speed hits both alike
-        raw_t = min(raw_t, best_of(1, lambda: [espeak.synthesize(t, v, "en", st) for t, v, st in raw]))
-        cold_t = min(cold_t, best_of(1, lambda: [renderer.render(r) for r in reqs]))
+    # Paired and interleaved per utterance (best of PASSES each), so the noisy drift of a shared
+    # machine hits both sides alike.
+    raw_t = cold_t = 0.0
+    for (text, voice, settings), request in zip(raw, reqs, strict=True):
+        raw_best = cold_best = float("inf")
+        for _ in range(PASSES):
+            raw_best = min(raw_best, best_of(1, lambda: espeak.synthesize(text, voice, "en", settings)))
+            cold_best = min(cold_best, best_of(1, lambda: renderer.render(request)))
+        raw_t += raw_best
+        cold_t += cold_best
     cache = RenderCache(renderer)
     for r in reqs:
         cache.render(r)
