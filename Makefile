@@ -9,7 +9,7 @@ RUN_DIR ?= runs/baselines
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,agents]"
 	touch $(STAMP)
 
 ## Baseline agents over all 480 scenarios under both feedback realizations.

@@ -9,11 +9,11 @@ from typing import Any, Protocol, runtime_checkable
 class Agent(Protocol):
     """``reset`` at the start of each episode, then ``act`` on each observation.
 
-    ``required_access`` names the access condition whose observation keys the agent reads
-    (e.g. ``"T+S"`` for the concern-state tag); the runner checks it.
+    ``required_access`` names the access condition(s) whose observation keys the agent reads
+    (e.g. ``"T+S"`` for the concern-state tag, or a tuple of alternatives); the runner checks it.
     """
 
-    required_access: str
+    required_access: str | tuple[str, ...]
 
     def reset(self, seed: int | None = None) -> None: ...
 

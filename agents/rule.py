@@ -6,15 +6,18 @@ differ in one decision, whether the current option is resolved:
 
 * ``TranscriptOnlyAgent`` (access T) acts on words only: an option that contradicts nothing the
   user has said is taken as resolved, so lexical acceptance ends the search.
-* ``StateAwareAgent`` (access T+S) reads the concern-state tag: it confirms only on a resolved
-  tag and otherwise elicits (a general question, which reveals why the option is unresolved),
-  moving on if elicitation brings nothing new.
+* ``StateAwareAgent`` (access T+S, T+S^ or T+SER) reads the state channel as text: it confirms
+  only when the channel reads as resolved and otherwise elicits (a general question, which
+  reveals why the option is unresolved), moving on if elicitation brings nothing new. The same
+  decision stage reads the ground-truth tag, an inferred sentence or a generic affect label;
+  the reading (``reads_resolved``) is one word list, applied verbatim to each.
 * ``AskBeforeConfirmAgent`` (access T) asks one general question about every option before
   confirming it, whatever the user sounded like.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agents.lexicon import DialogueView, Lexicon, OptionView, domain_named, parse_options
@@ -89,15 +92,28 @@ class TranscriptOnlyAgent(_RuleAgent):
         return view.last_assistant_kind != "confirm"
 
 
-class StateAwareAgent(_RuleAgent):
-    """Uses the T+S concern-state tag to decide between confirming and eliciting."""
+STATE_CHANNELS = ("concern_state", "inferred_state", "affect")
+# Words that say "this works for me"; everything else (including "unresolved") does not.
+_POSITIVE = re.compile(r"\b(?:" + "|".join(sorted(RESOLVED_DELIVERY_LABELS | {"resolved", "happy"})) + r")\b")
 
-    required_access = "T+S"
+
+def reads_resolved(text: str) -> bool:
+    """The decision stage's reading of a state channel: a positive word, not negated."""
+    lowered = text.lower()
+    return bool(_POSITIVE.search(lowered)) and not re.search(r"\b(?:not|un\w*resolved)\b", lowered)
+
+
+class StateAwareAgent(_RuleAgent):
+    """Uses a state channel (T+S tag, T+S^ sentence or T+SER label) to decide between confirming
+    and eliciting."""
+
+    required_access = ("T+S", "T+S^", "T+SER")
 
     def resolved(self, observation, view) -> bool:
-        if "concern_state" not in observation:
-            raise KeyError("StateAwareAgent needs the T+S access condition (concern_state)")
-        return observation["concern_state"] in RESOLVED_DELIVERY_LABELS
+        channel = next((observation[k] for k in STATE_CHANNELS if k in observation), None)
+        if channel is None:
+            raise KeyError(f"StateAwareAgent needs a state channel, one of {STATE_CHANNELS}")
+        return reads_resolved(channel)
 
     def elicit(self, observation, view, current: int) -> int:
         if current not in self._set_aside:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -18,6 +19,9 @@ app = typer.Typer(help="hear_gym: environments for spoken agents that must liste
                   no_args_is_help=True, add_completion=False)
 scenarios_app = typer.Typer(help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True)
 app.add_typer(scenarios_app, name="scenarios")
+train_app = typer.Typer(help="Train models used by agents and access conditions (needs hear-gym[agents]).",
+                        no_args_is_help=True)
+app.add_typer(train_app, name="train")
 console = Console(width=None if Console().is_terminal else 200)
 
 AGENT_GROUP = "hear_gym.agents"
@@ -79,6 +83,10 @@ def eval_command(
     max_turns: Annotated[int, typer.Option(min=2)] = 20,
     markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    renderer: Annotated[str, typer.Option(help="Speech renderer for audio-based conditions.")] = "espeak",
+    state_probe: Annotated[Path | None, typer.Option(help="Concern probe checkpoint for T+S^ cells.")] = None,
+    affect_probe: Annotated[Path | None, typer.Option(help="Affect probe checkpoint for T+SER cells.")] = None,
+    audio_cache_dir: Annotated[Path | None, typer.Option(help="Disk render cache (see hear-gym render).")] = None,
 ) -> None:
     """Evaluate agents on Hear2Act; writes results.jsonl and metadata.json into OUT."""
     from hear_gym.eval.pipeline import evaluate
@@ -86,15 +94,17 @@ def eval_command(
 
     registered = available_agents()
     cells = _cells(cell, feedback, registered)
+    env_kwargs, options = _audio_plugins(renderer, state_probe, affect_probe, audio_cache_dir)
     try:
         config = RunConfig(cells=tuple(cells),
                            scenario_ids=tuple(s.scenario_id for s in scenarios_for(split)[:limit]),
-                           rollouts=rollouts, seed=seed, assistant=assistant, max_turns=max_turns)
+                           rollouts=rollouts, seed=seed, assistant=assistant, max_turns=max_turns,
+                           env_options=options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     factories = {name: registered[name].load() for name in {c.agent for c in cells}}
     try:
-        metadata = evaluate(out, config, factories, progress=progress)
+        metadata = evaluate(out, config, factories, progress=progress, env_kwargs=env_kwargs)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -102,6 +112,29 @@ def eval_command(
     if markdown is not None:
         markdown.write_text(to_markdown(metadata), encoding="utf-8")
     console.print(f"results: {out / 'results.jsonl'}  metadata: {out / 'metadata.json'}")
+
+
+def _audio_plugins(renderer: str, state_probe: Path | None, affect_probe: Path | None,
+                   audio_cache_dir: Path | None) -> tuple[dict, tuple[tuple[str, str], ...]]:
+    """gym.make kwargs for audio-based conditions, and their description for the run record."""
+    kwargs: dict = {"renderer": renderer}
+    options = [("renderer", renderer)]
+    if audio_cache_dir is not None:
+        kwargs["audio_cache_dir"] = audio_cache_dir
+    for path, key, wrap in ((state_probe, "state_inferrer", "ConcernInferrer"),
+                            (affect_probe, "affect_classifier", "AffectPredictor")):
+        if path is None:
+            continue
+        try:
+            import agents.audio_probe as probes
+        except ImportError as exc:
+            raise typer.BadParameter(f"probes need torch: pip install 'hear-gym[agents]' ({exc})") from None
+        if not path.is_file():
+            raise typer.BadParameter(f"no probe checkpoint at {path}")
+        kwargs[key] = getattr(probes, wrap)(probes.AudioProbe.load(path))
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        options.append((key, f"{path.name}@sha256:{digest}"))
+    return kwargs, tuple(options)
 
 
 def _cells(specs: list[str], feedbacks: list[str], registered: dict) -> list:
@@ -204,6 +237,35 @@ def render_command(
     stats = prerender(config, {c.agent: registered[c.agent].load() for c in cells}, cache_dir, renderer)
     console.print(f"{stats['rendered']} utterances rendered, {stats['already_on_disk']} already cached, "
                   f"in {cache_dir}")
+
+
+@train_app.command("probe")
+def train_probe_command(
+    out: Annotated[Path, typer.Option(help="Checkpoint to write (.safetensors).")],
+    task: Annotated[str, typer.Option(help="concern (for T+S^) or affect (for T+SER).")] = "concern",
+    features: Annotated[str, typer.Option(help="prosody_relative, prosody or logmel.")] = "prosody_relative",
+    renderer: Annotated[str, typer.Option(help="Renderer whose audio to learn from.")] = "espeak",
+    max_scenarios: Annotated[int | None, typer.Option(min=1, help="Per split, for quick runs.")] = None,
+    seed: int = 0,
+) -> None:
+    """Train an audio probe on rendered training-split audio; reports held-out accuracy."""
+    try:
+        from agents.audio_probe import ProbeConfig, train_probe
+    except ImportError as exc:
+        console.print(f"[red]error:[/red] probes need torch: pip install 'hear-gym[agents]' ({exc})")
+        raise typer.Exit(2) from None
+    try:
+        config = ProbeConfig(task=task, features=features, renderer=renderer,
+                             max_scenarios=max_scenarios, seed=seed)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    probe = train_probe(config, out)
+    table = Table("split", *probe.config.classes, "balanced", "n", title=f"{task} probe ({features})")
+    for split, report in probe.report.items():
+        table.add_row(split, *(f"{report.get(c, float('nan')):.3f}" for c in probe.config.classes),
+                      f"{report['balanced']:.3f}", str(report["n"]))
+    console.print(table)
+    console.print(f"checkpoint: {out}")
 
 
 @app.command("version")

@@ -39,8 +39,8 @@ class SpyInferrer:
     def __init__(self):
         self.calls = []
 
-    def infer(self, waveform, sample_rate, transcript):
-        self.calls.append((waveform, sample_rate, transcript))
+    def infer(self, waveform, sample_rate, transcript, reference):
+        self.calls.append((waveform, sample_rate, transcript, reference))
         return "The user sounds hesitant."
 
 
@@ -49,8 +49,9 @@ def test_inferred_state_sees_audio_and_context_only():
     env = make(access="T+S^", state_inferrer=spy)
     obs, _ = env.reset(seed=0)
     assert obs["inferred_state"] == "The user sounds hesitant." and "audio" not in obs
-    waveform, rate, transcript = spy.calls[-1]
+    waveform, rate, transcript, reference = spy.calls[-1]
     assert rate == 16_000 and waveform.ndim == 1 and transcript == obs["transcript"]
+    assert reference.ndim == 1 and len(reference) != len(waveform)  # the opening request
     with pytest.raises(ValueError, match="needs state_inferrer"):
         make(access="T+S^")
 

@@ -80,3 +80,18 @@ def test_render_fills_the_disk_cache_for_eval(tmp_path):
     result = invoke("render", "--cache-dir", str(cache), "--split", "dev", "--cell", "state_aware@T+S",
                     "--feedback", "prosody")
     assert "0 utterances rendered" in result.output and len(list(cache.rglob("*.f32"))) == first
+
+
+def test_train_a_probe_then_evaluate_with_it(tmp_path):
+    probe = tmp_path / "concern.safetensors"
+    result = invoke("train", "probe", "--out", str(probe), "--max-scenarios", "3")
+    assert result.exit_code == 0, result.output
+    assert probe.exists() and "balanced" in result.output
+    run_dir = tmp_path / "run"
+    result = invoke("eval", "--out", str(run_dir), "--limit", "2", "--no-progress", "--feedback", "prosody",
+                    "--cell", "transcript_only", "--cell", "state_aware@T+S^", "--state-probe", str(probe))
+    assert result.exit_code == 0, result.output
+    config = json.loads((run_dir / "run_config.json").read_text())
+    assert dict(map(tuple, config["env_options"]))["state_inferrer"].startswith("concern.safetensors@sha256:")
+    missing = invoke("eval", "--out", str(tmp_path / "x"), "--state-probe", str(tmp_path / "none.safetensors"))
+    assert missing.exit_code == 2 and "no probe checkpoint" in missing.output

@@ -18,7 +18,7 @@ from hear_gym.wrappers.access import ACCESS_CONDITIONS
 class PitchRangeInferrer:
     """A stand-in inferrer for the T+S^ plumbing: wide pitch range reads as resolved."""
 
-    def infer(self, waveform, sample_rate, transcript):
+    def infer(self, waveform, sample_rate, transcript, reference):
         f0_range = prosodic_features(waveform, sample_rate)[FEATURE_NAMES.index("f0_range_st")]
         return "The user sounds satisfied." if f0_range > 6 else "The user sounds unconvinced."
 

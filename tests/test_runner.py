@@ -89,5 +89,5 @@ def test_unfinished_run_cannot_be_reported(tmp_path):
 
 def test_agent_access_is_checked(tmp_path):
     bad = config(cells=(Cell("state_aware", "T", "prosody"),))
-    with pytest.raises(ValueError, match="needs access 'T\\+S'"):
+    with pytest.raises(ValueError, match=r"needs access T\+S or T\+S\^ or T\+SER"):
         run_evaluation(tmp_path, bad, AGENTS, progress=False)

@@ -58,6 +58,9 @@ class RunConfig:
     assistant: str = "text"
     max_turns: int = 20
     generator_version: str = GENERATOR_VERSION  # a bank change must not resume an old run
+    # What the env's plug-ins are (renderer, probe checkpoints...), recorded for provenance and
+    # for the resume check; the objects themselves are passed to ``run_evaluation``.
+    env_options: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.cells:
@@ -82,7 +85,8 @@ class RunConfig:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunConfig:
         return cls(**{**data, "cells": tuple(Cell.parse(c) for c in data["cells"]),
-                      "scenario_ids": tuple(data["scenario_ids"])})
+                      "scenario_ids": tuple(data["scenario_ids"]),
+                      "env_options": tuple(tuple(pair) for pair in data.get("env_options", ()))})
 
 
 def episode_seed(run_seed: int, scenario_id: str, rollout: int) -> int:
@@ -129,8 +133,9 @@ def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int
 
 
 def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentFactory],
-                   progress: bool = True) -> Path:
-    """Run (or resume) every episode of ``config`` into ``out_dir``; returns the results path."""
+                   progress: bool = True, env_kwargs: Mapping[str, Any] | None = None) -> Path:
+    """Run (or resume) every episode of ``config`` into ``out_dir``; returns the results path.
+    ``env_kwargs`` go to every ``gym.make`` (e.g. ``renderer``, ``state_inferrer``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     _check_config(out_dir, config)
     missing = sorted({c.agent for c in config.cells} - set(agents))
@@ -149,7 +154,7 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
                     envs[cell] = gym.make(
                         ENV_ID, access=cell.access, feedback=cell.feedback,
                         scenario_ids=list(config.scenario_ids), assistant=config.assistant,
-                        max_turns=config.max_turns, disable_env_checker=True)
+                        max_turns=config.max_turns, disable_env_checker=True, **(env_kwargs or {}))
                 record = run_episode(envs[cell], cell_agents[cell], scenario_id,
                                      episode_seed(config.seed, scenario_id, rollout))
                 writer.write({"key": episode_key(cell, scenario_id, rollout), "cell": cell.name,
@@ -162,10 +167,13 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
 
 
 def _make_agent(factory: AgentFactory, cell: Cell):
+    """An agent reads what its ``required_access`` (one condition or several) provides; any
+    condition also carries the transcript, so a transcript-only agent runs everywhere."""
     agent = factory()
     needed = getattr(agent, "required_access", "T")
-    if needed not in ("T", cell.access):
-        raise ValueError(f"{cell.name}: agent {cell.agent!r} needs access {needed!r}")
+    accepted = (needed,) if isinstance(needed, str) else tuple(needed)
+    if "T" not in accepted and cell.access not in accepted:
+        raise ValueError(f"{cell.name}: agent {cell.agent!r} needs access {' or '.join(accepted)}")
     return agent
 
 

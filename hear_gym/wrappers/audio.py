@@ -10,8 +10,9 @@ through a ``RenderCache``. The wrappers:
   ``UserAudio`` it makes the audio-only condition A (the agent hears the current turn and keeps
   its own side of the dialogue in text).
 * ``InferredState`` (T+S^) adds ``inferred_state``: the text a pluggable ``StateInferrer`` writes
-  after hearing the current turn's audio in its dialogue context. The inferrer never sees the
-  delivery label or any ground truth, and the agent never gets the raw audio.
+  after hearing the current turn's audio in its dialogue context (the transcript and the user's
+  opening request as reference audio). The inferrer never sees the delivery label or any ground
+  truth, and the agent never gets the raw audio.
 * ``AffectLabel`` (T+SER) adds ``affect``: a generic 4-class speech-emotion label from a
   pluggable ``AffectClassifier``, passed verbatim (never mapped to concern states).
 """
@@ -116,9 +117,11 @@ class HideUserWords(gym.ObservationWrapper):
 
 
 class StateInferrer(Protocol):
-    """Writes what the user's delivery says about the current recommendation (paper P6c)."""
+    """Writes what the user's delivery says about the current recommendation (paper P6c).
+    ``reference`` is the same user's opening request, the dialogue's audio context."""
 
-    def infer(self, waveform: np.ndarray, sample_rate: int, transcript: str) -> str: ...
+    def infer(self, waveform: np.ndarray, sample_rate: int, transcript: str,
+              reference: np.ndarray) -> str: ...
 
 
 class AffectClassifier(Protocol):
@@ -133,7 +136,8 @@ class InferredState(_AddKeys):
         self.audio, self.inferrer = audio, inferrer
 
     def added(self, obs, info):
-        text = self.inferrer.infer(self.audio.waveform(self.env), SAMPLE_RATE, obs["transcript"])
+        text = self.inferrer.infer(self.audio.waveform(self.env), SAMPLE_RATE, obs["transcript"],
+                                   self.audio.waveform(self.env, turn=0))
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"state inferrer returned {text!r}; it must return a non-empty sentence")
         return {"inferred_state": text.strip()[:256]}

@@ -1,0 +1,236 @@
+"""Small torch classifiers that listen to a user turn: the two-stage T+S^ inferrer and the
+generic-affect (SER-style) baselines.
+
+* ``concern`` probe: resolved vs unresolved, from the turn's prosodic features and the same
+  relative to the speaker's opening request (the dialogue context a listener has). Wrapped by
+  ``ConcernInferrer``, which writes one sentence for the decision stage (paper P6c/P6d).
+* ``affect`` probes: the 4-class label space of off-the-shelf SER models (happy / sad / angry /
+  neutral), trained from delivery labels mapped to affect (``AFFECT_OF_DELIVERY``), from the clip
+  alone as an SER model would. Two representations stand in for the paper's two SER systems:
+  prosodic features and pooled log-mel. ``AffectPredictor`` passes the label on verbatim.
+
+Training renders the training-split scenarios' reactions (every candidate option, both feedback
+realizations) with the chosen renderer; the held-out report uses the test split. A checkpoint
+is one safetensors file: the weights, the feature normalization, and the config and report as
+JSON metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from rich.progress import track
+from safetensors.torch import load_file, save_file
+
+from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.scenarios.domain_schema import domain_by_id
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.features import log_mel, prosodic_features
+from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest, make_renderer
+from hear_gym.user.engine import UserEngine
+from hear_gym.user.realizer import choose_delivery, realize
+from hear_gym.user.states import RESOLVED_DELIVERY_LABELS, Feedback
+from hear_gym.wrappers.audio import AFFECT_LABELS, voice_for
+
+CONCERN_CLASSES = ("resolved", "unresolved")
+# How a generic speech-emotion model would file each delivery (valence x arousal), with no
+# regard for the task: relieved is calm, hence neutral; concerned is a low, negative voice.
+AFFECT_OF_DELIVERY = {
+    "satisfied": "happy", "warm": "happy", "enthusiastic": "happy", "relieved": "neutral",
+    "underwhelmed": "sad", "disappointed": "sad", "concerned": "sad",
+    "lukewarm": "neutral", "flat": "neutral", "hesitant": "neutral", "neutral": "neutral",
+    "frustrated": "angry", "impatient": "angry", "firm": "angry",
+}
+FEATURE_KINDS = ("prosody", "prosody_relative", "logmel")
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    task: str = "concern"  # "concern" | "affect"
+    features: str = "prosody_relative"
+    renderer: str = "espeak"
+    hidden: int = 32
+    epochs: int = 300
+    learning_rate: float = 0.01
+    seed: int = 0
+    max_scenarios: int | None = None  # per split; None = all
+
+    def __post_init__(self) -> None:
+        if self.task not in ("concern", "affect"):
+            raise ValueError(f"task must be 'concern' or 'affect', got {self.task!r}")
+        if self.features not in FEATURE_KINDS:
+            raise ValueError(f"features must be one of {FEATURE_KINDS}, got {self.features!r}")
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return CONCERN_CLASSES if self.task == "concern" else AFFECT_LABELS
+
+
+def label_of(task: str, delivery: str) -> str:
+    if task == "concern":
+        return "resolved" if delivery in RESOLVED_DELIVERY_LABELS else "unresolved"
+    return AFFECT_OF_DELIVERY[delivery]
+
+
+def turn_features(kind: str, waveform: np.ndarray, reference: np.ndarray | None) -> np.ndarray:
+    if kind == "logmel":
+        mel = log_mel(waveform, SAMPLE_RATE)
+        return np.concatenate([mel.mean(axis=0), mel.std(axis=0)])
+    current = prosodic_features(waveform, SAMPLE_RATE)
+    if kind == "prosody":
+        return current.astype(np.float32)
+    if reference is None:
+        raise ValueError("prosody_relative features need the speaker's reference (request) audio")
+    return np.concatenate([current, current - prosodic_features(reference, SAMPLE_RATE)])
+
+
+@dataclass
+class ProbeData:
+    x: np.ndarray
+    y: np.ndarray
+    scenario_ids: list[str] = field(default_factory=list)
+
+
+def build_data(config: ProbeConfig, split: str, cache: RenderCache, seed: int) -> ProbeData:
+    """Render every reaction of the split's scenarios (both feedbacks) and featurize it."""
+    rng = np.random.default_rng(seed)
+    scenarios = scenarios_for(split)[:config.max_scenarios]
+    rows, labels, units = [], [], []
+    for scenario in track(scenarios, description=f"{config.task} probe: {split} audio"):
+        domain, voice = domain_by_id(scenario.domain), voice_for(scenario.scenario_id)
+        reference = cache.render(RenderRequest(scenario.request, "neutral", voice)).waveform
+        for feedback in Feedback:
+            engine = UserEngine(scenario, feedback)
+            for cand in scenario.candidates:
+                reaction = engine.react_to_recommendation(cand.option_id, frozenset())
+                delivery = choose_delivery(reaction.state, rng)
+                text = realize(reaction, scenario, domain, rng)
+                wave = cache.render(RenderRequest(text, delivery, voice)).waveform
+                rows.append(turn_features(config.features, wave, reference))
+                labels.append(config.classes.index(label_of(config.task, delivery)))
+                units.append(scenario.scenario_id)
+    return ProbeData(np.array(rows, dtype=np.float32), np.array(labels), units)
+
+
+def _model(n_in: int, hidden: int, n_out: int) -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(n_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, n_out))
+
+
+class AudioProbe:
+    """A trained probe: featurize a turn, normalize, classify."""
+
+    def __init__(self, config: ProbeConfig, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray,
+                 report: dict | None = None) -> None:
+        self.config, self.model, self.mean, self.std = config, model.eval(), mean, std
+        self.report = report or {}
+
+    def predict_features(self, x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = self.model(torch.from_numpy(((x - self.mean) / self.std).astype(np.float32)))
+        return logits.argmax(dim=-1).numpy()
+
+    def predict(self, waveform: np.ndarray, reference: np.ndarray | None = None) -> str:
+        x = turn_features(self.config.features, waveform, reference)[None, :]
+        return self.config.classes[int(self.predict_features(x)[0])]
+
+    def save(self, path: Path) -> None:
+        tensors = {f"model.{k}": v.contiguous() for k, v in self.model.state_dict().items()}
+        tensors["norm.mean"] = torch.from_numpy(self.mean)
+        tensors["norm.std"] = torch.from_numpy(self.std)
+        save_file(tensors, str(path), metadata={"config": json.dumps(asdict(self.config)),
+                                                "report": json.dumps(self.report)})
+
+    @classmethod
+    def load(cls, path: str | Path) -> AudioProbe:
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as fh:
+            meta = fh.metadata() or {}
+        if "config" not in meta:
+            raise ValueError(f"{path} is not a hear_gym probe checkpoint (no config metadata)")
+        config = ProbeConfig(**json.loads(meta["config"]))
+        tensors = load_file(str(path))
+        weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
+        model = _model(weights["0.weight"].shape[1], config.hidden, len(config.classes))
+        model.load_state_dict(weights)
+        return cls(config, model, tensors["norm.mean"].numpy(), tensors["norm.std"].numpy(),
+                   json.loads(meta.get("report", "{}")))
+
+
+def fit(config: ProbeConfig, train: ProbeData) -> AudioProbe:
+    """Full-batch Adam on cross-entropy with class-balanced weights; seeded, CPU."""
+    generator = torch.Generator().manual_seed(config.seed)
+    mean, std = train.x.mean(axis=0), train.x.std(axis=0) + 1e-6
+    model = _model(train.x.shape[1], config.hidden, len(config.classes))
+    with torch.no_grad():
+        for p in model.parameters():  # seeded init, independent of torch's global generator
+            p.copy_(torch.randn(p.shape, generator=generator) * (0.1 if p.ndim > 1 else 0.0))
+    counts = np.bincount(train.y, minlength=len(config.classes)).astype(np.float32)
+    weights = torch.from_numpy(counts.sum() / np.maximum(counts, 1) / len(config.classes))
+    x = torch.from_numpy(((train.x - mean) / std).astype(np.float32))
+    y = torch.from_numpy(train.y.astype(np.int64))
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weights)
+    for _ in range(config.epochs):
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    return AudioProbe(config, model, mean.astype(np.float32), std.astype(np.float32))
+
+
+def per_class_accuracy(probe: AudioProbe, data: ProbeData) -> dict[str, float]:
+    predicted = probe.predict_features(data.x)
+    report = {name: float((predicted[data.y == i] == i).mean()) for i, name in enumerate(probe.config.classes)
+              if (data.y == i).any()}
+    report["balanced"] = float(np.mean(list(report.values())))
+    report["n"] = int(len(data.y))
+    return report
+
+
+def train_probe(config: ProbeConfig, out: Path | None = None) -> AudioProbe:
+    """Train on the train split, report held-out (test split) accuracy, optionally save."""
+    cache = RenderCache(make_renderer(config.renderer), max_bytes=64 * 2**20)
+    train = build_data(config, "train", cache, seed=config.seed)
+    test = build_data(config, "test", cache, seed=config.seed + 1)
+    probe = fit(config, train)
+    probe.report = {"test": per_class_accuracy(probe, test), "train": per_class_accuracy(probe, train)}
+    if out is not None:
+        probe.save(out)
+    return probe
+
+
+class ConcernInferrer:
+    """``StateInferrer`` for T+S^: one sentence about the current recommendation's status."""
+
+    SENTENCES = {"resolved": "The user sounds genuinely satisfied; the recommendation seems resolved.",
+                 "unresolved": "The user sounds unconvinced; the recommendation seems unresolved."}
+
+    def __init__(self, probe: AudioProbe) -> None:
+        if probe.config.task != "concern":
+            raise ValueError("ConcernInferrer needs a concern probe")
+        self.probe = probe
+
+    def infer(self, waveform: np.ndarray, sample_rate: int, transcript: str,
+              reference: np.ndarray | None = None) -> str:
+        if sample_rate != SAMPLE_RATE:
+            raise ValueError(f"expected {SAMPLE_RATE} Hz audio, got {sample_rate}")
+        return self.SENTENCES[self.probe.predict(waveform, reference)]
+
+
+class AffectPredictor:
+    """``AffectClassifier`` for T+SER: the probe's 4-class label, verbatim."""
+
+    def __init__(self, probe: AudioProbe) -> None:
+        if probe.config.task != "affect":
+            raise ValueError("AffectPredictor needs an affect probe")
+        self.probe = probe
+
+    def classify(self, waveform: np.ndarray, sample_rate: int) -> str:
+        if sample_rate != SAMPLE_RATE:
+            raise ValueError(f"expected {SAMPLE_RATE} Hz audio, got {sample_rate}")
+        return self.probe.predict(waveform)
+

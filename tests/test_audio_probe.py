@@ -1,0 +1,77 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from agents.audio_probe import (
+    AFFECT_OF_DELIVERY, AffectPredictor, AudioProbe, ConcernInferrer, ProbeConfig, build_data, fit,
+    per_class_accuracy,
+)
+from agents.rule import StateAwareAgent, reads_resolved
+from hear_gym.eval.runner import run_episode
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.plans import DELIVERY_LABELS
+from hear_gym.speech.renderers import make_renderer
+from hear_gym.wrappers.audio import AFFECT_LABELS
+
+SMALL = dict(max_scenarios=4, epochs=150)
+
+
+@pytest.fixture(scope="module")
+def cache():
+    return RenderCache(make_renderer("espeak"))
+
+
+@pytest.fixture(scope="module")
+def concern(cache):
+    config = ProbeConfig(task="concern", **SMALL)
+    return fit(config, build_data(config, "train", cache, seed=0)), build_data(config, "test", cache, seed=1)
+
+
+def test_affect_mapping_covers_every_delivery_with_the_four_ser_labels():
+    assert set(AFFECT_OF_DELIVERY) == set(DELIVERY_LABELS)
+    assert set(AFFECT_OF_DELIVERY.values()) == set(AFFECT_LABELS)
+
+
+def test_concern_probe_learns_from_audio_and_round_trips(concern, tmp_path):
+    probe, test = concern
+    report = per_class_accuracy(probe, test)
+    assert report["balanced"] > 0.8, report  # held-out scenarios, 4 train scenarios only
+    path = tmp_path / "concern.safetensors"
+    probe.report = {"test": report}
+    probe.save(path)
+    loaded = AudioProbe.load(path)
+    assert loaded.config == probe.config and loaded.report == probe.report
+    assert np.array_equal(loaded.predict_features(test.x), probe.predict_features(test.x))
+
+
+def test_training_is_deterministic(cache):
+    config = ProbeConfig(task="affect", features="prosody", **SMALL)
+    data = build_data(config, "train", cache, seed=0)
+    a, b = fit(config, data), fit(config, data)
+    for (name, wa), (_, wb) in zip(a.model.state_dict().items(), b.model.state_dict().items(), strict=True):
+        assert torch.equal(wa, wb), name
+
+
+def test_inferrer_drives_the_state_aware_agent_in_t_s_hat(concern):
+    probe, _ = concern
+    env = gym.make("hear_gym/Hear2Act-v0", access="T+S^", state_inferrer=ConcernInferrer(probe),
+                   scenario_ids=["budget_airline_tickets-00"])
+    obs, _ = env.reset(seed=0)
+    assert obs["inferred_state"] in ConcernInferrer.SENTENCES.values()
+    record = run_episode(env, StateAwareAgent(), "budget_airline_tickets-00", seed=0)
+    assert record["terminated"] or record["truncated"]
+    assert {reads_resolved(s) for s in ConcernInferrer.SENTENCES.values()} == {True, False}
+
+
+def test_wrong_probe_kinds_and_files_are_refused(concern, tmp_path):
+    probe, _ = concern
+    with pytest.raises(ValueError, match="needs an affect probe"):
+        AffectPredictor(probe)
+    bad = tmp_path / "bad.safetensors"
+    from safetensors.torch import save_file
+    save_file({"x": torch.zeros(1)}, str(bad))
+    with pytest.raises(ValueError, match="not a hear_gym probe"):
+        AudioProbe.load(bad)
+    with pytest.raises(ValueError, match="task must be"):
+        ProbeConfig(task="emotion")
