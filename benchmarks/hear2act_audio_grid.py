@@ -1,0 +1,151 @@
+"""The paper's condition grid (Tables 3/4/8, Figure 4) with honest rule agents, per renderer.
+
+1. Train three audio probes on rendered training-split audio (first ``TRAIN_SCENARIOS`` train
+   scenarios, every reaction under both feedback realizations): the concern probe for T+S^
+   (prosodic features relative to the speaker's request) and two generic-affect probes for
+   T+SER (prosodic features; pooled log-mel), the paper's two SER systems' stand-ins.
+2. On the held-out test split, both feedback realizations, one rollout per scenario:
+   transcript_only under T and A+T (audio available, but this agent cannot use it), and the
+   state-aware decision stage under T+S, T+S^ and both T+SER; the label-fidelity ladder
+   (all-resolved, all-unresolved, shuffled state on T+S).
+3. One table of 1st% / OptSat% / SvcSat% with scenario-bootstrap CIs per renderer, and paired
+   contrasts (same scenarios, same episode seeds) across runs.
+
+Writes run folders and probes under benchmarks/out/audio_grid/ and the Markdown tables to
+benchmarks/out/audio_grid.md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from agents.audio_probe import (
+    AffectPredictor, AudioProbe, ConcernInferrer, ProbeConfig, build_data, fit, per_class_accuracy,
+)
+from agents.rule import StateAwareAgent, TranscriptOnlyAgent
+from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.results import read_results
+from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.metrics.bootstrap import contrast_ci
+from hear_gym.metrics.hear2act import METRICS_BY_NAME, scenario_sums
+from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.renderers import RENDERERS, make_renderer
+
+OUT = Path(__file__).parent / "out" / "audio_grid"
+TRAIN_SCENARIOS = 96
+FEEDBACKS = ("prosody", "explicit")
+AGENTS = {"transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
+PROBES = {"concern": ("concern", "prosody_relative"), "affect_prosody": ("affect", "prosody"),
+          "affect_logmel": ("affect", "logmel")}
+OUTCOMES = ("1st%", "OptSat%", "SvcSat%")
+
+
+def train_probes(renderer: str) -> dict[str, AudioProbe]:
+    cache = RenderCache(make_renderer(renderer), max_bytes=768 * 2**20)
+    probes = {}
+    for name, (task, features) in PROBES.items():
+        path = OUT / f"{renderer}_{name}.safetensors"
+        if path.exists():
+            probes[name] = AudioProbe.load(path)
+            continue
+        config = ProbeConfig(task=task, features=features, renderer=renderer, max_scenarios=TRAIN_SCENARIOS)
+        probe = fit(config, build_data(config, "train", cache, seed=0))
+        probe.report = {"test": per_class_accuracy(probe, build_data(config, "test", cache, seed=1))}
+        probe.save(path)
+        probes[name] = probe
+    return probes
+
+
+def runs_for(renderer: str, probes: dict[str, AudioProbe]) -> dict[str, tuple[list[Cell], dict]]:
+    """Run name -> (cells, gym.make kwargs). One run per set of env plug-ins."""
+    base = {"renderer": renderer}
+    return {
+        "main": ([Cell("transcript_only", "T", fb) for fb in FEEDBACKS]
+                 + [Cell("transcript_only", "A+T", fb) for fb in FEEDBACKS]
+                 + [Cell("state_aware", access, fb) for fb in FEEDBACKS for access in ("T+S", "T+S^", "T+SER")],
+                 {**base, "state_inferrer": ConcernInferrer(probes["concern"]),
+                  "affect_classifier": AffectPredictor(probes["affect_prosody"])}),
+        "ser_logmel": ([Cell("state_aware", "T+SER", fb) for fb in FEEDBACKS],
+                       {**base, "affect_classifier": AffectPredictor(probes["affect_logmel"])}),
+        **{f"ladder_{mode}": ([Cell("state_aware", "T+S", fb) for fb in FEEDBACKS],
+                              {**base, "state_intervention": mode})
+           for mode in ("all_resolved", "all_unresolved", "shuffled")},
+    }
+
+
+ROWS = (  # label, run, cell name template
+    ("Transcript only (T)", "main", "transcript_only@T/{fb}"),
+    ("Audio + transcript (A+T)", "main", "transcript_only@A+T/{fb}"),
+    ("Generic affect, prosody (T+SER)", "main", "state_aware@T+SER/{fb}"),
+    ("Generic affect, log-mel (T+SER)", "ser_logmel", "state_aware@T+SER/{fb}"),
+    ("Task-aligned state (T+S^)", "main", "state_aware@T+S^/{fb}"),
+    ("Ground-truth state (T+S)", "main", "state_aware@T+S/{fb}"),
+    ("Ladder: all-resolved state", "ladder_all_resolved", "state_aware@T+S/{fb}"),
+    ("Ladder: shuffled state", "ladder_shuffled", "state_aware@T+S/{fb}"),
+    ("Ladder: all-unresolved state", "ladder_all_unresolved", "state_aware@T+S/{fb}"),
+)
+CONTRASTS = (
+    ("A+T - T", 1, 0), ("T+S - T", 5, 0), ("T+S^ - T+S", 4, 5), ("SER(prosody) - T+S^", 2, 4),
+    ("SER(log-mel) - T+S^", 3, 4), ("all-resolved - T", 6, 0), ("shuffled - all-resolved", 7, 6),
+    ("all-unresolved - shuffled", 8, 7), ("correct - all-unresolved", 5, 8),
+)
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
+    console = Console(width=170)
+    lines, record = [], {}
+    for renderer in RENDERERS:
+        start = time.perf_counter()
+        probes = train_probes(renderer)
+        records = {}
+        for run, (cells, env_kwargs) in runs_for(renderer, probes).items():
+            options = tuple((k, type(v).__name__ if not isinstance(v, str) else v) for k, v in env_kwargs.items())
+            config = RunConfig(cells=tuple(cells), scenario_ids=scenario_ids, env_options=options)
+            folder = OUT / f"{renderer}_{run}"
+            evaluate(folder, config, AGENTS, progress=True, env_kwargs=env_kwargs)
+            records[run] = read_results(folder / "results.jsonl")
+        sums = {}
+        for label, run, template in ROWS:
+            for fb in FEEDBACKS:
+                episodes = [r for r in records[run] if r["cell"] == template.format(fb=fb)]
+                sums[label, fb] = {m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in OUTCOMES}
+        elapsed = time.perf_counter() - start
+        lines += [f"### Renderer: {renderer} ({elapsed:.0f} s; probes trained on {TRAIN_SCENARIOS} train "
+                  f"scenarios, held-out accuracy below)", ""]
+        for name, probe in probes.items():
+            lines.append(f"- {name} probe ({probe.config.features}): held-out balanced accuracy "
+                         f"{probe.report['test']['balanced']:.3f} "
+                         + ", ".join(f"{k} {v:.3f}" for k, v in probe.report["test"].items()
+                                     if k not in ("balanced", "n")))
+        lines += ["", "| input / representation | " + " | ".join(f"{m} ({fb})" for fb in FEEDBACKS for m in OUTCOMES)
+                  + " |", "|---|" + "---|" * (len(OUTCOMES) * len(FEEDBACKS))]
+        for label, _, _ in ROWS:
+            cells = []
+            for fb in FEEDBACKS:
+                for m in OUTCOMES:
+                    est = contrast_ci([(1.0, sums[label, fb][m])])
+                    cells.append(f"{100 * est.point:.1f} [{100 * est.low:.1f}, {100 * est.high:.1f}]")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines += ["", "| paired 1st% contrast | prosody | explicit |", "|---|---|---|"]
+        for name, a, b in CONTRASTS:
+            cells = []
+            for fb in FEEDBACKS:
+                est = contrast_ci([(1.0, sums[ROWS[a][0], fb]["1st%"]), (-1.0, sums[ROWS[b][0], fb]["1st%"])])
+                cells.append(f"{100 * est.point:+.1f} [{100 * est.low:+.1f}, {100 * est.high:+.1f}]")
+                record[f"{renderer}|{fb}|{name}"] = est.as_dict()
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+        console.print("\n".join(lines[-(len(ROWS) + len(CONTRASTS) + 8):]))
+    (OUT.parent / "audio_grid.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (OUT.parent / "audio_grid.json").write_text(json.dumps(record, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
