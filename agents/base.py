@@ -11,6 +11,7 @@ class Agent(Protocol):
 
     ``required_access`` names the access condition(s) whose observation keys the agent reads
     (e.g. ``"T+S"`` for the concern-state tag, or a tuple of alternatives); the runner checks it.
+    An optional ``action_format = "text"`` makes the runner build the env with P6a text actions.
     """
 
     required_access: str | tuple[str, ...]

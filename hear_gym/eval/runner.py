@@ -153,6 +153,7 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
                     cell_agents[cell] = _make_agent(agents[cell.agent], cell)
                     envs[cell] = gym.make(
                         ENV_ID, access=cell.access, feedback=cell.feedback,
+                        actions=getattr(cell_agents[cell], "action_format", "discrete"),
                         scenario_ids=list(config.scenario_ids), assistant=config.assistant,
                         max_turns=config.max_turns, disable_env_checker=True, **(env_kwargs or {}))
                 record = run_episode(envs[cell], cell_agents[cell], scenario_id,

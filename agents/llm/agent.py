@@ -1,0 +1,30 @@
+"""``LLMAgent``: the P6a decision prompt (plus the condition's channel) -> a chat model -> a P6a
+reply, which the env's text-action adapter parses (use ``gym.make(..., actions="text")``).
+
+``act_batch`` sends several observations in one call (vector envs, batched generation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agents.llm.clients import ChatClient
+from agents.llm.prompts import messages
+
+
+class LLMAgent:
+    required_access = ("T", "T+S", "T+S^", "T+SER")
+    action_format = "text"  # replies are P6a strings
+
+    def __init__(self, client: ChatClient, assistant: str = "text") -> None:
+        self.client, self.assistant = client, assistant
+
+    def reset(self, seed: int | None = None) -> None:
+        """Stateless: the transcript in each observation is the whole context."""
+
+    def act(self, observation: dict[str, Any]) -> str:
+        return self.act_batch([observation])[0]
+
+    def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
+        return self.client.complete([messages(o, self.assistant) for o in observations])

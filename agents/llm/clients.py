@@ -1,0 +1,95 @@
+"""Chat clients: one small protocol, three implementations.
+
+* ``MockChatClient``: replies chosen by a function of the messages (or a fixed script); for tests
+  and dry runs without a model.
+* ``OpenAIChatClient``: any OpenAI-compatible ``/v1/chat/completions`` server (vLLM, TGI...),
+  over the standard library's HTTP client; offline by construction unless you point it at a
+  server.
+* ``TransformersChatClient``: a local causal LM through transformers (``from_pretrained`` on a
+  local folder or a hub id), greedy decoding, the tokenizer's chat template when it has one.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+Messages = list[dict[str, str]]
+
+
+class ChatClient(Protocol):
+    def complete(self, batch: Sequence[Messages]) -> list[str]:
+        """One reply per conversation, in order."""
+        ...
+
+
+class MockChatClient:
+    def __init__(self, reply: Callable[[Messages], str]) -> None:
+        self.reply = reply
+        self.calls: list[Messages] = []
+
+    def complete(self, batch: Sequence[Messages]) -> list[str]:
+        self.calls.extend(batch)
+        return [self.reply(m) for m in batch]
+
+
+class ChatClientError(RuntimeError):
+    pass
+
+
+class OpenAIChatClient:
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, temperature: float = 0.0,
+                 max_tokens: int = 256, timeout_s: float = 120.0) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model, self.api_key = model, api_key
+        self.temperature, self.max_tokens, self.timeout_s = temperature, max_tokens, timeout_s
+
+    def _one(self, messages: Messages) -> str:
+        body = json.dumps({"model": self.model, "messages": messages, "temperature": self.temperature,
+                           "max_tokens": self.max_tokens}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                payload = json.loads(response.read())
+        except (urllib.error.URLError, TimeoutError) as exc:
+            raise ChatClientError(f"chat server {self.url} failed: {exc}") from exc
+        try:
+            return payload["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ChatClientError(f"unexpected reply from {self.url}: {str(payload)[:200]}") from exc
+
+    def complete(self, batch: Sequence[Messages]) -> list[str]:
+        return [self._one(m) for m in batch]
+
+
+class TransformersChatClient:
+    def __init__(self, model: str, max_new_tokens: int = 128, device: str = "cpu") -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.tokenizer.padding_side = "left"  # decoder-only batched generation
+        self.model = AutoModelForCausalLM.from_pretrained(model).to(device).eval()
+        self.max_new_tokens, self.device = max_new_tokens, device
+
+    def _prompt(self, messages: Messages) -> str:
+        if getattr(self.tokenizer, "chat_template", None):
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return "".join(f"<|{m['role']}|>\n{m['content']}\n" for m in messages) + "<|assistant|>\n"
+
+    def complete(self, batch: Sequence[Messages]) -> list[str]:
+        import torch
+
+        inputs = self.tokenizer([self._prompt(m) for m in batch], return_tensors="pt", padding=True).to(self.device)
+        with torch.no_grad():
+            output = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False,
+                                         pad_token_id=self.tokenizer.pad_token_id)
+        new = output[:, inputs["input_ids"].shape[1]:]
+        return self.tokenizer.batch_decode(new, skip_special_tokens=True)

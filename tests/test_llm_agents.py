@@ -1,0 +1,108 @@
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import gymnasium as gym
+import pytest
+
+from agents.llm.agent import LLMAgent
+from agents.llm.clients import ChatClientError, MockChatClient, OpenAIChatClient, TransformersChatClient
+from agents.llm.prompts import messages, system_prompt
+from hear_gym.eval.runner import Cell, RunConfig, run_evaluation
+from hear_gym.eval.results import read_results
+from training.tiny_model import build_tiny_causal_lm
+
+SCENARIO = "budget_airline_tickets-00"
+
+
+def env(**kwargs):
+    return gym.make("hear_gym/Hear2Act-v0", actions="text", scenario_ids=[SCENARIO], **kwargs)
+
+
+def test_prompt_cards():
+    obs, _ = env().reset(seed=0)
+    spoken, text = system_prompt(obs, "spoken"), system_prompt(obs, "text")
+    assert spoken.startswith("You are a task-oriented service assistant for budget airline tickets.")
+    assert "[ACTION: RECOMMEND] [OPTION: <number>] <assistant utterance>" in spoken
+    assert "CLARIFY" not in spoken and "[ACTION: CLARIFY]" in text
+    assert obs["options"] in spoken
+    obs_s, info = env(access="T+S").reset(seed=0)
+    user = messages(obs_s)[1]["content"]
+    assert user.startswith(obs_s["transcript"]) and f"CONCERN STATE: {info['delivery_label']}" in user
+    assert messages(obs)[1]["content"] == obs["transcript"]
+
+
+def gold_seeker(msgs):
+    """A scripted 'model': reads the state channel and the options like a careful reader would."""
+    user = msgs[-1]["content"]
+    state = user.rsplit("CONCERN STATE: ", 1)[-1].split("\n", 1)[0] if "CONCERN STATE" in user else ""
+    if state in {"satisfied", "warm", "enthusiastic", "relieved"}:
+        return "[ACTION: CONFIRM] Great, booking it."
+    tried = user.count("[OPTION:")
+    return f"[ACTION: RECOMMEND] [OPTION: {tried % 11 + 1}] How about this one?"
+
+
+def test_llm_agent_plays_through_the_runner_with_a_mock_client(tmp_path):
+    client = MockChatClient(gold_seeker)
+    config = RunConfig(cells=(Cell("llm", "T+S", "prosody"),), scenario_ids=(SCENARIO,))
+    run_evaluation(tmp_path, config, {"llm": lambda: LLMAgent(client)}, progress=False)
+    (record,) = read_results(tmp_path / "results.jsonl")
+    assert record["success"] and record["terminated"]
+    assert all(t["invalid_action"] is None for t in record["turns"])
+    assert client.calls and client.calls[0][0]["role"] == "system"
+    batch = LLMAgent(client).act_batch([env(access="T+S").reset(seed=s)[0] for s in (0, 1)])
+    assert len(batch) == 2
+
+
+class _Server(BaseHTTPRequestHandler):
+    bodies: list = []
+
+    def do_POST(self):  # noqa: N802 (http.server's naming)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _Server.bodies.append((self.path, self.headers.get("Authorization"), body))
+        if body["model"] == "broken":
+            self.send_response(500)
+            self.end_headers()
+            return
+        reply = {"choices": [{"message": {"role": "assistant", "content": "[ACTION: ASK] Anything else?"}}]}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    httpd = HTTPServer(("127.0.0.1", 0), _Server)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+
+
+def test_openai_compatible_client_against_a_local_server(server):
+    client = OpenAIChatClient(server, model="tiny", api_key="k", timeout_s=10)
+    obs, _ = env().reset(seed=0)
+    reply = LLMAgent(client).act(obs)
+    assert reply == "[ACTION: ASK] Anything else?"
+    path, auth, body = _Server.bodies[-1]
+    assert path == "/v1/chat/completions" and auth == "Bearer k"
+    assert body["model"] == "tiny" and body["messages"][0]["role"] == "system" and body["temperature"] == 0.0
+    with pytest.raises(ChatClientError, match="failed"):
+        OpenAIChatClient(server, model="broken", timeout_s=10).complete([messages(obs)])
+
+
+def test_transformers_client_loads_a_tiny_offline_model(tmp_path):
+    path = build_tiny_causal_lm(tmp_path / "tiny")
+    client = TransformersChatClient(str(path), max_new_tokens=8)
+    text_env = env()
+    obs, _ = text_env.reset(seed=0)
+    replies = LLMAgent(client).act_batch([obs, obs])
+    assert len(replies) == 2 and replies[0] == replies[1]  # greedy: deterministic
+    _, reward, terminated, _, info = text_env.step(replies[0])
+    assert info["invalid_action"] is not None and reward < 0 and not terminated  # random weights

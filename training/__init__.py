@@ -1,0 +1,1 @@
+"""Trainers and the tiny offline model builder."""

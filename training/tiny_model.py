@@ -1,0 +1,59 @@
+"""Build a tiny causal LM offline, for tests and dry runs of the real loading code.
+
+A byte-level BPE tokenizer is trained with ``tokenizers`` on hear_gym's own text (prompt cards,
+scenario requests, option lists, user phrases), wrapped as a transformers fast tokenizer with a
+small chat template, and paired with a randomly initialized Qwen2 config (hidden 64, 2 layers).
+Both are saved with ``save_pretrained``; load them with any ``from_pretrained`` call. No hub
+access is needed or attempted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|pad|>", "<|system|>", "<|user|>", "<|assistant|>"]
+
+
+def corpus(max_scenarios: int = 48) -> list[str]:
+    from agents.llm.prompts import CLARIFY_FORM, CLARIFY_LINE, P6A, P6B, P6D, SER
+    from hear_gym.envs.hear2act import options_text
+    from hear_gym.scenarios.bank import scenario_bank
+    from hear_gym.user.realizer import FRAMES
+
+    texts = [P6A, P6B, P6D, SER, CLARIFY_LINE, CLARIFY_FORM]
+    texts += [f for frames in FRAMES.values() for f in frames]
+    for scenario in scenario_bank()[:max_scenarios]:
+        texts += [scenario.request, options_text(scenario), *(c.requirement for c in scenario.concerns)]
+    texts += ["[ACTION: RECOMMEND] [OPTION: 3] I recommend this one.", "[ACTION: CONFIRM] Done.",
+              "[ACTION: ASK] What matters most to you?"]
+    return texts
+
+
+def build_tiny_causal_lm(out_dir: Path, vocab_size: int = 1024, hidden: int = 64, layers: int = 2,
+                         seed: int = 0) -> Path:
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(corpus(), vocab_size=vocab_size, min_frequency=1, special_tokens=SPECIAL_TOKENS)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|pad|>",
+                                        bos_token="<|endoftext|>")
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.save_pretrained(out_dir)
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
+                         num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=8192, tie_word_embeddings=True,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                         bos_token_id=tokenizer.bos_token_id)
+    # transformers draws initial weights from torch's default generator: seed it inside a fork,
+    # so the caller's global RNG state is left as it was.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        Qwen2ForCausalLM(config).save_pretrained(out_dir)
+    return out_dir
