@@ -87,6 +87,7 @@ def eval_command(
     state_probe: Annotated[Path | None, typer.Option(help="Concern probe checkpoint for T+S^ cells.")] = None,
     affect_probe: Annotated[Path | None, typer.Option(help="Affect probe checkpoint for T+SER cells.")] = None,
     audio_cache_dir: Annotated[Path | None, typer.Option(help="Disk render cache (see hear-gym render).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Processes playing episodes in parallel.")] = 1,
 ) -> None:
     """Evaluate agents on Hear2Act; writes results.jsonl and metadata.json into OUT."""
     from hear_gym.eval.pipeline import evaluate
@@ -104,7 +105,7 @@ def eval_command(
         raise typer.BadParameter(str(exc)) from None
     factories = {name: registered[name].load() for name in {c.agent for c in cells}}
     try:
-        metadata = evaluate(out, config, factories, progress=progress, env_kwargs=env_kwargs)
+        metadata = evaluate(out, config, factories, progress=progress, env_kwargs=env_kwargs, workers=workers)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None

@@ -91,3 +91,10 @@ def test_agent_access_is_checked(tmp_path):
     bad = config(cells=(Cell("state_aware", "T", "prosody"),))
     with pytest.raises(ValueError, match=r"needs access T\+S or T\+S\^ or T\+SER"):
         run_evaluation(tmp_path, bad, AGENTS, progress=False)
+
+
+def test_parallel_workers_give_the_same_episodes(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    run_evaluation(one, config(), AGENTS, progress=False)
+    run_evaluation(two, config(), AGENTS, progress=False, workers=2)
+    assert canonical(read_results(two / "results.jsonl")) == canonical(read_results(one / "results.jsonl"))

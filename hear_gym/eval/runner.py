@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -133,38 +134,81 @@ def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int
 
 
 def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentFactory],
-                   progress: bool = True, env_kwargs: Mapping[str, Any] | None = None) -> Path:
+                   progress: bool = True, env_kwargs: Mapping[str, Any] | None = None,
+                   workers: int = 1) -> Path:
     """Run (or resume) every episode of ``config`` into ``out_dir``; returns the results path.
-    ``env_kwargs`` go to every ``gym.make`` (e.g. ``renderer``, ``state_inferrer``)."""
+    ``env_kwargs`` go to every ``gym.make`` (e.g. ``renderer``, ``state_inferrer``). With
+    ``workers > 1`` episodes run in a pool of processes (spawned, each with its own envs and
+    agents; factories and ``env_kwargs`` must pickle); every episode's seed is fixed by the
+    config, so results are the same as with one worker, only written in another order."""
     out_dir.mkdir(parents=True, exist_ok=True)
     _check_config(out_dir, config)
     missing = sorted({c.agent for c in config.cells} - set(agents))
     if missing:
         raise ValueError(f"unknown agents {missing}; available: {sorted(agents)}")
+    if workers < 1:
+        raise ValueError("workers must be >= 1")
     results = out_dir / RESULTS_FILE
     with ResultsWriter(results) as writer:
         todo = list(_pending(config, writer.keys))
-        envs: dict[Cell, gym.Env] = {}
-        cell_agents: dict[Cell, Any] = {}
         with _progress(progress) as bar:
             task = bar.add_task("episodes", total=len(todo))
-            for cell, scenario_id, rollout in todo:
-                if cell not in envs:
-                    cell_agents[cell] = _make_agent(agents[cell.agent], cell)
-                    envs[cell] = gym.make(
-                        ENV_ID, access=cell.access, feedback=cell.feedback,
-                        actions=getattr(cell_agents[cell], "action_format", "discrete"),
-                        scenario_ids=list(config.scenario_ids), assistant=config.assistant,
-                        max_turns=config.max_turns, disable_env_checker=True, **(env_kwargs or {}))
-                record = run_episode(envs[cell], cell_agents[cell], scenario_id,
-                                     episode_seed(config.seed, scenario_id, rollout))
-                writer.write({"key": episode_key(cell, scenario_id, rollout), "cell": cell.name,
-                              "agent": cell.agent, "access": cell.access, "feedback": cell.feedback,
-                              "rollout": rollout, **record})
+            for record in _play_all(todo, config, agents, dict(env_kwargs or {}), workers):
+                writer.write(record)
                 bar.advance(task)
-        for env in envs.values():
-            env.close()
     return results
+
+
+class _Player:
+    """Plays episodes of a config, building each cell's env and agent on first use."""
+
+    def __init__(self, config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict) -> None:
+        self.config, self.agents, self.env_kwargs = config, agents, env_kwargs
+        self.envs: dict[Cell, gym.Env] = {}
+        self.cell_agents: dict[Cell, Any] = {}
+
+    def play(self, item: tuple[Cell, str, int]) -> dict[str, Any]:
+        cell, scenario_id, rollout = item
+        if cell not in self.envs:
+            self.cell_agents[cell] = _make_agent(self.agents[cell.agent], cell)
+            self.envs[cell] = gym.make(
+                ENV_ID, access=cell.access, feedback=cell.feedback,
+                actions=getattr(self.cell_agents[cell], "action_format", "discrete"),
+                scenario_ids=list(self.config.scenario_ids), assistant=self.config.assistant,
+                max_turns=self.config.max_turns, disable_env_checker=True, **self.env_kwargs)
+        record = run_episode(self.envs[cell], self.cell_agents[cell], scenario_id,
+                             episode_seed(self.config.seed, scenario_id, rollout))
+        return {"key": episode_key(cell, scenario_id, rollout), "cell": cell.name, "agent": cell.agent,
+                "access": cell.access, "feedback": cell.feedback, "rollout": rollout, **record}
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            env.close()
+
+
+_WORKER_PLAYER: _Player | None = None
+
+
+def _init_worker(config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict) -> None:
+    global _WORKER_PLAYER
+    _WORKER_PLAYER = _Player(config, agents, env_kwargs)
+
+
+def _play_in_worker(item: tuple[Cell, str, int]) -> dict[str, Any]:
+    return _WORKER_PLAYER.play(item)
+
+
+def _play_all(todo, config, agents, env_kwargs, workers) -> Iterator[dict[str, Any]]:
+    if workers == 1 or len(todo) < 2:
+        player = _Player(config, agents, env_kwargs)
+        try:
+            yield from map(player.play, todo)
+        finally:
+            player.close()
+        return
+    context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
+    with context.Pool(workers, initializer=_init_worker, initargs=(config, agents, env_kwargs)) as pool:
+        yield from pool.imap_unordered(_play_in_worker, todo, chunksize=4)
 
 
 def _make_agent(factory: AgentFactory, cell: Cell):
