@@ -159,8 +159,9 @@ def _cells(specs: list[str], feedbacks: list[str], registered: dict) -> list:
 def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by hear-gym eval.")],
     markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
+    plots: Annotated[bool, typer.Option(help="Write PNG figures into each run folder.")] = True,
 ) -> None:
-    """Recompute and print the tables of finished runs (from results.jsonl)."""
+    """Recompute and print the tables of finished runs (from results.jsonl); PNG figures too."""
     from hear_gym.eval.pipeline import write_metadata
 
     chunks = []
@@ -172,6 +173,11 @@ def report_command(
             raise typer.Exit(2) from None
         console.print(f"[bold]{run_dir}[/bold]")
         print_summary(metadata, console)
+        if plots:
+            from hear_gym.eval.plots import write_plots
+
+            for path in write_plots(metadata, run_dir / "figures"):
+                console.print(f"figure: {path}")
         chunks.append(f"### {run_dir}\n\n{to_markdown(metadata)}")
     if markdown is not None:
         markdown.write_text("\n".join(chunks), encoding="utf-8")

@@ -42,6 +42,9 @@ def test_eval_then_report(tmp_path):
     md = tmp_path / "tables.md"
     report = invoke("report", str(run_dir), "--markdown", str(md))
     assert report.exit_code == 0 and "| feedback |" in md.read_text()
+    for name in ("outcomes.png", "action_shift.png"):
+        figure = run_dir / "figures" / name
+        assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and figure.stat().st_size > 10_000
 
 
 def test_eval_rejects_unknown_agents_and_bad_folders(tmp_path):

@@ -1,0 +1,67 @@
+"""PNG figures of a finished run (matplotlib, headless).
+
+* ``outcomes.png``: 1st%, OptSat% and SvcSat% per cell with 95% CIs, one panel per feedback
+  realization (the paper's condition bars).
+* ``action_shift.png``: for every cell, the change in its recommend / ask / clarify shares
+  against the first cell of its feedback realization, in percentage points (Figure 3's view).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+OUTCOMES = ("1st%", "OptSat%", "SvcSat%")
+SHARES = ("recommend share", "ask share", "clarify share")
+
+
+def write_plots(summary: dict[str, Any], out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cells = list(summary["cells"].values())
+    feedbacks = list(dict.fromkeys(c["feedback"] for c in cells))
+    paths = []
+
+    fig, axes = plt.subplots(1, len(feedbacks), figsize=(6 * len(feedbacks), 4), squeeze=False)
+    for ax, feedback in zip(axes[0], feedbacks, strict=True):
+        group = [c for c in cells if c["feedback"] == feedback]
+        width = 0.8 / len(OUTCOMES)
+        for i, metric in enumerate(OUTCOMES):
+            points = [100 * c["metrics"][metric]["point"] for c in group]
+            errors = [[100 * (c["metrics"][metric]["point"] - c["metrics"][metric]["low"]) for c in group],
+                      [100 * (c["metrics"][metric]["high"] - c["metrics"][metric]["point"]) for c in group]]
+            ax.bar([x + i * width for x in range(len(group))], points, width, yerr=errors, capsize=3, label=metric)
+        ax.set_xticks([x + width for x in range(len(group))])
+        ax.set_xticklabels([f"{c['agent']}\n{c['access']}" for c in group], fontsize=8)
+        ax.set_ylim(0, 105)
+        ax.set_title(f"{feedback} feedback")
+        ax.set_ylabel("% (95% scenario-bootstrap CI)")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(out_dir / "outcomes.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    markers = {"prosody": "o", "explicit": "^"}
+    for feedback in feedbacks:
+        group = [c for c in cells if c["feedback"] == feedback]
+        base = group[0]
+        for j, cell in enumerate(group[1:]):
+            deltas = [100 * (cell["metrics"][s]["point"] - base["metrics"][s]["point"]) for s in SHARES]
+            ax.scatter(range(len(SHARES)), deltas, marker=markers.get(feedback, "s"),
+                       label=f"{cell['agent']}@{cell['access']} - {base['agent']}@{base['access']} ({feedback})")
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xticks(range(len(SHARES)))
+    ax.set_xticklabels([s.replace(" share", "") for s in SHARES])
+    ax.set_ylabel("change in share of decision turns (pp)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(out_dir / "action_shift.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+    return paths
