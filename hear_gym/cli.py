@@ -88,6 +88,8 @@ def eval_command(
     affect_probe: Annotated[Path | None, typer.Option(help="Affect probe checkpoint for T+SER cells.")] = None,
     audio_cache_dir: Annotated[Path | None, typer.Option(help="Disk render cache (see hear-gym render).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Processes playing episodes in parallel.")] = 1,
+    wandb_project: Annotated[str | None, typer.Option(
+        help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")] = None,
 ) -> None:
     """Evaluate agents on Hear2Act; writes results.jsonl and metadata.json into OUT."""
     from hear_gym.eval.pipeline import evaluate
@@ -112,6 +114,10 @@ def eval_command(
     print_summary(metadata, console)
     if markdown is not None:
         markdown.write_text(to_markdown(metadata), encoding="utf-8")
+    if wandb_project is not None:
+        from hear_gym.eval.wandb_log import log_to_wandb
+
+        console.print(f"W&B run: {log_to_wandb(metadata, out, wandb_project)}")
     console.print(f"results: {out / 'results.jsonl'}  metadata: {out / 'metadata.json'}")
 
 

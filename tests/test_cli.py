@@ -98,3 +98,15 @@ def test_train_a_probe_then_evaluate_with_it(tmp_path):
     assert dict(map(tuple, config["env_options"]))["state_inferrer"].startswith("concern.safetensors@sha256:")
     missing = invoke("eval", "--out", str(tmp_path / "x"), "--state-probe", str(tmp_path / "none.safetensors"))
     assert missing.exit_code == 2 and "no probe checkpoint" in missing.output
+
+
+def test_eval_logs_to_wandb_offline_without_a_key(tmp_path, monkeypatch):
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    run_dir = tmp_path / "run"
+    result = invoke("eval", "--out", str(run_dir), "--limit", "2", "--no-progress", "--feedback", "prosody",
+                    "--cell", "transcript_only", "--wandb-project", "hear-gym-test")
+    assert result.exit_code == 0, result.output
+    offline = list((run_dir / "wandb").glob("offline-run-*"))
+    assert len(offline) == 1 and any(offline[0].rglob("*.wandb"))
