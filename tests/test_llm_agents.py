@@ -106,3 +106,21 @@ def test_transformers_client_loads_a_tiny_offline_model(tmp_path):
     assert len(replies) == 2 and replies[0] == replies[1]  # greedy: deterministic
     _, reward, terminated, _, info = text_env.step(replies[0])
     assert info["invalid_action"] is not None and reward < 0 and not terminated  # random weights
+
+
+def test_audio_llm_agent_on_a_tiny_offline_audio_model(tmp_path):
+    from agents.llm.agent import AudioLLMAgent
+    from agents.llm.clients import TransformersAudioChatClient
+    from training.tiny_model import build_tiny_audio_lm
+
+    client = TransformersAudioChatClient(str(build_tiny_audio_lm(tmp_path / "tiny_audio")), max_new_tokens=6)
+    for access in ("A", "A+T"):
+        audio_env = gym.make("hear_gym/Hear2Act-v0", actions="text", access=access, scenario_ids=[SCENARIO],
+                             assistant="spoken")
+        obs, _ = audio_env.reset(seed=0)
+        first, second = AudioLLMAgent(client).act_batch([obs, obs])
+        assert first == second  # greedy
+        _, _, terminated, _, info = audio_env.step(first)
+        assert info["invalid_action"] is not None and not terminated
+    with pytest.raises(KeyError, match="audio condition"):
+        AudioLLMAgent(client).act(env().reset(seed=0)[0])

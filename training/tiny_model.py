@@ -2,9 +2,10 @@
 
 A byte-level BPE tokenizer is trained with ``tokenizers`` on hear_gym's own text (prompt cards,
 scenario requests, option lists, user phrases), wrapped as a transformers fast tokenizer with a
-small chat template, and paired with a randomly initialized Qwen2 config (hidden 64, 2 layers).
-Both are saved with ``save_pretrained``; load them with any ``from_pretrained`` call. No hub
-access is needed or attempted.
+small chat template, and paired with a randomly initialized Qwen2 config (hidden 64, 2 layers);
+``build_tiny_audio_lm`` adds a 1-layer Whisper-style encoder and a processor in the Qwen2-Audio
+layout. Everything is saved with ``save_pretrained``; load it with any ``from_pretrained`` call.
+No hub access is needed or attempted.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 SPECIAL_TOKENS = ["<|endoftext|>", "<|pad|>", "<|system|>", "<|user|>", "<|assistant|>"]
+AUDIO_TOKENS = ["<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>"]
+AUDIO_CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>\n{% if m['content'] is string %}{{ m['content'] }}"
+    "{% else %}{% for c in m['content'] %}{% if c['type'] == 'audio' %}<|audio_bos|><|AUDIO|><|audio_eos|>"
+    "{% else %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
 
 
 def corpus(max_scenarios: int = 48) -> list[str]:
@@ -33,27 +41,67 @@ def corpus(max_scenarios: int = 48) -> list[str]:
     return texts
 
 
+def _tokenizer(vocab_size: int, audio: bool = False):
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    special = SPECIAL_TOKENS + (AUDIO_TOKENS if audio else [])
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(corpus(), vocab_size=vocab_size, min_frequency=1, special_tokens=special)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|pad|>",
+                                        bos_token="<|endoftext|>")
+    if audio:
+        tokenizer.add_special_tokens({"additional_special_tokens": AUDIO_TOKENS})
+    return tokenizer
+
+
+def _text_config(tokenizer, hidden: int, layers: int):
+    from transformers import Qwen2Config
+
+    return Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
+                       num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                       max_position_embeddings=8192, tie_word_embeddings=True,
+                       eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                       bos_token_id=tokenizer.bos_token_id)
+
+
 def build_tiny_causal_lm(out_dir: Path, vocab_size: int = 1024, hidden: int = 64, layers: int = 2,
                          seed: int = 0) -> Path:
     import torch
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+    from transformers import Qwen2ForCausalLM
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus(), vocab_size=vocab_size, min_frequency=1, special_tokens=SPECIAL_TOKENS)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|pad|>",
-                                        bos_token="<|endoftext|>")
+    tokenizer = _tokenizer(vocab_size)
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(out_dir)
-    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
-                         num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=8192, tie_word_embeddings=True,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                         bos_token_id=tokenizer.bos_token_id)
+    config = _text_config(tokenizer, hidden, layers)
     # transformers draws initial weights from torch's default generator: seed it inside a fork,
     # so the caller's global RNG state is left as it was.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         Qwen2ForCausalLM(config).save_pretrained(out_dir)
+    return out_dir
+
+
+def build_tiny_audio_lm(out_dir: Path, vocab_size: int = 1024, hidden: int = 64, seed: int = 0) -> Path:
+    """A Qwen2-Audio-shaped model (1-layer audio encoder on 32 mel bins, tiny Qwen2 decoder) and
+    its processor (Whisper feature extractor, the tokenizer with audio tokens, a chat template)."""
+    import torch
+    from transformers import (
+        Qwen2AudioConfig, Qwen2AudioForConditionalGeneration, Qwen2AudioProcessor, WhisperFeatureExtractor,
+    )
+    from transformers.models.qwen2_audio.configuration_qwen2_audio import Qwen2AudioEncoderConfig
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = _tokenizer(vocab_size, audio=True)
+    processor = Qwen2AudioProcessor(feature_extractor=WhisperFeatureExtractor(feature_size=32, sampling_rate=16_000),
+                                    tokenizer=tokenizer, chat_template=AUDIO_CHAT_TEMPLATE)
+    processor.save_pretrained(out_dir)
+    encoder = Qwen2AudioEncoderConfig(num_mel_bins=32, encoder_layers=1, encoder_attention_heads=2,
+                                      encoder_ffn_dim=2 * hidden, d_model=32, max_source_positions=1500)
+    config = Qwen2AudioConfig(audio_config=encoder, text_config=_text_config(tokenizer, hidden, 2),
+                              audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        Qwen2AudioForConditionalGeneration(config).save_pretrained(out_dir)
     return out_dir

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.llm.clients import ChatClient
-from agents.llm.prompts import messages
+from agents.llm.clients import ChatClient, TransformersAudioChatClient
+from agents.llm.prompts import audio_messages, messages
 
 
 class LLMAgent:
@@ -28,3 +28,25 @@ class LLMAgent:
 
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
         return self.client.complete([messages(o, self.assistant) for o in observations])
+
+
+class AudioLLMAgent:
+    """An audio-language model acting on the current user turn's audio (A, A+T)."""
+
+    required_access = ("A", "A+T")
+    action_format = "text"
+
+    def __init__(self, client: TransformersAudioChatClient, assistant: str = "spoken") -> None:
+        self.client, self.assistant = client, assistant
+
+    def reset(self, seed: int | None = None) -> None:
+        """Stateless, like ``LLMAgent``."""
+
+    def act(self, observation: dict[str, Any]) -> str:
+        return self.act_batch([observation])[0]
+
+    def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
+        if any("audio" not in o for o in observations):
+            raise KeyError("AudioLLMAgent needs an audio condition (access 'A' or 'A+T')")
+        batch = [(audio_messages(o, self.assistant), [o["audio"][:int(o["audio_length"])]]) for o in observations]
+        return self.client.complete_audio(batch)

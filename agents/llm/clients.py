@@ -7,6 +7,9 @@
   server.
 * ``TransformersChatClient``: a local causal LM through transformers (``from_pretrained`` on a
   local folder or a hub id), greedy decoding, the tokenizer's chat template when it has one.
+* ``TransformersAudioChatClient``: an audio-language model (Qwen2-Audio / Qwen2.5-Omni style:
+  a processor taking text and 16 kHz audio, a generate-capable model class named in the
+  checkpoint's config), messages whose user content holds ``{"type": "audio"}`` parts.
 """
 
 from __future__ import annotations
@@ -93,3 +96,29 @@ class TransformersChatClient:
                                          pad_token_id=self.tokenizer.pad_token_id)
         new = output[:, inputs["input_ids"].shape[1]:]
         return self.tokenizer.batch_decode(new, skip_special_tokens=True)
+
+
+class TransformersAudioChatClient:
+    def __init__(self, model: str, max_new_tokens: int = 128, device: str = "cpu") -> None:
+        import transformers
+
+        self.processor = transformers.AutoProcessor.from_pretrained(model)
+        config = transformers.AutoConfig.from_pretrained(model)
+        model_class = getattr(transformers, (config.architectures or ["AutoModel"])[0])
+        self.model = model_class.from_pretrained(model).to(device).eval()
+        self.max_new_tokens, self.device = max_new_tokens, device
+
+    def complete_audio(self, batch: Sequence[tuple[Messages, list]]) -> list[str]:
+        """One reply per (messages, audio clips) pair; clips are 16 kHz float arrays, one per
+        ``{"type": "audio"}`` part, in order."""
+        import torch
+
+        texts = [self.processor.apply_chat_template(m, tokenize=False, add_generation_prompt=True)
+                 for m, _ in batch]
+        audio = [clip for _, clips in batch for clip in clips]
+        inputs = self.processor(text=texts, audio=audio or None, sampling_rate=16_000, return_tensors="pt",
+                                padding=True).to(self.device)
+        with torch.no_grad():
+            output = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
+        new = output[:, inputs["input_ids"].shape[1]:]
+        return self.processor.batch_decode(new, skip_special_tokens=True)

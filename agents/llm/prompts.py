@@ -67,6 +67,13 @@ def user_message(observation: dict[str, Any]) -> str:
     return transcript
 
 
+def audio_messages(observation: dict[str, Any], assistant: str = "spoken") -> list[dict[str, Any]]:
+    """P6a plus the current user audio and the transcript (A+T) or the assistant's side of it with
+    the user's words replaced by ``[speech]`` (A)."""
+    return [{"role": "system", "content": system_prompt(observation, assistant)},
+            {"role": "user", "content": [{"type": "audio"}, {"type": "text", "text": observation["transcript"]}]}]
+
+
 def messages(observation: dict[str, Any], assistant: str = "text") -> list[dict[str, str]]:
     return [{"role": "system", "content": system_prompt(observation, assistant)},
             {"role": "user", "content": user_message(observation)}]
