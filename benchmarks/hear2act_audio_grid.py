@@ -11,8 +11,9 @@
 3. One table of 1st% / OptSat% / SvcSat% with scenario-bootstrap CIs per renderer, and paired
    contrasts (same scenarios, same episode seeds) across runs.
 
-Writes run folders and probes under benchmarks/out/audio_grid/ and the Markdown tables to
-benchmarks/out/audio_grid.md.
+Writes run folders and probes under benchmarks/out/audio_grid/, the Markdown tables to
+benchmarks/out/audio_grid.md and the ladder figure to benchmarks/out/label_ladder.png. A rerun
+resumes the finished runs and loads the saved probes.
 """
 
 from __future__ import annotations
@@ -96,11 +97,38 @@ CONTRASTS = (
 )
 
 
+LADDER = ("Transcript only (T)", "Ladder: all-resolved state", "Ladder: shuffled state",
+          "Ladder: all-unresolved state", "Ground-truth state (T+S)")
+
+
+def ladder_figure(ladders: dict[str, dict], path: Path) -> None:
+    """Figure 4's view: 1st% along the label-fidelity ladder, per renderer and feedback."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(ladders), figsize=(6 * len(ladders), 3.8), squeeze=False)
+    for ax, (renderer, by_feedback) in zip(axes[0], ladders.items(), strict=True):
+        for i, (feedback, estimates) in enumerate(by_feedback.items()):
+            points = [100 * e.point for e in estimates]
+            errors = [[100 * (e.point - e.low) for e in estimates], [100 * (e.high - e.point) for e in estimates]]
+            ax.bar([x + 0.4 * i for x in range(len(LADDER))], points, 0.4, yerr=errors, capsize=3, label=feedback)
+        ax.set_xticks([x + 0.2 for x in range(len(LADDER))])
+        ax.set_xticklabels(["no state", "all-resolved", "shuffled", "all-unresolved", "correct"], fontsize=8)
+        ax.set_ylabel("1st% (95% CI)")
+        ax.set_title(f"label-fidelity ladder ({renderer})")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
     console = Console(width=170)
-    lines, record = [], {}
+    lines, record, ladders = [], {}, {}
     for renderer in RENDERERS:
         start = time.perf_counter()
         probes = train_probes(renderer)
@@ -116,6 +144,8 @@ def main() -> None:
             for fb in FEEDBACKS:
                 episodes = [r for r in records[run] if r["cell"] == template.format(fb=fb)]
                 sums[label, fb] = {m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in OUTCOMES}
+        ladders[renderer] = {fb: [contrast_ci([(1.0, sums[label, fb]["1st%"])]) for label in LADDER]
+                             for fb in FEEDBACKS}
         elapsed = time.perf_counter() - start
         lines += [f"### Renderer: {renderer} ({elapsed:.0f} s; probes trained on {TRAIN_SCENARIOS} train "
                   f"scenarios, held-out accuracy below)", ""]
@@ -144,6 +174,7 @@ def main() -> None:
         lines.append("")
         console.print("\n".join(lines[-(len(ROWS) + len(CONTRASTS) + 8):]))
     (OUT.parent / "audio_grid.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ladder_figure(ladders, OUT.parent / "label_ladder.png")
     (OUT.parent / "audio_grid.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
