@@ -102,7 +102,7 @@ def main() -> dict:
     raw, made = ratios["raw"], ratios["gym_make"]
     results = {**ratios, **bank_throughput(), "target_ratio": 3.0}
 
-    table = Table(title="Hear2Act speed (one run, best of %d)" % REPEATS)
+    table = Table(title=f"Hear2Act speed (one run, best of {REPEATS})")
     for col in ("measure", "CartPole", "Hear2Act", "ratio (target <= 3)"):
         table.add_column(col)
     for name, r in (("step, raw env", raw), ("step, gym.make wrappers", made)):

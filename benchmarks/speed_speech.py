@@ -66,8 +66,8 @@ def render_ratios() -> dict:
     for (text, voice, settings), request in zip(raw, reqs, strict=True):
         raw_best = cold_best = float("inf")
         for _ in range(PASSES):
-            raw_best = min(raw_best, best_of(1, lambda: espeak.synthesize(text, voice, "en", settings)))
-            cold_best = min(cold_best, best_of(1, lambda: renderer.render(request)))
+            raw_best = min(raw_best, best_of(1, lambda t=text, v=voice, s=settings: espeak.synthesize(t, v, "en", s)))
+            cold_best = min(cold_best, best_of(1, lambda r=request: renderer.render(r)))
         raw_t += raw_best
         cold_t += cold_best
     cache = RenderCache(renderer)

@@ -51,7 +51,7 @@ def write_plots(summary: dict[str, Any], out_dir: Path) -> list[Path]:
     for feedback in feedbacks:
         group = [c for c in cells if c["feedback"] == feedback]
         base = group[0]
-        for j, cell in enumerate(group[1:]):
+        for cell in group[1:]:
             deltas = [100 * (cell["metrics"][s]["point"] - base["metrics"][s]["point"]) for s in SHARES]
             ax.scatter(range(len(SHARES)), deltas, marker=markers.get(feedback, "s"),
                        label=f"{cell['agent']}@{cell['access']} - {base['agent']}@{base['access']} ({feedback})")
