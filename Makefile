@@ -25,6 +25,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/hear2act_baselines.py
 	$(PY) benchmarks/speech_validation.py
 	$(PY) benchmarks/speed_speech.py
+	$(PY) benchmarks/hear2act_audio_grid.py
+	$(PY) -m benchmarks.speed_grid
 
 clean:
 	rm -rf $(VENV) runs
