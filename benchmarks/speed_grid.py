@@ -2,13 +2,15 @@
 both feedback realizations x every condition of ``hear2act_audio_grid`` (T, A+T, T+S, T+S^, two
 T+SER, three ladder rungs), eSpeak renderer, 2 worker processes. Measured twice in one run:
 cold (empty disk render cache) and warm (a second evaluation into new run folders over the same
-disk cache). Probe training is not timed (probes from ``hear2act_audio_grid``, trained if
+disk cache). Both the render cache and the feature store (under ``HEAR_GYM_CACHE``) start empty
+for the cold pass and are what the warm pass reuses. Probe training is not timed (probes from ``hear2act_audio_grid``, trained if
 missing). Targets: <= 10 min cold, <= 1 min warm. Writes benchmarks/out/speed_grid.json.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -38,6 +40,7 @@ def main() -> dict:
     shutil.rmtree(OUT, ignore_errors=True)
     OUT.mkdir(parents=True)
     probes = train_probes("espeak")
+    os.environ["HEAR_GYM_CACHE"] = str(OUT / "cache_root")  # fresh feature store; workers inherit it
     cache_dir = OUT / "audio_cache"
     cold, episodes = run_grid("cold", probes, cache_dir)
     warm, _ = run_grid("warm", probes, cache_dir)

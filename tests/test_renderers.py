@@ -123,3 +123,21 @@ def test_features_are_cached_and_log_mel_has_frames():
     assert prosodic_features(w.copy()) is first and first.shape == (len(FEATURE_NAMES),)
     mel = log_mel(w)
     assert mel.shape == (1 + (len(w) - 400) // 160, 64) and np.isfinite(mel).all()
+
+
+def test_feature_store_on_disk_survives_the_process(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import numpy as np; from hear_gym.speech.features import prosodic_features; "
+            "from hear_gym.speech.renderers import EspeakRenderer, RenderRequest; "
+            "w = EspeakRenderer().render(RenderRequest('Sure, that works.', 'warm', 'f1')).waveform; "
+            "print(prosodic_features(w).tolist())")
+    env = {**__import__("os").environ, "HEAR_GYM_CACHE": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert (tmp_path / "features-v1.sqlite3").exists()
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert first.stdout == second.stdout
+    (tmp_path / "features-v1.sqlite3").write_bytes(b"not a database")
+    third = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert third.stdout == first.stdout  # a damaged store is ignored, not trusted

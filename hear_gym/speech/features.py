@@ -3,16 +3,23 @@
 ``prosodic_features`` returns a fixed-order float32 vector (``FEATURE_NAMES``): F0 statistics and
 contour slopes in semitones re 100 Hz (Praat pitch, floor 50 Hz, ceiling 500 Hz), energy in dB,
 pause structure and a voiced-segment rate (a syllable-rate proxy). Results are cached by the
-waveform's hash, so the same audio is analysed once per process.
+waveform's hash: in memory, and on disk in ``<cache root>/features-v1.sqlite3`` (shared by
+processes; Praat's pitch analysis is most of the cost of an audio turn once the audio itself is
+cached). A damaged store is ignored with a warning, never trusted.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import sqlite3
 import threading
+import warnings
 from collections import OrderedDict
 
 import numpy as np
+
+from hear_gym.speech.cache_dir import cache_root
 
 PITCH_FLOOR_HZ = 50.0
 PITCH_CEILING_HZ = 500.0
@@ -39,6 +46,49 @@ N_FEATURES = len(FEATURE_NAMES)
 _CACHE: OrderedDict[bytes, np.ndarray] = OrderedDict()
 _CACHE_SIZE = 8192
 _LOCK = threading.Lock()
+_STORE_NAME = "features-v1.sqlite3"  # bump with any change to FEATURE_NAMES or their computation
+_store: tuple[int, str, sqlite3.Connection | None] | None = None  # (pid, path, connection)
+
+
+def _disk() -> sqlite3.Connection | None:
+    """This process's connection to the feature store (reopened after fork or a new cache root)."""
+    global _store
+    path = str(cache_root() / _STORE_NAME)
+    if _store is None or _store[0] != os.getpid() or _store[1] != path:
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            connection = sqlite3.connect(path, timeout=30, check_same_thread=False)
+            connection.execute("CREATE TABLE IF NOT EXISTS features (key BLOB PRIMARY KEY, value BLOB)")
+        except (OSError, sqlite3.Error) as exc:
+            warnings.warn(f"feature store {path} unusable ({exc}); features are recomputed", stacklevel=3)
+            connection = None
+        _store = (os.getpid(), path, connection)
+    return _store[2]
+
+
+def _disk_get(key: bytes) -> np.ndarray | None:
+    connection = _disk()
+    if connection is None:
+        return None
+    try:
+        row = connection.execute("SELECT value FROM features WHERE key = ?", (key,)).fetchone()
+    except sqlite3.Error:
+        return None
+    if row is None or len(row[0]) != 4 * N_FEATURES:
+        return None
+    return np.frombuffer(row[0], dtype="<f4").copy()
+
+
+def _disk_put(key: bytes, features: np.ndarray) -> None:
+    connection = _disk()
+    if connection is None:
+        return
+    try:
+        with connection:
+            connection.execute("INSERT OR IGNORE INTO features VALUES (?, ?)",
+                               (key, features.astype("<f4").tobytes()))
+    except sqlite3.Error:
+        pass  # a busy or read-only store only costs a recomputation
 
 
 def _slope(t: np.ndarray, y: np.ndarray) -> float:
@@ -96,7 +146,10 @@ def prosodic_features(waveform: np.ndarray, sample_rate: int = 16_000) -> np.nda
         if cached is not None:
             _CACHE.move_to_end(key)
             return cached
-    features = _compute(waveform, sample_rate)
+    features = _disk_get(key)
+    if features is None:
+        features = _compute(waveform, sample_rate)
+        _disk_put(key, features)
     features.flags.writeable = False
     with _LOCK:
         _CACHE[key] = features
