@@ -87,7 +87,7 @@ class RenderCache:
         path = self._path(key)
         if path is None or not path.exists():
             return None
-        data = path.read_bytes()
+        data = memoryview(path.read_bytes())  # views, not copies, of a ~100 kB entry
         header = len(MAGIC) + _DIGEST
         body = data[header:]
         valid = (data[:len(MAGIC)] == MAGIC and len(body) % 4 == 0
@@ -96,7 +96,7 @@ class RenderCache:
             self.stats.corrupt += 1
             path.unlink(missing_ok=True)
             return None
-        return np.frombuffer(body, dtype="<f4").copy()
+        return np.frombuffer(body, dtype="<f4")  # read-only over the file's bytes; kept as is
 
     def _store(self, key: str, waveform: np.ndarray) -> None:
         path = self._path(key)

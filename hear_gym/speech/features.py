@@ -140,7 +140,9 @@ def _compute(waveform: np.ndarray, sample_rate: int) -> np.ndarray:
 def prosodic_features(waveform: np.ndarray, sample_rate: int = 16_000) -> np.ndarray:
     """The ``FEATURE_NAMES`` vector of one utterance (read-only, cached by content)."""
     waveform = np.ascontiguousarray(waveform, dtype=np.float32)
-    key = hashlib.blake2b(waveform.tobytes() + sample_rate.to_bytes(4, "little"), digest_size=16).digest()
+    hasher = hashlib.blake2b(memoryview(waveform).cast("B"), digest_size=16)
+    hasher.update(sample_rate.to_bytes(4, "little"))
+    key = hasher.digest()
     with _LOCK:
         cached = _CACHE.get(key)
         if cached is not None:
