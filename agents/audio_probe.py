@@ -18,7 +18,7 @@ JSON metadata.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -92,14 +92,13 @@ def turn_features(kind: str, waveform: np.ndarray, reference: np.ndarray | None)
 class ProbeData:
     x: np.ndarray
     y: np.ndarray
-    scenario_ids: list[str] = field(default_factory=list)
 
 
 def build_data(config: ProbeConfig, split: str, cache: RenderCache, seed: int) -> ProbeData:
     """Render every reaction of the split's scenarios (both feedbacks) and featurize it."""
     rng = np.random.default_rng(seed)
     scenarios = scenarios_for(split)[:config.max_scenarios]
-    rows, labels, units = [], [], []
+    rows, labels = [], []
     for scenario in track(scenarios, description=f"{config.task} probe: {split} audio"):
         domain, voice = domain_by_id(scenario.domain), voice_for(scenario.scenario_id)
         reference = cache.render(RenderRequest(scenario.request, "neutral", voice)).waveform
@@ -112,8 +111,7 @@ def build_data(config: ProbeConfig, split: str, cache: RenderCache, seed: int) -
                 wave = cache.render(RenderRequest(text, delivery, voice)).waveform
                 rows.append(turn_features(config.features, wave, reference))
                 labels.append(config.classes.index(label_of(config.task, delivery)))
-                units.append(scenario.scenario_id)
-    return ProbeData(np.array(rows, dtype=np.float32), np.array(labels), units)
+    return ProbeData(np.array(rows, dtype=np.float32), np.array(labels))
 
 
 def _model(n_in: int, hidden: int, n_out: int) -> torch.nn.Module:

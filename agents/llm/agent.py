@@ -13,37 +13,38 @@ from agents.llm.clients import ChatClient, TransformersAudioChatClient
 from agents.llm.prompts import audio_messages, messages
 
 
-class LLMAgent:
-    required_access = ("T", "T+S", "T+S^", "T+SER")
-    action_format = "text"  # replies are P6a strings
+class _ChatAgent:
+    """Stateless: the transcript in each observation is the whole context. Replies are P6a."""
 
-    def __init__(self, client: ChatClient, assistant: str = "text") -> None:
-        self.client, self.assistant = client, assistant
+    action_format = "text"
 
     def reset(self, seed: int | None = None) -> None:
-        """Stateless: the transcript in each observation is the whole context."""
+        pass
 
     def act(self, observation: dict[str, Any]) -> str:
         return self.act_batch([observation])[0]
 
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
+        raise NotImplementedError
+
+
+class LLMAgent(_ChatAgent):
+    required_access = ("T", "T+S", "T+S^", "T+SER")
+
+    def __init__(self, client: ChatClient, assistant: str = "text") -> None:
+        self.client, self.assistant = client, assistant
+
+    def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
         return self.client.complete([messages(o, self.assistant) for o in observations])
 
 
-class AudioLLMAgent:
+class AudioLLMAgent(_ChatAgent):
     """An audio-language model acting on the current user turn's audio (A, A+T)."""
 
     required_access = ("A", "A+T")
-    action_format = "text"
 
     def __init__(self, client: TransformersAudioChatClient, assistant: str = "spoken") -> None:
         self.client, self.assistant = client, assistant
-
-    def reset(self, seed: int | None = None) -> None:
-        """Stateless, like ``LLMAgent``."""
-
-    def act(self, observation: dict[str, Any]) -> str:
-        return self.act_batch([observation])[0]
 
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
         if any("audio" not in o for o in observations):
