@@ -114,7 +114,7 @@ def build_data(config: ProbeConfig, split: str, cache: RenderCache, seed: int) -
     return ProbeData(np.array(rows, dtype=np.float32), np.array(labels))
 
 
-def _model(n_in: int, hidden: int, n_out: int) -> torch.nn.Module:
+def mlp(n_in: int, hidden: int, n_out: int) -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(n_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, n_out))
 
 
@@ -153,31 +153,39 @@ class AudioProbe:
         config = ProbeConfig(**json.loads(meta["config"]))
         tensors = load_file(str(path))
         weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
-        model = _model(weights["0.weight"].shape[1], config.hidden, len(config.classes))
+        model = mlp(weights["0.weight"].shape[1], config.hidden, len(config.classes))
         model.load_state_dict(weights)
         return cls(config, model, tensors["norm.mean"].numpy(), tensors["norm.std"].numpy(),
                    json.loads(meta.get("report", "{}")))
 
 
-def fit(config: ProbeConfig, train: ProbeData) -> AudioProbe:
-    """Full-batch Adam on cross-entropy with class-balanced weights; seeded, CPU."""
-    generator = torch.Generator().manual_seed(config.seed)
-    mean, std = train.x.mean(axis=0), train.x.std(axis=0) + 1e-6
-    model = _model(train.x.shape[1], config.hidden, len(config.classes))
+def train_mlp(x: np.ndarray, y: np.ndarray, n_classes: int, hidden: int, epochs: int, learning_rate: float,
+              seed: int) -> tuple[torch.nn.Module, np.ndarray, np.ndarray]:
+    """Full-batch Adam on cross-entropy with class-balanced weights; seeded, CPU. Returns the
+    model and the feature normalization (mean, std) it expects."""
+    generator = torch.Generator().manual_seed(seed)
+    mean, std = x.mean(axis=0), x.std(axis=0) + 1e-6
+    model = mlp(x.shape[1], hidden, n_classes)
     with torch.no_grad():
         for p in model.parameters():  # seeded init, independent of torch's global generator
             p.copy_(torch.randn(p.shape, generator=generator) * (0.1 if p.ndim > 1 else 0.0))
-    counts = np.bincount(train.y, minlength=len(config.classes)).astype(np.float32)
-    weights = torch.from_numpy(counts.sum() / np.maximum(counts, 1) / len(config.classes))
-    x = torch.from_numpy(((train.x - mean) / std).astype(np.float32))
-    y = torch.from_numpy(train.y.astype(np.int64))
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+    counts = np.bincount(y, minlength=n_classes).astype(np.float32)
+    weights = torch.from_numpy(counts.sum() / np.maximum(counts, 1) / n_classes)
+    inputs = torch.from_numpy(((x - mean) / std).astype(np.float32))
+    labels = torch.from_numpy(y.astype(np.int64))
+    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
     loss_fn = torch.nn.CrossEntropyLoss(weight=weights)
-    for _ in range(config.epochs):
+    for _ in range(epochs):
         optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
+        loss_fn(model(inputs), labels).backward()
         optimizer.step()
-    return AudioProbe(config, model, mean.astype(np.float32), std.astype(np.float32))
+    return model.eval(), mean.astype(np.float32), std.astype(np.float32)
+
+
+def fit(config: ProbeConfig, train: ProbeData) -> AudioProbe:
+    model, mean, std = train_mlp(train.x, train.y, len(config.classes), config.hidden, config.epochs,
+                                 config.learning_rate, config.seed)
+    return AudioProbe(config, model, mean, std)
 
 
 def per_class_accuracy(probe: AudioProbe, data: ProbeData) -> dict[str, float]:

@@ -7,10 +7,12 @@ import gymnasium as gym
 from pathlib import Path
 
 from hear_gym.envs.hear2act import Hear2ActEnv
+from hear_gym.envs.voicegate import VoiceGateEnv
 from hear_gym.wrappers.access import AccessContext, apply_access
 from hear_gym.wrappers.features import FeatureObservation
 from hear_gym.wrappers.interventions import StateIntervention
-from hear_gym.wrappers.text_actions import TextActions
+from hear_gym.wrappers.gate_access import apply_gate_access
+from hear_gym.wrappers.text_actions import TextActions, VoiceGateTextActions
 
 ACTION_FORMATS = ("discrete", "text")
 OBSERVATION_FORMATS = ("dict", "features")
@@ -43,10 +45,24 @@ def make_hear2act(access: str = "T", actions: str = "discrete", observation: str
     return env
 
 
-ENV_IDS = ("hear_gym/Hear2Act-v0",)
+def make_voicegate(access: str = "A+T", actions: str = "discrete", **env_kwargs) -> gym.Env:
+    """Build VoiceGate: base env (``env_kwargs`` go to ``VoiceGateEnv``: family, split,
+    conditions, renderer, audio_cache_dir, reward, judge), the action format (``"discrete"`` or
+    the canonical ``"text"`` grammar) and the access condition (``"A+T"``, ``"A"``, ``"T"``)."""
+    if actions not in ACTION_FORMATS:
+        raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
+    env: gym.Env = VoiceGateEnv(**env_kwargs)
+    if actions == "text":
+        env = VoiceGateTextActions(env)
+    return apply_gate_access(env, access)
+
+
+_FACTORIES = {"hear_gym/Hear2Act-v0": "hear_gym.envs.registration:make_hear2act",
+              "hear_gym/VoiceGate-v0": "hear_gym.envs.registration:make_voicegate"}
+ENV_IDS = tuple(_FACTORIES)
 
 
 def register_envs() -> None:
-    if "hear_gym/Hear2Act-v0" not in gym.registry:
-        gym.register(id="hear_gym/Hear2Act-v0",
-                     entry_point="hear_gym.envs.registration:make_hear2act")
+    for env_id, entry_point in _FACTORIES.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point)

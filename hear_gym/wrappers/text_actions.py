@@ -1,4 +1,5 @@
-"""Text actions: let an LLM act with P6a-formatted replies instead of Discrete indices."""
+"""Text actions: let an LLM act with replies (Hear2Act: P6a cards; VoiceGate: its action grammar)
+instead of Discrete indices."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import gymnasium as gym
 
 from hear_gym.envs.hear2act import TEXT_CHARSET, Hear2ActEnv
 from hear_gym.envs.hear2act_actions import parse_p6a
+from hear_gym.envs.voicegate import VoiceGateEnv
+from hear_gym.envs.voicegate_actions import parse_reply
 
 MAX_REPLY_CHARS = 4_096
 
@@ -35,3 +38,21 @@ class TextActions(gym.Wrapper):
         reply = action[:MAX_REPLY_CHARS]
         parsed = parse_p6a(reply, self.env.domain, self.env.assistant)
         return self.env.step_decoded(parsed.action, reply)
+
+
+class VoiceGateTextActions(gym.Wrapper):
+    """Action space: a reply in VoiceGate's canonical grammar (``[Mute]``, one
+    ``<|TOOL|>{...}</|TOOL|>`` block, or a free answer), parsed strictly by
+    ``voicegate_actions.parse_reply``; malformed replies are scored, never raised."""
+
+    def __init__(self, env: VoiceGateEnv) -> None:
+        if not isinstance(env, VoiceGateEnv):
+            raise TypeError("VoiceGateTextActions must wrap a VoiceGateEnv directly")
+        super().__init__(env)
+        self.action_space = gym.spaces.Text(max_length=MAX_REPLY_CHARS, charset=TEXT_CHARSET)
+
+    def step(self, action):
+        if not isinstance(action, str):
+            raise TypeError(f"VoiceGateTextActions expects a str reply, got {type(action).__name__}")
+        reply = action[:MAX_REPLY_CHARS]
+        return self.env.step_decoded(parse_reply(reply), reply)

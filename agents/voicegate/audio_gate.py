@@ -1,0 +1,154 @@
+"""The trained VoiceGate audio gate: "was the last utterance said to me, by my wearer?"
+
+A small torch MLP on ``gate_features`` (speaker and room change between the input's two
+segments, the last segment's own room colouring, the pause). Training examples come from the
+*train* split only: speaker-switch pairs (same-speaker trigger: for me; switched trigger: not)
+and side-talk items (for me iff the last utterance is the assistant-directed one). The held-out
+report uses the test split. A checkpoint is one safetensors file with the normalization and the
+config and report as JSON metadata.
+
+``AudioGateAgent`` combines the gate with the text agent's command reading: if the gate hears
+the last utterance as addressed, it responds to it; if not, it responds to the first utterance
+when that one is a request or a question (side-talk with the assistant-directed part first),
+and otherwise stays silent. Text-only inputs (no audio) go straight to the text reading.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from rich.progress import track
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
+
+from agents.audio_probe import mlp, train_mlp
+from agents.voicegate.baselines import TextOnlyGateAgent, respond_to, tool_named, utterances
+from agents.voicegate.gate_features import GATE_FEATURES, gate_features
+from hear_gym.envs.voicegate_actions import MUTE_TOKEN
+from hear_gym.scenarios.voicegate.generator import select_items
+from hear_gym.scenarios.voicegate.items import Addressee, Item
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.gate_scenes import render_item
+from hear_gym.speech.renderers import make_renderer
+
+GATE_CLASSES = ("for_me", "not_for_me")
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    renderer: str = "espeak"
+    hidden: int = 32
+    epochs: int = 300
+    learning_rate: float = 0.02
+    seed: int = 0
+    limit_per_family: int | None = None  # fewer training items (tests)
+
+
+def label_of(item: Item) -> int | None:
+    """0 = the last utterance is addressed to the assistant by the wearer, 1 = it is not."""
+    if item.family.value == "speaker_switch" and item.condition in ("same_speaker", "switch"):
+        return int(item.condition == "switch")
+    if item.family.value == "side_talk":
+        return int(item.utterances[-1].addressee is not Addressee.ASSISTANT)
+    return None
+
+
+def examples(split: str, cache: RenderCache, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    chosen = []
+    for family in ("speaker_switch", "side_talk"):
+        labelled = [item for item in select_items(family, split) if label_of(item) is not None]
+        chosen += labelled[:limit] if limit else labelled
+    x = [gate_features(render_item(item, cache)[0]) for item in track(chosen, description=f"gate features ({split})")]
+    return np.stack(x), np.array([label_of(item) for item in chosen])
+
+
+class AudioGate:
+    def __init__(self, config: GateConfig, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray,
+                 report: dict | None = None) -> None:
+        self.config, self.model, self.mean, self.std = config, model.eval(), mean, std
+        self.report = report or {}
+
+    def predict_features(self, x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = self.model(torch.from_numpy(((x - self.mean) / self.std).astype(np.float32)))
+        return logits.argmax(dim=-1).numpy()
+
+    def last_is_for_me(self, waveform: np.ndarray) -> bool:
+        return int(self.predict_features(gate_features(waveform)[None, :])[0]) == 0
+
+    def save(self, path: Path) -> None:
+        tensors = {f"model.{k}": v.contiguous() for k, v in self.model.state_dict().items()}
+        tensors["norm.mean"], tensors["norm.std"] = torch.from_numpy(self.mean), torch.from_numpy(self.std)
+        save_file(tensors, str(path), metadata={"kind": "voicegate-audio-gate", "config": json.dumps(asdict(self.config)),
+                                                "features": json.dumps(GATE_FEATURES), "report": json.dumps(self.report)})
+
+    @classmethod
+    def load(cls, path: str | Path) -> AudioGate:
+        with safe_open(str(path), framework="pt") as fh:
+            meta = fh.metadata() or {}
+        if meta.get("kind") != "voicegate-audio-gate":
+            raise ValueError(f"{path} is not a VoiceGate audio-gate checkpoint")
+        if json.loads(meta["features"]) != list(GATE_FEATURES):
+            raise ValueError(f"{path} was trained on other features than this version computes")
+        config = GateConfig(**json.loads(meta["config"]))
+        tensors = load_file(str(path))
+        weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
+        model = mlp(weights["0.weight"].shape[1], config.hidden, len(GATE_CLASSES))
+        model.load_state_dict(weights)
+        return cls(config, model, tensors["norm.mean"].numpy(), tensors["norm.std"].numpy(),
+                   json.loads(meta.get("report", "{}")))
+
+
+def accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    predicted = gate.predict_features(x)
+    report = {GATE_CLASSES[c]: float((predicted[y == c] == c).mean()) for c in (0, 1) if (y == c).any()}
+    return {**report, "balanced": float(np.mean(list(report.values()))), "n": int(len(y))}
+
+
+def train_gate(config: GateConfig, out: Path | None = None) -> AudioGate:
+    """Train on the train split, report held-out accuracy on the test split, optionally save."""
+    cache = RenderCache(make_renderer(config.renderer), max_bytes=64 * 2**20)
+    x_train, y_train = examples("train", cache, config.limit_per_family)
+    x_test, y_test = examples("test", cache, config.limit_per_family)
+    model, mean, std = train_mlp(x_train, y_train, len(GATE_CLASSES), config.hidden, config.epochs,
+                                 config.learning_rate, config.seed)
+    gate = AudioGate(config, model, mean, std)
+    gate.report = {"train": accuracy(gate, x_train, y_train), "test": accuracy(gate, x_test, y_test)}
+    if out is not None:
+        gate.save(out)
+    return gate
+
+
+class AudioGateAgent:
+    """The gate in front of the text agent's command reading (module docstring)."""
+
+    required_access = ("A+T",)
+    action_format = "text"
+
+    def __init__(self, gate: AudioGate) -> None:
+        self.gate = gate
+        self.text = TextOnlyGateAgent()
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path) -> AudioGateAgent:
+        return cls(AudioGate.load(path))
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: dict[str, Any]) -> str:
+        length = int(observation["audio_length"])
+        if length == 0:
+            return self.text.act(observation)
+        said = utterances(observation["transcript"])
+        if self.gate.last_is_for_me(observation["audio"][:length]):
+            return respond_to(said[-1])
+        first = said[0]
+        if len(said) > 1 and (tool_named(first) or first.rstrip().endswith("?")):
+            return respond_to(first)
+        return MUTE_TOKEN
