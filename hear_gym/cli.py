@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from hear_gym.cli_voicegate import app as voicegate_app
 from hear_gym.eval.report import print_summary, to_markdown
 from hear_gym.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
 
@@ -19,9 +20,10 @@ app = typer.Typer(help="hear_gym: environments for spoken agents that must liste
                   no_args_is_help=True, add_completion=False)
 scenarios_app = typer.Typer(help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True)
 app.add_typer(scenarios_app, name="scenarios")
-train_app = typer.Typer(help="Train models used by agents and access conditions (needs hear-gym[agents]).",
+train_app = typer.Typer(help="Train models used by agents and access conditions (needs hear-gym\\[agents]).",
                         no_args_is_help=True)
 app.add_typer(train_app, name="train")
+app.add_typer(voicegate_app, name="voicegate")
 console = Console(width=None if Console().is_terminal else 200)
 
 AGENT_GROUP = "hear_gym.agents"

@@ -13,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 import hear_gym
 from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
 from hear_gym.wrappers.access import ACCESS_CONDITIONS
+from hear_gym.wrappers.gate_access import GATE_ACCESS
 
 
 class PitchRangeInferrer:
@@ -29,8 +30,10 @@ class LoudnessAffect:
 
 
 PLUGINS = {"T+S^": {"state_inferrer": PitchRangeInferrer()}, "T+SER": {"affect_classifier": LoudnessAffect()}}
+ACCESS = {"hear_gym/Hear2Act-v0": ACCESS_CONDITIONS, "hear_gym/VoiceGate-v0": GATE_ACCESS}
+TRACED_INFO = {"hear_gym/Hear2Act-v0": "delivery_label", "hear_gym/VoiceGate-v0": "outcome"}
 VARIANTS = [(env_id, access, actions) for env_id in hear_gym.ENV_IDS
-            for access in ACCESS_CONDITIONS for actions in ("discrete", "text")]
+            for access in ACCESS[env_id] for actions in ("discrete", "text")]
 VARIANTS += [("hear_gym/Hear2Act-v0", "T+S|shuffled", "discrete"),
              ("hear_gym/Hear2Act-v0", "T+S|features", "discrete")]
 
@@ -68,7 +71,7 @@ def rollout(env_id, access, actions, seed, steps=30):
     for _ in range(steps):
         obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
         trace.append(json.dumps([_fingerprint(obs), reward, terminated, truncated,
-                                 info["delivery_label"]]))
+                                 info[TRACED_INFO[env_id]]], sort_keys=True))
         if terminated or truncated:
             obs, info = env.reset()
             trace.append(_fingerprint(obs))
@@ -81,8 +84,9 @@ def test_same_seed_same_episodes(env_id, access, actions):
     assert rollout(env_id, access, actions, 7) != rollout(env_id, access, actions, 8)
 
 
-def test_same_seed_same_episodes_across_processes():
+@pytest.mark.parametrize("env_id,access", [("hear_gym/Hear2Act-v0", "T+S"), ("hear_gym/VoiceGate-v0", "A+T")])
+def test_same_seed_same_episodes_across_processes(env_id, access):
     code = ("import json, hear_gym; from tests.test_env_registration import rollout; "
-            "print(json.dumps(rollout('hear_gym/Hear2Act-v0', 'T+S', 'discrete', 11)))")
+            f"print(json.dumps(rollout({env_id!r}, {access!r}, 'discrete', 11)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert json.loads(out.stdout) == rollout("hear_gym/Hear2Act-v0", "T+S", "discrete", 11)
+    assert json.loads(out.stdout) == rollout(env_id, access, "discrete", 11)

@@ -21,6 +21,7 @@ after ``step`` the outcome. Reward: ``REWARDS[reward]`` (paper's GRPO reward by 
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.gate_scenes import render_item
 from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
 
-MAX_AUDIO_SECONDS = 15.0  # longest item: about 11 s (a long context, 600 ms, a long trigger)
+MAX_AUDIO_SECONDS = 12.0  # longest item: 8.8 s (eSpeak; a long context, 600 ms, a long trigger)
 MAX_AUDIO_SAMPLES = int(MAX_AUDIO_SECONDS * SAMPLE_RATE)
 MAX_TRANSCRIPT_CHARS = 1_000
 MAX_TOOLS_CHARS = 8_000
@@ -56,6 +57,8 @@ class VoiceGateEnv(gym.Env):
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if family not in {f.value for f in Family}:
+            raise ValueError(f"family must be one of {[f.value for f in Family]}, got {family!r}")
         self.family = Family(family)
         self.items: tuple[Item, ...] = select_items(self.family, split,
                                                     tuple(conditions) if conditions else None)
@@ -92,7 +95,7 @@ class VoiceGateEnv(gym.Env):
             wave, self.manifest = render_item(self.item, self.cache)
             length = min(len(wave), MAX_AUDIO_SAMPLES)
             waveform[:length] = wave[:length]
-        self._obs = {"audio": waveform, "audio_length": np.int64(length),
+        self._obs = {"audio": waveform, "audio_length": np.array(length, dtype=np.int64),
                      "transcript": self.item.transcript[:MAX_TRANSCRIPT_CHARS], "tools": self.tools_json,
                      "action_mask": self.action_masks().astype(np.int8)}
         return self._observation(), self._info()
@@ -134,15 +137,12 @@ class VoiceGateEnv(gym.Env):
 
     # -- views ----------------------------------------------------------------------------
     def _observation(self) -> dict[str, Any]:
-        obs = dict(self._obs)
-        obs["audio"] = obs["audio"].copy()
-        obs["action_mask"] = obs["action_mask"].copy()
-        return obs
+        return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in self._obs.items()}
 
     def _info(self) -> dict[str, Any]:
         return {"item": self.item.as_record(), "item_id": self.item.item_id, "group": self.item.group,
                 "family": self.item.family.value, "condition": self.item.condition,
-                "manifest": self.manifest}
+                "manifest": copy.deepcopy(self.manifest)}
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.item is None:

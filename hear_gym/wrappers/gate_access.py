@@ -24,7 +24,7 @@ class HideTranscript(gym.ObservationWrapper):
 
 class DropAudio(gym.ObservationWrapper):
     def observation(self, obs: dict) -> dict:
-        return {**obs, "audio": np.zeros_like(obs["audio"]), "audio_length": np.int64(0)}
+        return {**obs, "audio": np.zeros_like(obs["audio"]), "audio_length": np.array(0, dtype=np.int64)}
 
 
 _WRAPPERS = {"A+T": (), "A": (HideTranscript,), "T": (DropAudio,)}

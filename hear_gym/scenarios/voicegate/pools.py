@@ -91,8 +91,10 @@ class Tool(_Strict):
                 raise ValueError(f"slot {slot!r} is not a parameter of {self.name}")
             if len(values) < 6:
                 raise ValueError(f"slot {slot!r} needs at least 6 values")
+            validator = jsonschema.Draft202012Validator(properties[slot])
             for value in values:
-                jsonschema.validate(value.value, properties[slot])
+                if not validator.is_valid(value.value):
+                    raise ValueError(f"slot {slot!r}: value {value.value!r} does not fit the parameter schema")
         for context in self.contexts:
             if context[-1] not in ".!?":
                 raise ValueError(f"context {context!r} must be one full sentence")

@@ -1,0 +1,131 @@
+"""``hear-gym voicegate ...``: build the VoiceGate item set, train the audio gate, evaluate, report."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hear_gym.scenarios.voicegate.generator import CUE_CONDITIONS, conditions_of
+from hear_gym.scenarios.voicegate.items import Family
+
+app = typer.Typer(help="VoiceGate: act, stay silent or answer (side-talk, self-talk, speaker-switch).",
+                  no_args_is_help=True)
+console = Console(width=None if Console().is_terminal else 200)
+AGENT_GROUP = "hear_gym.gate_agents"
+FAMILIES = tuple(f.value for f in Family)
+
+
+def available_gate_agents() -> dict[str, object]:
+    return {ep.name: ep for ep in entry_points(group=AGENT_GROUP)}
+
+
+@app.command("build")
+def build(out: Annotated[Path, typer.Option(help="Output folder (items.jsonl, audio/, manifest.jsonl).")],
+          renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+          workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2) -> None:
+    """Render every item (all families, both splits) to WAV with manifests."""
+    from hear_gym.eval.voicegate_build import build_items
+
+    summary = build_items(out, renderer=renderer, workers=workers)
+    console.print_json(json.dumps(summary))
+
+
+@app.command("train-gate")
+def train_gate_command(out: Annotated[Path, typer.Option(help="Checkpoint path (.safetensors).")],
+                       renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+                       seed: int = 0) -> None:
+    """Train the audio gate on the train split; print its held-out accuracy (needs hear-gym\\[agents])."""
+    from agents.voicegate.audio_gate import GateConfig, train_gate
+
+    gate = train_gate(GateConfig(renderer=renderer, seed=seed), out)
+    console.print_json(json.dumps(gate.report))
+    console.print(f"saved {out}")
+
+
+def _make_agent(name: str, gate_checkpoint: Path | None):
+    agents = available_gate_agents()
+    if name not in agents:
+        raise typer.BadParameter(f"unknown agent {name!r}; agents: {sorted(agents)}", param_hint="--agent")
+    factory = agents[name].load()
+    if hasattr(factory, "from_checkpoint"):
+        if gate_checkpoint is None:
+            raise typer.BadParameter(f"agent {name!r} needs --gate-checkpoint (see `voicegate train-gate`)")
+        return factory.from_checkpoint(gate_checkpoint)
+    return factory()
+
+
+@app.command("eval")
+def eval_command(
+    out: Annotated[Path, typer.Option(help="Run folder (created; an existing one with the same config is resumed).")],
+    agent: Annotated[str, typer.Option(help="A hear_gym.gate_agents entry point.")] = "text_only",
+    family: Annotated[list[str], typer.Option(help=f"Repeatable; of {', '.join(FAMILIES)}.")] = [
+        "speaker_switch", "side_talk", "self_talk"],
+    split: Annotated[str, typer.Option(help="train, test or all.")] = "test",
+    access: Annotated[str, typer.Option(help="A+T, A or T.")] = "A+T",
+    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    gate_checkpoint: Annotated[Path | None, typer.Option(help="For audio_gate.")] = None,
+    audio_cache_dir: Annotated[Path | None, typer.Option(help="On-disk render cache.")] = None,
+) -> None:
+    """Run one agent over the chosen families; write results.jsonl and metadata.json."""
+    from hear_gym.eval.voicegate_runner import GateRunConfig, run_gate_evaluation
+
+    unknown = sorted(set(family) - set(FAMILIES))
+    if unknown:
+        raise typer.BadParameter(f"unknown families {unknown}; families: {FAMILIES}", param_hint="--family")
+    if split not in ("train", "test", "all"):
+        raise typer.BadParameter("split must be train, test or all", param_hint="--split")
+    config = GateRunConfig(agent=agent, families=tuple(family), split=None if split == "all" else split,
+                           access=access, renderer=renderer)
+    try:
+        run_gate_evaluation(_make_agent(agent, gate_checkpoint), out, config, audio_cache_dir=audio_cache_dir)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    print_report(out)
+
+
+def print_report(run_dir: Path) -> str:
+    """Print the run's joint metrics and condition tables; return them as Markdown."""
+    path = run_dir / "metadata.json"
+    if not path.exists():
+        raise typer.BadParameter(f"{run_dir} has no metadata.json", param_hint="RUN_DIR")
+    metadata = json.loads(path.read_text("utf-8"))
+    lines = [f"### {metadata['config']['agent']} @ {metadata['config']['access']}", "",
+             "| metric | % [95% CI] | groups |", "|---|---|---|"]
+    table = Table("metric", "% [95% CI]", "groups", title=f"{metadata['config']['agent']} @ {metadata['config']['access']}")
+    for name, est in metadata["metrics"].items():
+        cell = _pct(est)
+        table.add_row(name, cell, str(est["n_scenarios"]))
+        lines.append(f"| {name} | {cell} | {est['n_scenarios']} |")
+    console.print(table)
+    for family, rows in metadata["conditions"].items():
+        order = CUE_CONDITIONS if family == "cue_validity" else conditions_of(family)
+        sub = Table("condition", "mute %", "matching tool %", "accuracy %", title=family)
+        lines += ["", f"**{family}**", "", "| condition | mute % | matching tool % | accuracy % |", "|---|---|---|---|"]
+        for condition in (c for c in order if c in rows):
+            cells = [_pct(rows[condition][k]) for k in ("mute", "matching_tool", "accuracy")]
+            sub.add_row(condition, *cells)
+            lines.append(f"| {condition} | " + " | ".join(cells) + " |")
+        console.print(sub)
+    return "\n".join(lines) + "\n"
+
+
+def _pct(est: dict | None) -> str:
+    if est is None:
+        return "-"
+    return f"{100 * est['point']:.1f} [{100 * est['low']:.1f}, {100 * est['high']:.1f}]"
+
+
+@app.command("report")
+def report(run_dirs: Annotated[list[Path], typer.Argument(help="VoiceGate run folders.")],
+           markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None) -> None:
+    """Print the joint metrics and per-condition tables of VoiceGate runs."""
+    text = "\n".join(print_report(d) for d in run_dirs)
+    if markdown is not None:
+        markdown.write_text(text, encoding="utf-8")
+        console.print(f"wrote {markdown}")

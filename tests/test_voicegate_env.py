@@ -1,0 +1,129 @@
+"""VoiceGate scenes (levels, fades, gaps, rooms, determinism) and the env (observations, ground
+truth in info only, rewards, judge, access conditions, bad kwargs)."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import hear_gym  # noqa: F401  (registers the ids)
+from hear_gym.envs.voicegate_actions import ANSWER0, MUTE, TOOL0, format_tool_call
+from hear_gym.metrics.voicegate_scoring import JudgeLabel, KeywordJudge
+from hear_gym.scenarios.voicegate.generator import select_items
+from hear_gym.scenarios.voicegate.pools import TOOL_NAMES
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.gate_scenes import render_item
+from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
+from hear_gym.speech.scene import rms_dbfs
+
+
+@pytest.fixture(scope="module")
+def cache():
+    return RenderCache(make_renderer("espeak"))
+
+
+def _pair(condition):
+    return next(i for i in select_items("speaker_switch", "test", (condition,)))
+
+
+def test_segments_are_normalized_faded_and_gapped(cache):
+    item = _pair("switch")
+    wave, manifest = render_item(item, cache)
+    context, trigger = manifest["segments"]
+    for seg in (context, trigger):
+        start, end = round(seg["start_s"] * SAMPLE_RATE), round(seg["end_s"] * SAMPLE_RATE)
+        assert abs(rms_dbfs(wave[start:end]) + 20) < 0.2
+        assert abs(wave[start]) < 1e-3 and abs(wave[end - 1]) < 1e-3  # 5 ms fades
+    gap = wave[round(context["end_s"] * SAMPLE_RATE):round(trigger["start_s"] * SAMPLE_RATE)]
+    assert len(gap) == 0.6 * SAMPLE_RATE and not gap.any()
+    assert manifest["boundaries_s"] == [trigger["start_s"]]
+    assert trigger["room"]["drr_db"] < context["room"]["drr_db"] - 10  # far field vs near
+    assert (trigger["voice"], trigger["placement"]) == (item.segments[1].voice, "far")
+
+
+def test_rendering_is_deterministic_with_a_fresh_cache(cache):
+    item = select_items("side_talk", "test")[0]
+    first = render_item(item, cache)[1]["pcm16_sha256"]
+    assert render_item(item, RenderCache(make_renderer("espeak")))[1]["pcm16_sha256"] == first
+
+
+def test_same_speaker_and_switch_share_the_context_audio(cache):
+    same, _ = render_item(_pair("same_speaker"), cache)
+    switch, manifest = render_item(_pair("switch"), cache)
+    n = round(manifest["segments"][0]["end_s"] * SAMPLE_RATE)
+    assert np.array_equal(same[:n], switch[:n]) and not np.array_equal(same[n:n + 1000], switch[n:n + 1000])
+
+
+def test_observation_hides_ground_truth_and_info_holds_it():
+    env = gym.make("hear_gym/VoiceGate-v0", family="speaker_switch")
+    obs, info = env.reset(seed=3)
+    assert set(obs) == {"audio", "audio_length", "transcript", "tools", "action_mask"}
+    assert info["item"]["target"]["kind"] in ("tool", "mute") and "target" not in obs
+    assert [t["name"] for t in __import__("json").loads(obs["tools"])] == list(TOOL_NAMES)
+
+
+def test_text_only_items_have_no_audio():
+    env = gym.make("hear_gym/VoiceGate-v0", conditions=["text_only"])
+    obs, _ = env.reset(seed=0)
+    assert obs["audio_length"] == 0 and not obs["audio"].any() and obs["transcript"]
+
+
+def test_rewards_follow_the_paper():
+    env = gym.make("hear_gym/VoiceGate-v0", actions="text", conditions=["switch"])
+    env.reset(seed=0)
+    assert env.step("[Mute]")[1] == 1.0
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step("Sure [Mute]")
+    assert (reward, terminated, info["outcome"]["action"]["kind"]) == (-1.2, True, "malformed")
+    env.reset(seed=0)
+    tool_name = env.unwrapped.item.utterances[1].tool
+    _, reward, _, _, info = env.step(format_tool_call(tool_name, {}))
+    assert reward == -1.0 and info["outcome"]["false_execution"]
+
+
+def test_side_talk_answers_are_judged():
+    item = next(i for i in select_items("side_talk", "test") if i.target.kind.value == "answer")
+    assistant = item.utterances[item.target.utterance]
+    other = item.utterances[1 - item.target.utterance]
+    judge = KeywordJudge()
+    assert judge.label(item, f"About {' '.join(assistant.topic_words)}: here you go.") is JudgeLabel.ASSISTANT
+    assert judge.label(item, "I cannot help with that.") is JudgeLabel.NEITHER
+    if other.topic_words:
+        both = " ".join(assistant.topic_words + other.topic_words)
+        assert judge.label(item, both) is JudgeLabel.BOTH
+    for reward in ("paper", "judged"):
+        env = gym.make("hear_gym/VoiceGate-v0", family="side_talk", reward=reward)
+        env.reset(options={"item_id": item.item_id})
+        right = env.step(ANSWER0 + item.target.utterance)
+        env.reset(options={"item_id": item.item_id})
+        wrong = env.step(ANSWER0 + 1 - item.target.utterance)
+        assert right[4]["outcome"]["correct"] and not wrong[4]["outcome"]["correct"]
+        assert (right[1], wrong[1]) == ((0.5, 0.5) if reward == "paper" else (1.0, -1.0))
+
+
+def test_access_a_hides_words_and_t_drops_audio():
+    obs, _ = gym.make("hear_gym/VoiceGate-v0", access="A", conditions=["switch"]).reset(seed=1)
+    assert obs["transcript"] == "[speech]" and obs["audio_length"] > 0
+    obs, _ = gym.make("hear_gym/VoiceGate-v0", access="A", conditions=["text_only"]).reset(seed=1)
+    assert obs["transcript"] != "[speech]"  # a text-only input has nothing else
+    obs, _ = gym.make("hear_gym/VoiceGate-v0", access="T").reset(seed=1)
+    assert obs["audio_length"] == 0 and "[speech]" not in obs["transcript"]
+
+
+def test_bad_arguments_get_clear_errors():
+    with pytest.raises(ValueError, match="speaker_switch"):
+        gym.make("hear_gym/VoiceGate-v0", family="speaker-switch")
+    with pytest.raises(ValueError, match="unknown speaker_switch condition"):
+        gym.make("hear_gym/VoiceGate-v0", conditions=["swtich"])
+    with pytest.raises(ValueError, match="reward"):
+        gym.make("hear_gym/VoiceGate-v0", reward="dense")
+    env = gym.make("hear_gym/VoiceGate-v0").unwrapped
+    with pytest.raises(KeyError, match="not in this env"):
+        env.reset(options={"item_id": "nope"})
+    with pytest.raises(ValueError, match="one of"):
+        env.reset(options={"seed": 3})
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(MUTE)
+    env.reset(seed=0)
+    env.step(TOOL0)
+    with pytest.raises(RuntimeError, match="over"):
+        env.step(MUTE)
