@@ -1,0 +1,126 @@
+"""VoiceGate evaluation: results/metadata round trip, resume without loss or duplicates, the
+baselines' expected structure (it must emerge from env + agent), the audio gate, the build
+export and the CLI."""
+
+import json
+
+import numpy as np
+import pytest
+import soundfile as sf
+from typer.testing import CliRunner
+
+from agents.voicegate.audio_gate import AudioGate, AudioGateAgent, GateConfig, train_gate
+from agents.voicegate.baselines import AlwaysMuteAgent, TextOnlyGateAgent
+from hear_gym.cli import app
+from hear_gym.eval import voicegate_build
+from hear_gym.eval.results import read_results
+from hear_gym.eval.voicegate_runner import GateRunConfig, run_gate_evaluation
+from hear_gym.metrics.voicegate import headline_metrics
+
+SWITCH = GateRunConfig(agent="text_only", families=("speaker_switch",), access="T")
+
+
+@pytest.fixture(scope="module")
+def text_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("text_only")
+    return out, run_gate_evaluation(TextOnlyGateAgent(), out, SWITCH, progress=False)
+
+
+def test_text_only_agent_selects_tools_but_never_gates(text_run):
+    out, records = text_run
+    metrics = json.loads((out / "metadata.json").read_text())["metrics"]
+    assert len(records) == 240 and metrics["switch_mute"]["point"] == 0.0
+    assert metrics["same_speaker_tool"]["point"] >= 0.95 and metrics["text_only_tool"]["point"] >= 0.95
+    assert metrics["switch_mute"]["n_scenarios"] == 80  # groups = held-out pairs
+
+
+def test_results_round_trip_and_resume(text_run, tmp_path):
+    out, records = text_run
+    assert read_results(out / "results.jsonl") == records
+    assert {k: v.as_dict() for k, v in headline_metrics(records).items()} == \
+        json.loads((out / "metadata.json").read_text())["metrics"]
+    # interrupt: keep 100 complete lines and a torn one, then resume
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "results.jsonl").write_text("".join(lines[:100]) + lines[100][:40])
+    (tmp_path / "run_config.json").write_text((out / "run_config.json").read_text())
+    resumed = run_gate_evaluation(TextOnlyGateAgent(), tmp_path, SWITCH, progress=False)
+    assert [r["key"] for r in resumed][:100] == [r["key"] for r in records][:100]
+    assert sorted(r["key"] for r in resumed) == sorted(r["key"] for r in records)
+
+
+def test_a_different_config_is_refused(text_run):
+    out, _ = text_run
+    with pytest.raises(ValueError, match="different config"):
+        run_gate_evaluation(TextOnlyGateAgent(), out, GateRunConfig(agent="text_only", families=("self_talk",),
+                                                                    access="T"), progress=False)
+    with pytest.raises(ValueError, match="reads"):
+        run_gate_evaluation(TextOnlyGateAgent(), out, GateRunConfig(agent="text_only", access="A"), progress=False)
+
+
+def test_always_mute_passes_mute_targets_and_fails_positive_controls(tmp_path):
+    records = run_gate_evaluation(AlwaysMuteAgent(), tmp_path, GateRunConfig(
+        agent="always_mute", families=("speaker_switch", "self_talk"), access="T"), progress=False)
+    metrics = headline_metrics(records)
+    assert metrics["switch_mute"].point == metrics["self_talk_mute"].point == 1.0
+    assert metrics["same_speaker_tool"].point == metrics["text_only_tool"].point == 0.0
+
+
+@pytest.fixture(scope="module")
+def small_gate(tmp_path_factory):
+    path = tmp_path_factory.mktemp("gate") / "gate.safetensors"
+    return train_gate(GateConfig(limit_per_family=60, epochs=200), path), path
+
+
+def test_gate_is_learnable_deterministic_and_round_trips(small_gate):
+    gate, path = small_gate
+    assert gate.report["test"]["balanced"] >= 0.8  # held out, from 120 training inputs
+    again = train_gate(GateConfig(limit_per_family=60, epochs=200))
+    assert all(np.array_equal(a, b) for a, b in zip(gate.model.state_dict().values(),
+                                                    again.model.state_dict().values()))
+    loaded = AudioGate.load(path)
+    assert loaded.report == gate.report and np.array_equal(loaded.mean, gate.mean)
+
+
+def test_gate_checkpoint_errors(tmp_path):
+    from safetensors.torch import save_file
+    import torch
+
+    save_file({"x": torch.zeros(1)}, str(tmp_path / "other.safetensors"))
+    with pytest.raises(ValueError, match="not a VoiceGate audio-gate checkpoint"):
+        AudioGate.load(tmp_path / "other.safetensors")
+
+
+def test_gate_agent_mutes_switched_triggers(small_gate, tmp_path):
+    gate, _ = small_gate
+    records = run_gate_evaluation(AudioGateAgent(gate), tmp_path, GateRunConfig(
+        agent="audio_gate", families=("speaker_switch",)), progress=False)
+    metrics = headline_metrics(records)
+    assert metrics["switch_mute"].point >= 0.8 and metrics["same_speaker_tool"].point >= 0.8
+    assert metrics["text_only_tool"].point == 1.0
+
+
+def test_build_writes_wavs_and_manifests(tmp_path, monkeypatch):
+    items = voicegate_build.all_items()
+    few = tuple(items[:4]) + tuple(i for i in items if i.family.value == "side_talk")[:2]
+    monkeypatch.setattr(voicegate_build, "all_items", lambda: few)
+    summary = voicegate_build.build_items(tmp_path, workers=1, progress=False)
+    manifests = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
+    assert summary["n_items"] == 6 and summary["n_audio"] == len(manifests) == 5  # one text-only input
+    for manifest in manifests:
+        audio, rate = sf.read(tmp_path / "audio" / voicegate_build.wav_name(manifest["item_id"]), dtype="int16")
+        assert rate == 16_000 and len(audio) == round(manifest["duration_s"] * rate)
+        assert {"voice", "room", "normalization_gain_db", "peak_dbfs"} <= set(manifest["segments"][0])
+
+
+def test_cli_eval_and_report(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["voicegate", "eval", "--out", str(tmp_path), "--agent", "always_mute",
+                                 "--family", "self_talk"])
+    assert result.exit_code == 0, result.output
+    assert "self_talk_mute" in result.output
+    result = runner.invoke(app, ["voicegate", "report", str(tmp_path), "--markdown", str(tmp_path / "t.md")])
+    assert result.exit_code == 0 and "| self_talk_mute | 100.0" in (tmp_path / "t.md").read_text()
+    bad = runner.invoke(app, ["voicegate", "eval", "--out", str(tmp_path / "x"), "--agent", "oracle"])
+    assert bad.exit_code != 0 and "unknown agent" in bad.output
+    bad = runner.invoke(app, ["voicegate", "eval", "--out", str(tmp_path / "y"), "--agent", "audio_gate"])
+    assert bad.exit_code != 0 and "--gate-checkpoint" in bad.output
