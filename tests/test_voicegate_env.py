@@ -127,3 +127,18 @@ def test_bad_arguments_get_clear_errors():
     env.step(TOOL0)
     with pytest.raises(RuntimeError, match="over"):
         env.step(MUTE)
+
+
+def test_llm_judge_hook_plugs_into_the_env():
+    from agents.llm.clients import MockChatClient
+    from agents.llm.judge import JudgeError, LLMJudge
+
+    item = next(i for i in select_items("side_talk", "test") if i.target.kind.value == "answer")
+    assistant_text = item.utterances[item.target.utterance].text
+    judge = LLMJudge(MockChatClient(lambda m: "Assistant." if assistant_text in m[0]["content"] else "?"))
+    env = gym.make("hear_gym/VoiceGate-v0", family="side_talk", actions="text", judge=judge)
+    env.reset(options={"item_id": item.item_id})
+    info = env.step("Here is my answer.")[4]
+    assert info["outcome"]["judge_label"] == "assistant" and info["outcome"]["correct"]
+    with pytest.raises(JudgeError, match="expected one of"):
+        LLMJudge(MockChatClient(lambda m: "maybe")).label(item, "hi")
