@@ -35,11 +35,16 @@ def main() -> None:
     start = time.perf_counter()
     gate = train_gate(GateConfig(), OUT / "audio_gate.safetensors")
     print(f"gate trained in {time.perf_counter() - start:.0f} s: {json.dumps(gate.report)}")
-    sections = [f"Build: {build['n_items']} items, {build['n_audio']} with audio "
-                f"({build['audio_seconds'] / 3600:.1f} h), {build['build_seconds']} s with 2 workers.\n",
-                f"Audio gate held-out accuracy: {json.dumps(gate.report['test'])}\n"]
-    for name, agent, access in (("always_mute", AlwaysMuteAgent(), "A+T"), ("text_only", TextOnlyGateAgent(), "T"),
-                                ("audio_gate", AudioGateAgent(gate), "A+T")):
+    sections = [
+        f"Build: {build['n_items']} items, {build['n_audio']} with audio "
+        f"({build['audio_seconds'] / 3600:.1f} h), {build['build_seconds']} s with 2 workers.\n",
+        f"Audio gate held-out accuracy: {json.dumps(gate.report['test'])}\n",
+    ]
+    for name, agent, access in (
+        ("always_mute", AlwaysMuteAgent(), "A+T"),
+        ("text_only", TextOnlyGateAgent(), "T"),
+        ("audio_gate", AudioGateAgent(gate), "A+T"),
+    ):
         start = time.perf_counter()
         run_gate_evaluation(agent, OUT / name, GateRunConfig(agent=name, families=FAMILIES, access=access))
         print(f"{name}: {time.perf_counter() - start:.0f} s")

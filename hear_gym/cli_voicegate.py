@@ -14,8 +14,9 @@ from rich.table import Table
 from hear_gym.scenarios.voicegate.generator import CUE_CONDITIONS, conditions_of
 from hear_gym.scenarios.voicegate.items import Family
 
-app = typer.Typer(help="VoiceGate: act, stay silent or answer (side-talk, self-talk, speaker-switch).",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="VoiceGate: act, stay silent or answer (side-talk, self-talk, speaker-switch).", no_args_is_help=True
+)
 console = Console(width=None if Console().is_terminal else 200)
 AGENT_GROUP = "hear_gym.gate_agents"
 FAMILIES = tuple(f.value for f in Family)
@@ -26,9 +27,11 @@ def available_gate_agents() -> dict[str, object]:
 
 
 @app.command("build")
-def build(out: Annotated[Path, typer.Option(help="Output folder (items.jsonl, audio/, manifest.jsonl).")],
-          renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
-          workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2) -> None:
+def build(
+    out: Annotated[Path, typer.Option(help="Output folder (items.jsonl, audio/, manifest.jsonl).")],
+    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
+) -> None:
     """Render every item (all families, both splits) to WAV with manifests."""
     from hear_gym.eval.voicegate_build import build_items
 
@@ -37,9 +40,11 @@ def build(out: Annotated[Path, typer.Option(help="Output folder (items.jsonl, au
 
 
 @app.command("train-gate")
-def train_gate_command(out: Annotated[Path, typer.Option(help="Checkpoint path (.safetensors).")],
-                       renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
-                       seed: int = 0) -> None:
+def train_gate_command(
+    out: Annotated[Path, typer.Option(help="Checkpoint path (.safetensors).")],
+    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    seed: int = 0,
+) -> None:
     """Train the audio gate on the train split; print its held-out accuracy (needs hear-gym\\[agents])."""
     from agents.voicegate.audio_gate import GateConfig, train_gate
 
@@ -62,10 +67,15 @@ def _make_agent(name: str, gate_checkpoint: Path | None):
 
 @app.command("eval")
 def eval_command(
-    out: Annotated[Path, typer.Option(help="Run folder (created; an existing one with the same config is resumed).")],
+    out: Annotated[
+        Path, typer.Option(help="Run folder (created; an existing one with the same config is resumed).")
+    ],
     agent: Annotated[str, typer.Option(help="A hear_gym.gate_agents entry point.")] = "text_only",
     family: Annotated[list[str], typer.Option(help=f"Repeatable; of {', '.join(FAMILIES)}.")] = [
-        "speaker_switch", "side_talk", "self_talk"],
+        "speaker_switch",
+        "side_talk",
+        "self_talk",
+    ],
     split: Annotated[str, typer.Option(help="train, test or all.")] = "test",
     access: Annotated[str, typer.Option(help="A+T, A or T.")] = "A+T",
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
@@ -80,8 +90,13 @@ def eval_command(
         raise typer.BadParameter(f"unknown families {unknown}; families: {FAMILIES}", param_hint="--family")
     if split not in ("train", "test", "all"):
         raise typer.BadParameter("split must be train, test or all", param_hint="--split")
-    config = GateRunConfig(agent=agent, families=tuple(family), split=None if split == "all" else split,
-                           access=access, renderer=renderer)
+    config = GateRunConfig(
+        agent=agent,
+        families=tuple(family),
+        split=None if split == "all" else split,
+        access=access,
+        renderer=renderer,
+    )
     try:
         run_gate_evaluation(_make_agent(agent, gate_checkpoint), out, config, audio_cache_dir=audio_cache_dir)
     except ValueError as exc:
@@ -95,9 +110,18 @@ def print_report(run_dir: Path) -> str:
     if not path.exists():
         raise typer.BadParameter(f"{run_dir} has no metadata.json", param_hint="RUN_DIR")
     metadata = json.loads(path.read_text("utf-8"))
-    lines = [f"### {metadata['config']['agent']} @ {metadata['config']['access']}", "",
-             "| metric | % [95% CI] | groups |", "|---|---|---|"]
-    table = Table("metric", "% [95% CI]", "groups", title=f"{metadata['config']['agent']} @ {metadata['config']['access']}")
+    lines = [
+        f"### {metadata['config']['agent']} @ {metadata['config']['access']}",
+        "",
+        "| metric | % [95% CI] | groups |",
+        "|---|---|---|",
+    ]
+    table = Table(
+        "metric",
+        "% [95% CI]",
+        "groups",
+        title=f"{metadata['config']['agent']} @ {metadata['config']['access']}",
+    )
     for name, est in metadata["metrics"].items():
         cell = _pct(est)
         table.add_row(name, cell, str(est["n_scenarios"]))
@@ -106,7 +130,13 @@ def print_report(run_dir: Path) -> str:
     for family, rows in metadata["conditions"].items():
         order = CUE_CONDITIONS if family == "cue_validity" else conditions_of(family)
         sub = Table("condition", "mute %", "matching tool %", "accuracy %", title=family)
-        lines += ["", f"**{family}**", "", "| condition | mute % | matching tool % | accuracy % |", "|---|---|---|---|"]
+        lines += [
+            "",
+            f"**{family}**",
+            "",
+            "| condition | mute % | matching tool % | accuracy % |",
+            "|---|---|---|---|",
+        ]
         for condition in (c for c in order if c in rows):
             cells = [_pct(rows[condition][k]) for k in ("mute", "matching_tool", "accuracy")]
             sub.add_row(condition, *cells)
@@ -122,8 +152,10 @@ def _pct(est: dict | None) -> str:
 
 
 @app.command("report")
-def report(run_dirs: Annotated[list[Path], typer.Argument(help="VoiceGate run folders.")],
-           markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None) -> None:
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="VoiceGate run folders.")],
+    markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
+) -> None:
     """Print the joint metrics and per-condition tables of VoiceGate runs."""
     text = "\n".join(print_report(d) for d in run_dirs)
     if markdown is not None:

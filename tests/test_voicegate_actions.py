@@ -33,18 +33,21 @@ def test_well_formed_tool_call_keeps_arguments():
     assert (action.kind, action.tool, action.params) == (ActionKind.TOOL, "unlock_door", {"door": "front"})
 
 
-@pytest.mark.parametrize("reply,reason", [
-    ("Okay. [Mute]", "mute token"),
-    (f"Sure! {CALL}", "outside"),
-    (CALL + CALL, "exactly one"),
-    ("<|TOOL|>{\"name\": \"unlock_door\", \"params\": {}}", "exactly one"),
-    ("<|tool|>{\"name\": \"unlock_door\", \"params\": {}}</|tool|>", "exactly one"),
-    ("<|TOOL|>{name: unlock_door}</|TOOL|>", "not JSON"),
-    ("<|TOOL|>{\"name\": \"unlock_door\"}</|TOOL|>", "exactly the keys"),
-    ("<|TOOL|>{\"name\": \"launch_rocket\", \"params\": {}}</|TOOL|>", "unknown tool"),
-    ("<|TOOL|>{\"name\": \"unlock_door\", \"params\": []}</|TOOL|>", "must be an object"),
-    ("   ", "empty"),
-])
+@pytest.mark.parametrize(
+    "reply,reason",
+    [
+        ("Okay. [Mute]", "mute token"),
+        (f"Sure! {CALL}", "outside"),
+        (CALL + CALL, "exactly one"),
+        ('<|TOOL|>{"name": "unlock_door", "params": {}}', "exactly one"),
+        ('<|tool|>{"name": "unlock_door", "params": {}}</|tool|>', "exactly one"),
+        ("<|TOOL|>{name: unlock_door}</|TOOL|>", "not JSON"),
+        ('<|TOOL|>{"name": "unlock_door"}</|TOOL|>', "exactly the keys"),
+        ('<|TOOL|>{"name": "launch_rocket", "params": {}}</|TOOL|>', "unknown tool"),
+        ('<|TOOL|>{"name": "unlock_door", "params": []}</|TOOL|>', "must be an object"),
+        ("   ", "empty"),
+    ],
+)
 def test_malformed_replies_name_their_reason(reply, reason):
     action = parse_reply(reply)
     assert action.kind is ActionKind.MALFORMED and reason in action.error
@@ -60,7 +63,7 @@ def test_free_text_is_an_answer():
 def test_any_text_parses_without_crashing(reply):
     action = parse_reply(reply)
     if action.kind is ActionKind.TOOL:  # only a single, exact block can be a call
-        body = reply.strip()[len("<|TOOL|>"):-len("</|TOOL|>")]
+        body = reply.strip()[len("<|TOOL|>") : -len("</|TOOL|>")]
         assert json.loads(body)["name"] in TOOL_NAMES
 
 

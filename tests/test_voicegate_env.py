@@ -33,7 +33,7 @@ def test_segments_are_normalized_faded_and_gapped(cache):
         start, end = round(seg["start_s"] * SAMPLE_RATE), round(seg["end_s"] * SAMPLE_RATE)
         assert abs(rms_dbfs(wave[start:end]) + 20) < 0.2
         assert abs(wave[start]) < 1e-3 and abs(wave[end - 1]) < 1e-3  # 5 ms fades
-    gap = wave[round(context["end_s"] * SAMPLE_RATE):round(trigger["start_s"] * SAMPLE_RATE)]
+    gap = wave[round(context["end_s"] * SAMPLE_RATE) : round(trigger["start_s"] * SAMPLE_RATE)]
     assert len(gap) == 0.6 * SAMPLE_RATE and not gap.any()
     assert manifest["boundaries_s"] == [trigger["start_s"]]
     assert trigger["room"]["drr_db"] < context["room"]["drr_db"] - 10  # far field vs near
@@ -50,7 +50,9 @@ def test_same_speaker_and_switch_share_the_context_audio(cache):
     same, _ = render_item(_pair("same_speaker"), cache)
     switch, manifest = render_item(_pair("switch"), cache)
     n = round(manifest["segments"][0]["end_s"] * SAMPLE_RATE)
-    assert np.array_equal(same[:n], switch[:n]) and not np.array_equal(same[n:n + 1000], switch[n:n + 1000])
+    assert np.array_equal(same[:n], switch[:n]) and not np.array_equal(
+        same[n : n + 1000], switch[n : n + 1000]
+    )
 
 
 def test_observation_hides_ground_truth_and_info_holds_it():

@@ -19,8 +19,10 @@ from hear_gym.scenarios.voicegate.generator import (
 from hear_gym.scenarios.voicegate.items import Addressee, Placement, Source, TargetKind
 from hear_gym.scenarios.voicegate.pools import TOOL_NAMES, Phrasing, Tool, phrasing, tool, tool_set
 
-FINGERPRINT = ("import hashlib, json; from hear_gym.scenarios.voicegate.generator import all_items; "
-               "print(hashlib.sha256(json.dumps([i.as_record() for i in all_items()]).encode()).hexdigest())")
+FINGERPRINT = (
+    "import hashlib, json; from hear_gym.scenarios.voicegate.generator import all_items; "
+    "print(hashlib.sha256(json.dumps([i.as_record() for i in all_items()]).encode()).hexdigest())"
+)
 
 
 def test_speaker_switch_counts_and_conditions():
@@ -47,7 +49,9 @@ def test_speaker_switch_counts_and_conditions():
 
 def test_cue_validity_follows_the_proximity_rule():
     items = select_items("cue_validity")
-    assert len({i.group for i in items}) == 80 and Counter(i.condition for i in items) == dict.fromkeys(CUE_CONDITIONS, 80)
+    assert len({i.group for i in items}) == 80 and Counter(i.condition for i in items) == dict.fromkeys(
+        CUE_CONDITIONS, 80
+    )
     held_out = {i.group for i in select_items("speaker_switch", "test")}
     assert {i.group for i in items} == held_out
     for item in items:
@@ -86,9 +90,18 @@ def test_side_talk_is_balanced_and_addressee_cues_are_as_documented():
 
 def test_self_talk_frames_and_targets():
     items = select_items("self_talk")
-    assert Counter(i.condition for i in items) == {f: 35 for f in
-                                                   ("planning", "regret", "quotation", "sarcasm",
-                                                    "rhetorical_question", "conditional", "metaphor")}
+    assert Counter(i.condition for i in items) == {
+        f: 35
+        for f in (
+            "planning",
+            "regret",
+            "quotation",
+            "sarcasm",
+            "rhetorical_question",
+            "conditional",
+            "metaphor",
+        )
+    }
     assert Counter(i.split for i in items) == {"train": 196, "test": 49}
     assert all(i.target.kind is TargetKind.MUTE and i.utterances[0].tool in TOOL_NAMES for i in items)
 
@@ -116,5 +129,7 @@ def test_pools_reject_bad_data():
         Tool.model_validate(bad_value)
     ph = phrasing().model_dump()
     with pytest.raises(ValidationError, match="topic words"):
-        Phrasing.model_validate({**ph, "questions": [{"text": "Is it sunny?", "topic_words": ["rain", "sunny"]}] * 40})
+        Phrasing.model_validate(
+            {**ph, "questions": [{"text": "Is it sunny?", "topic_words": ["rain", "sunny"]}] * 40}
+        )
     assert [t.name for t in tool_set().tools] == list(TOOL_NAMES)

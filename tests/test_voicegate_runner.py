@@ -37,8 +37,9 @@ def test_text_only_agent_selects_tools_but_never_gates(text_run):
 def test_results_round_trip_and_resume(text_run, tmp_path):
     out, records = text_run
     assert read_results(out / "results.jsonl") == records
-    assert {k: v.as_dict() for k, v in headline_metrics(records).items()} == \
-        json.loads((out / "metadata.json").read_text())["metrics"]
+    assert {k: v.as_dict() for k, v in headline_metrics(records).items()} == json.loads(
+        (out / "metadata.json").read_text()
+    )["metrics"]
     # interrupt: keep 100 complete lines and a torn one, then resume
     lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
     (tmp_path / "results.jsonl").write_text("".join(lines[:100]) + lines[100][:40])
@@ -51,15 +52,25 @@ def test_results_round_trip_and_resume(text_run, tmp_path):
 def test_a_different_config_is_refused(text_run):
     out, _ = text_run
     with pytest.raises(ValueError, match="different config"):
-        run_gate_evaluation(TextOnlyGateAgent(), out, GateRunConfig(agent="text_only", families=("self_talk",),
-                                                                    access="T"), progress=False)
+        run_gate_evaluation(
+            TextOnlyGateAgent(),
+            out,
+            GateRunConfig(agent="text_only", families=("self_talk",), access="T"),
+            progress=False,
+        )
     with pytest.raises(ValueError, match="reads"):
-        run_gate_evaluation(TextOnlyGateAgent(), out, GateRunConfig(agent="text_only", access="A"), progress=False)
+        run_gate_evaluation(
+            TextOnlyGateAgent(), out, GateRunConfig(agent="text_only", access="A"), progress=False
+        )
 
 
 def test_always_mute_passes_mute_targets_and_fails_positive_controls(tmp_path):
-    records = run_gate_evaluation(AlwaysMuteAgent(), tmp_path, GateRunConfig(
-        agent="always_mute", families=("speaker_switch", "self_talk"), access="T"), progress=False)
+    records = run_gate_evaluation(
+        AlwaysMuteAgent(),
+        tmp_path,
+        GateRunConfig(agent="always_mute", families=("speaker_switch", "self_talk"), access="T"),
+        progress=False,
+    )
     metrics = headline_metrics(records)
     assert metrics["switch_mute"].point == metrics["self_talk_mute"].point == 1.0
     assert metrics["same_speaker_tool"].point == metrics["text_only_tool"].point == 0.0
@@ -75,15 +86,17 @@ def test_gate_is_learnable_deterministic_and_round_trips(small_gate):
     gate, path = small_gate
     assert gate.report["test"]["balanced"] >= 0.8  # held out, from 120 training inputs
     again = train_gate(GateConfig(limit_per_family=60, epochs=200))
-    assert all(np.array_equal(a, b) for a, b in zip(gate.model.state_dict().values(),
-                                                    again.model.state_dict().values()))
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(gate.model.state_dict().values(), again.model.state_dict().values())
+    )
     loaded = AudioGate.load(path)
     assert loaded.report == gate.report and np.array_equal(loaded.mean, gate.mean)
 
 
 def test_gate_checkpoint_errors(tmp_path):
-    from safetensors.torch import save_file
     import torch
+    from safetensors.torch import save_file
 
     save_file({"x": torch.zeros(1)}, str(tmp_path / "other.safetensors"))
     with pytest.raises(ValueError, match="not a VoiceGate audio-gate checkpoint"):
@@ -92,8 +105,12 @@ def test_gate_checkpoint_errors(tmp_path):
 
 def test_gate_agent_mutes_switched_triggers(small_gate, tmp_path):
     gate, _ = small_gate
-    records = run_gate_evaluation(AudioGateAgent(gate), tmp_path, GateRunConfig(
-        agent="audio_gate", families=("speaker_switch",)), progress=False)
+    records = run_gate_evaluation(
+        AudioGateAgent(gate),
+        tmp_path,
+        GateRunConfig(agent="audio_gate", families=("speaker_switch",)),
+        progress=False,
+    )
     metrics = headline_metrics(records)
     assert metrics["switch_mute"].point >= 0.8 and metrics["same_speaker_tool"].point >= 0.8
     assert metrics["text_only_tool"].point == 1.0
@@ -107,15 +124,18 @@ def test_build_writes_wavs_and_manifests(tmp_path, monkeypatch):
     manifests = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
     assert summary["n_items"] == 6 and summary["n_audio"] == len(manifests) == 5  # one text-only input
     for manifest in manifests:
-        audio, rate = sf.read(tmp_path / "audio" / voicegate_build.wav_name(manifest["item_id"]), dtype="int16")
+        audio, rate = sf.read(
+            tmp_path / "audio" / voicegate_build.wav_name(manifest["item_id"]), dtype="int16"
+        )
         assert rate == 16_000 and len(audio) == round(manifest["duration_s"] * rate)
         assert {"voice", "room", "normalization_gain_db", "peak_dbfs"} <= set(manifest["segments"][0])
 
 
 def test_cli_eval_and_report(tmp_path):
     runner = CliRunner()
-    result = runner.invoke(app, ["voicegate", "eval", "--out", str(tmp_path), "--agent", "always_mute",
-                                 "--family", "self_talk"])
+    result = runner.invoke(
+        app, ["voicegate", "eval", "--out", str(tmp_path), "--agent", "always_mute", "--family", "self_talk"]
+    )
     assert result.exit_code == 0, result.output
     assert "self_talk_mute" in result.output
     result = runner.invoke(app, ["voicegate", "report", str(tmp_path), "--markdown", str(tmp_path / "t.md")])

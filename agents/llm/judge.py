@@ -8,10 +8,9 @@ silently change scores.
 
 from __future__ import annotations
 
+from agents.llm.clients import ChatClient
 from hear_gym.metrics.voicegate_scoring import JudgeLabel
 from hear_gym.scenarios.voicegate.items import Item
-
-from agents.llm.clients import ChatClient
 
 JUDGE_PROMPT = """You judge a voice assistant. A user said two things; one was addressed to the assistant, one to another person.
 Utterance to the assistant: "{assistant}"
@@ -30,10 +29,15 @@ class LLMJudge:
 
     def label(self, item: Item, answer: str) -> JudgeLabel:
         by_addressee = {u.addressee.value: u.text for u in item.utterances}
-        prompt = JUDGE_PROMPT.format(assistant=by_addressee.get("assistant", ""),
-                                     bystander=by_addressee.get("bystander", ""), answer=answer)
+        prompt = JUDGE_PROMPT.format(
+            assistant=by_addressee.get("assistant", ""),
+            bystander=by_addressee.get("bystander", ""),
+            answer=answer,
+        )
         reply = self.client.complete([[{"role": "user", "content": prompt}]])[0].strip().lower().rstrip(".")
         try:
             return JudgeLabel(reply)
         except ValueError:
-            raise JudgeError(f"judge replied {reply!r}; expected one of {[l.value for l in JudgeLabel]}") from None
+            raise JudgeError(
+                f"judge replied {reply!r}; expected one of {[l.value for l in JudgeLabel]}"
+            ) from None

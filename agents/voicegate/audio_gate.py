@@ -63,13 +63,22 @@ def examples(split: str, cache: RenderCache, limit: int | None = None) -> tuple[
     for family in ("speaker_switch", "side_talk"):
         labelled = [item for item in select_items(family, split) if label_of(item) is not None]
         chosen += labelled[:limit] if limit else labelled
-    x = [gate_features(render_item(item, cache)[0]) for item in track(chosen, description=f"gate features ({split})")]
+    x = [
+        gate_features(render_item(item, cache)[0])
+        for item in track(chosen, description=f"gate features ({split})")
+    ]
     return np.stack(x), np.array([label_of(item) for item in chosen])
 
 
 class AudioGate:
-    def __init__(self, config: GateConfig, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray,
-                 report: dict | None = None) -> None:
+    def __init__(
+        self,
+        config: GateConfig,
+        model: torch.nn.Module,
+        mean: np.ndarray,
+        std: np.ndarray,
+        report: dict | None = None,
+    ) -> None:
         self.config, self.model, self.mean, self.std = config, model.eval(), mean, std
         self.report = report or {}
 
@@ -84,8 +93,16 @@ class AudioGate:
     def save(self, path: Path) -> None:
         tensors = {f"model.{k}": v.contiguous() for k, v in self.model.state_dict().items()}
         tensors["norm.mean"], tensors["norm.std"] = torch.from_numpy(self.mean), torch.from_numpy(self.std)
-        save_file(tensors, str(path), metadata={"kind": "voicegate-audio-gate", "config": json.dumps(asdict(self.config)),
-                                                "features": json.dumps(GATE_FEATURES), "report": json.dumps(self.report)})
+        save_file(
+            tensors,
+            str(path),
+            metadata={
+                "kind": "voicegate-audio-gate",
+                "config": json.dumps(asdict(self.config)),
+                "features": json.dumps(GATE_FEATURES),
+                "report": json.dumps(self.report),
+            },
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> AudioGate:
@@ -97,17 +114,22 @@ class AudioGate:
             raise ValueError(f"{path} was trained on other features than this version computes")
         config = GateConfig(**json.loads(meta["config"]))
         tensors = load_file(str(path))
-        weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
+        weights = {k[len("model.") :]: v for k, v in tensors.items() if k.startswith("model.")}
         model = mlp(weights["0.weight"].shape[1], config.hidden, len(GATE_CLASSES))
         model.load_state_dict(weights)
-        return cls(config, model, tensors["norm.mean"].numpy(), tensors["norm.std"].numpy(),
-                   json.loads(meta.get("report", "{}")))
+        return cls(
+            config,
+            model,
+            tensors["norm.mean"].numpy(),
+            tensors["norm.std"].numpy(),
+            json.loads(meta.get("report", "{}")),
+        )
 
 
 def accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     predicted = gate.predict_features(x)
     report = {GATE_CLASSES[c]: float((predicted[y == c] == c).mean()) for c in (0, 1) if (y == c).any()}
-    return {**report, "balanced": float(np.mean(list(report.values()))), "n": int(len(y))}
+    return {**report, "balanced": float(np.mean(list(report.values()))), "n": len(y)}
 
 
 def train_gate(config: GateConfig, out: Path | None = None) -> AudioGate:
@@ -115,8 +137,9 @@ def train_gate(config: GateConfig, out: Path | None = None) -> AudioGate:
     cache = RenderCache(make_renderer(config.renderer), max_bytes=64 * 2**20)
     x_train, y_train = examples("train", cache, config.limit_per_family)
     x_test, y_test = examples("test", cache, config.limit_per_family)
-    model, mean, std = train_mlp(x_train, y_train, len(GATE_CLASSES), config.hidden, config.epochs,
-                                 config.learning_rate, config.seed)
+    model, mean, std = train_mlp(
+        x_train, y_train, len(GATE_CLASSES), config.hidden, config.epochs, config.learning_rate, config.seed
+    )
     gate = AudioGate(config, model, mean, std)
     gate.report = {"train": accuracy(gate, x_train, y_train), "test": accuracy(gate, x_test, y_test)}
     if out is not None:

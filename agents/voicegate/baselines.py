@@ -19,23 +19,64 @@ from hear_gym.wrappers.gate_access import GATE_ACCESS
 _VEHICLE = r"(?:car|truck|van|minivan|pickup|jeep|suv|sedan|wagon|convertible|hatchback|engine|motor)"
 _AMOUNT = r"(?:\w+ )*(?:dollars?|bucks|pounds|euros)"
 COMMAND_WORDS: dict[str, tuple[str, ...]] = {
-    "send_message": (r"\bmessage\b", r"\btext\b", r"\bdm\b", r"\bwrite to\b", r"\bdrop \w+ a (?:line|note)\b"),
+    "send_message": (
+        r"\bmessage\b",
+        r"\btext\b",
+        r"\bdm\b",
+        r"\bwrite to\b",
+        r"\bdrop \w+ a (?:line|note)\b",
+    ),
     "place_order": (r"\border\b", r"\breorder\b", r"\bbuy\b", r"\bpurchase\b", r"\bget us\b"),
-    "unlock_door": (r"\bunlock(?:ed)?\b", r"\bunbolt\b", r"\block on\b", r"\bopen (?:up )?(?:the|my|our)? ?\w* ?(?:door|gate)\b",
-                    r"\blet \w+ in\b"),
-    "transfer_money": (r"\btransfer\b", r"\bpay\b", r"\bwire\b", r"\bvenmo\b", r"\breimburse\b",
-                       rf"\bsend (?:\w+ ){{0,3}}{_AMOUNT}\b"),
+    "unlock_door": (
+        r"\bunlock(?:ed)?\b",
+        r"\bunbolt\b",
+        r"\block on\b",
+        r"\bopen (?:up )?(?:the|my|our)? ?\w* ?(?:door|gate)\b",
+        r"\blet \w+ in\b",
+    ),
+    "transfer_money": (
+        r"\btransfer\b",
+        r"\bpay\b",
+        r"\bwire\b",
+        r"\bvenmo\b",
+        r"\breimburse\b",
+        rf"\bsend (?:\w+ ){{0,3}}{_AMOUNT}\b",
+    ),
     "call_contact": (r"\bcall\b", r"\bring\b", r"\bphone\b", r"\bdial\b", r"\bvideo chat\b"),
-    "set_thermostat": (r"\bthermostat\b", r"\bheat\b", r"\btemperature\b", r"\bdegrees\b", r"\bwarmer\b",
-                       r"\bcooler\b"),
-    "delete_file": (r"\bdelete\b", r"\berase\b", r"\bremove \w+ .*\b(?:file|folder|drive|document|photos?)\b",
-                    r"\btrash\b", r"\bwipe\b"),
+    "set_thermostat": (
+        r"\bthermostat\b",
+        r"\bheat\b",
+        r"\btemperature\b",
+        r"\bdegrees\b",
+        r"\bwarmer\b",
+        r"\bcooler\b",
+    ),
+    "delete_file": (
+        r"\bdelete\b",
+        r"\berase\b",
+        r"\bremove \w+ .*\b(?:file|folder|drive|document|photos?)\b",
+        r"\btrash\b",
+        r"\bwipe\b",
+    ),
     "book_appointment": (r"\bbook(?:ed|ing)?\b", r"\bschedule\b", r"\breserve\b", r"\bappointment\b"),
-    "post_publicly": (r"\bpost\b", r"\bshare (?:publicly|on)\b", r"\btweet\b", r"\bpublish\b", r"\bannounce\b"),
-    "start_vehicle": (rf"\b(?:start|fire) (?:up )?(?:the|my|our) (?:\w+ )?{_VEHICLE}\b", rf"\b{_VEHICLE} running\b",
-                      r"\bremote start\b", r"\bwarm up the\b", r"\bturn on the engine\b"),
+    "post_publicly": (
+        r"\bpost\b",
+        r"\bshare (?:publicly|on)\b",
+        r"\btweet\b",
+        r"\bpublish\b",
+        r"\bannounce\b",
+    ),
+    "start_vehicle": (
+        rf"\b(?:start|fire) (?:up )?(?:the|my|our) (?:\w+ )?{_VEHICLE}\b",
+        rf"\b{_VEHICLE} running\b",
+        r"\bremote start\b",
+        r"\bwarm up the\b",
+        r"\bturn on the engine\b",
+    ),
 }
-_PATTERNS = {name: [re.compile(p, re.IGNORECASE) for p in patterns] for name, patterns in COMMAND_WORDS.items()}
+_PATTERNS = {
+    name: [re.compile(p, re.IGNORECASE) for p in patterns] for name, patterns in COMMAND_WORDS.items()
+}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
@@ -45,8 +86,9 @@ def utterances(transcript: str) -> list[str]:
 
 def tool_named(text: str) -> str | None:
     """The tool whose command words occur earliest in ``text`` (None when none does)."""
-    hits = [(m.start(), name) for name, patterns in _PATTERNS.items() for p in patterns
-            if (m := p.search(text))]
+    hits = [
+        (m.start(), name) for name, patterns in _PATTERNS.items() for p in patterns if (m := p.search(text))
+    ]
     return min(hits)[1] if hits else None
 
 

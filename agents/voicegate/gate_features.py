@@ -15,8 +15,8 @@ minus the head's (speaker and room *change*), the tail's own features, and the p
 
 from __future__ import annotations
 
-import numpy as np
 import librosa
+import numpy as np
 
 from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
 
@@ -25,16 +25,26 @@ FRAME = 160  # 10 ms
 SILENCE_BELOW_PEAK_DB = 35.0
 MIN_SEGMENT_S = 0.25
 N_MFCC = 13
-SEGMENT_FEATURES = (*(f"mfcc{i}" for i in range(N_MFCC)), "f0_mean_st", "f0_std_st", "centroid_khz",
-                    "rolloff_khz", "high_band_ratio", "energy_spread_db")
-GATE_FEATURES = (*(f"delta_{n}" for n in SEGMENT_FEATURES), *(f"tail_{n}" for n in SEGMENT_FEATURES),
-                 "pause_s")
+SEGMENT_FEATURES = (
+    *(f"mfcc{i}" for i in range(N_MFCC)),
+    "f0_mean_st",
+    "f0_std_st",
+    "centroid_khz",
+    "rolloff_khz",
+    "high_band_ratio",
+    "energy_spread_db",
+)
+GATE_FEATURES = (
+    *(f"delta_{n}" for n in SEGMENT_FEATURES),
+    *(f"tail_{n}" for n in SEGMENT_FEATURES),
+    "pause_s",
+)
 _F0 = [FEATURE_NAMES.index("f0_mean_st"), FEATURE_NAMES.index("f0_std_st")]
 
 
 def frame_db(wave: np.ndarray) -> np.ndarray:
     n = len(wave) // FRAME
-    frames = wave[:n * FRAME].reshape(n, FRAME).astype(np.float64)
+    frames = wave[: n * FRAME].reshape(n, FRAME).astype(np.float64)
     return 10 * np.log10(np.mean(frames**2, axis=1) + 1e-12)
 
 
@@ -56,9 +66,12 @@ def split_at_longest_pause(wave: np.ndarray) -> tuple[np.ndarray, np.ndarray, fl
             run_start = None
     if best_start is None:
         cut = (first + last + 1) // 2
-        return wave[first * FRAME:cut * FRAME], wave[cut * FRAME:(last + 1) * FRAME], 0.0
-    return (wave[first * FRAME:best_start * FRAME], wave[(best_start + best) * FRAME:(last + 1) * FRAME],
-            best * FRAME / SAMPLE_RATE)
+        return wave[first * FRAME : cut * FRAME], wave[cut * FRAME : (last + 1) * FRAME], 0.0
+    return (
+        wave[first * FRAME : best_start * FRAME],
+        wave[(best_start + best) * FRAME : (last + 1) * FRAME],
+        best * FRAME / SAMPLE_RATE,
+    )
 
 
 def segment_features(segment: np.ndarray) -> np.ndarray:
@@ -75,7 +88,9 @@ def segment_features(segment: np.ndarray) -> np.ndarray:
     loud = db[db > db.max() - SILENCE_BELOW_PEAK_DB] if len(db) else np.zeros(1)
     spread = float(np.percentile(loud, 90) - np.percentile(loud, 10))
     f0 = np.nan_to_num(prosodic_features(x, SAMPLE_RATE)[_F0])
-    return np.concatenate([mfcc.mean(axis=1), f0, [centroid / 1000, rolloff / 1000, high, spread]]).astype(np.float32)
+    return np.concatenate([mfcc.mean(axis=1), f0, [centroid / 1000, rolloff / 1000, high, spread]]).astype(
+        np.float32
+    )
 
 
 def gate_features(wave: np.ndarray) -> np.ndarray:

@@ -49,10 +49,17 @@ MAX_TOOLS_CHARS = 8_000
 class VoiceGateEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(self, family: str = "speaker_switch", split: str | None = "test",
-                 conditions: tuple[str, ...] | list[str] | None = None, renderer: str = "espeak",
-                 audio_cache_dir: str | Path | None = None, reward: str = "paper",
-                 judge: Judge | None = None, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        family: str = "speaker_switch",
+        split: str | None = "test",
+        conditions: tuple[str, ...] | list[str] | None = None,
+        renderer: str = "espeak",
+        audio_cache_dir: str | Path | None = None,
+        reward: str = "paper",
+        judge: Judge | None = None,
+        render_mode: str | None = None,
+    ) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
         if render_mode not in (None, "ansi"):
@@ -60,23 +67,28 @@ class VoiceGateEnv(gym.Env):
         if family not in {f.value for f in Family}:
             raise ValueError(f"family must be one of {[f.value for f in Family]}, got {family!r}")
         self.family = Family(family)
-        self.items: tuple[Item, ...] = select_items(self.family, split,
-                                                    tuple(conditions) if conditions else None)
+        self.items: tuple[Item, ...] = select_items(
+            self.family, split, tuple(conditions) if conditions else None
+        )
         if not self.items:
             raise ValueError(f"no {self.family.value} items for split={split!r}, conditions={conditions!r}")
         self._index = {item.item_id: i for i, item in enumerate(self.items)}
         self.render_mode = render_mode
         self.reward_fn = REWARDS[reward]
         self.judge = judge or KeywordJudge()
-        self.cache = RenderCache(make_renderer(renderer), disk_dir=Path(audio_cache_dir) if audio_cache_dir else None)
+        self.cache = RenderCache(
+            make_renderer(renderer), disk_dir=Path(audio_cache_dir) if audio_cache_dir else None
+        )
         self.tools_json = json.dumps(tool_inventory(), separators=(",", ":"))
-        self.observation_space = spaces.Dict({
-            "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
-            "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (), np.int64),
-            "transcript": spaces.Text(MAX_TRANSCRIPT_CHARS, min_length=1, charset=TEXT_CHARSET),
-            "tools": spaces.Text(MAX_TOOLS_CHARS, min_length=1, charset=TEXT_CHARSET),
-            "action_mask": spaces.MultiBinary(N_ACTIONS),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
+                "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (), np.int64),
+                "transcript": spaces.Text(MAX_TRANSCRIPT_CHARS, min_length=1, charset=TEXT_CHARSET),
+                "tools": spaces.Text(MAX_TOOLS_CHARS, min_length=1, charset=TEXT_CHARSET),
+                "action_mask": spaces.MultiBinary(N_ACTIONS),
+            }
+        )
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.item: Item | None = None
         self.manifest: dict | None = None
@@ -95,9 +107,13 @@ class VoiceGateEnv(gym.Env):
             wave, self.manifest = render_item(self.item, self.cache)
             length = min(len(wave), MAX_AUDIO_SAMPLES)
             waveform[:length] = wave[:length]
-        self._obs = {"audio": waveform, "audio_length": np.array(length, dtype=np.int64),
-                     "transcript": self.item.transcript[:MAX_TRANSCRIPT_CHARS], "tools": self.tools_json,
-                     "action_mask": self.action_masks().astype(np.int8)}
+        self._obs = {
+            "audio": waveform,
+            "audio_length": np.array(length, dtype=np.int64),
+            "transcript": self.item.transcript[:MAX_TRANSCRIPT_CHARS],
+            "tools": self.tools_json,
+            "action_mask": self.action_masks().astype(np.int8),
+        }
         return self._observation(), self._info()
 
     def _choose(self, options: dict) -> int:
@@ -140,9 +156,14 @@ class VoiceGateEnv(gym.Env):
         return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in self._obs.items()}
 
     def _info(self) -> dict[str, Any]:
-        return {"item": self.item.as_record(), "item_id": self.item.item_id, "group": self.item.group,
-                "family": self.item.family.value, "condition": self.item.condition,
-                "manifest": copy.deepcopy(self.manifest)}
+        return {
+            "item": self.item.as_record(),
+            "item_id": self.item.item_id,
+            "group": self.item.group,
+            "family": self.item.family.value,
+            "condition": self.item.condition,
+            "manifest": copy.deepcopy(self.manifest),
+        }
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.item is None:

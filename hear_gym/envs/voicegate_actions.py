@@ -67,8 +67,14 @@ class GateAction:
     error: str | None = None  # why it is malformed
 
     def as_record(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, "tool": self.tool, "params": self.params, "text": self.text,
-                "utterance": self.utterance, "error": self.error}
+        return {
+            "kind": self.kind.value,
+            "tool": self.tool,
+            "params": self.params,
+            "text": self.text,
+            "utterance": self.utterance,
+            "error": self.error,
+        }
 
 
 def malformed(reason: str) -> GateAction:
@@ -100,7 +106,7 @@ def encode(action: GateAction) -> int:
 
 def action_mask(n_utterances: int) -> np.ndarray:
     mask = np.ones(N_ACTIONS, dtype=np.int8)
-    mask[ANSWER0 + n_utterances:] = 0
+    mask[ANSWER0 + n_utterances :] = 0
     return mask
 
 
@@ -124,7 +130,7 @@ def _parse_tool(reply: str, tags: list[str]) -> GateAction:
         return malformed(f"a tool call needs exactly one {TOOL_OPEN}...{TOOL_CLOSE} block, found tags {tags}")
     if not (reply.startswith(TOOL_OPEN) and reply.endswith(TOOL_CLOSE)):
         return malformed("text outside the tool block")
-    body = reply[len(TOOL_OPEN):-len(TOOL_CLOSE)]
+    body = reply[len(TOOL_OPEN) : -len(TOOL_CLOSE)]
     try:
         call = json.loads(body)
     except json.JSONDecodeError as exc:

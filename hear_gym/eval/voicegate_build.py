@@ -54,12 +54,13 @@ def build_items(out: Path, renderer: str = "espeak", workers: int = 2, progress:
     audio_dir = out / "audio"
     audio_dir.mkdir(parents=True, exist_ok=True)
     with open(out / "items.jsonl", "w", encoding="utf-8") as fh:
-        for item in items:
-            fh.write(json.dumps(item.as_record(), separators=(",", ":")) + "\n")
+        fh.writelines(json.dumps(item.as_record(), separators=(",", ":")) + "\n" for item in items)
     # Items sharing a speaker-switch command sit next to each other, so contiguous chunks let
     # each worker's render cache reuse the shared segments.
     with_audio = [i for i, item in enumerate(items) if item.has_audio]
-    chunks = [(with_audio[k:k + _CHUNK], renderer, str(audio_dir)) for k in range(0, len(with_audio), _CHUNK)]
+    chunks = [
+        (with_audio[k : k + _CHUNK], renderer, str(audio_dir)) for k in range(0, len(with_audio), _CHUNK)
+    ]
     manifests: list[dict] = []
     with Progress(disable=not progress) as bar:
         task = bar.add_task("rendering VoiceGate items", total=len(with_audio))
@@ -73,11 +74,15 @@ def build_items(out: Path, renderer: str = "espeak", workers: int = 2, progress:
                 manifests += chunk
                 bar.advance(task, len(chunk))
     with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
-        for manifest in manifests:
-            fh.write(json.dumps(manifest, separators=(",", ":")) + "\n")
-    summary = {"generator": GENERATOR_VERSION, "renderer": renderer, "workers": workers,
-               "n_items": len(items), "n_audio": len(with_audio),
-               "audio_seconds": round(sum(m["duration_s"] for m in manifests), 1),
-               "build_seconds": round(time.perf_counter() - start, 1)}
+        fh.writelines(json.dumps(manifest, separators=(",", ":")) + "\n" for manifest in manifests)
+    summary = {
+        "generator": GENERATOR_VERSION,
+        "renderer": renderer,
+        "workers": workers,
+        "n_items": len(items),
+        "n_audio": len(with_audio),
+        "audio_seconds": round(sum(m["duration_s"] for m in manifests), 1),
+        "build_seconds": round(time.perf_counter() - start, 1),
+    }
     write_json_atomic(out / "build.json", summary)
     return summary

@@ -18,7 +18,14 @@ from rich.progress import track
 
 from hear_gym.envs.registration import make_voicegate
 from hear_gym.eval.provenance import provenance
-from hear_gym.eval.results import CONFIG_FILE, METADATA_FILE, RESULTS_FILE, ResultsWriter, read_results, write_json_atomic
+from hear_gym.eval.results import (
+    CONFIG_FILE,
+    METADATA_FILE,
+    RESULTS_FILE,
+    ResultsWriter,
+    read_results,
+    write_json_atomic,
+)
 from hear_gym.metrics.voicegate import condition_table, headline_metrics
 from hear_gym.metrics.voicegate_scoring import Judge
 from hear_gym.scenarios.voicegate.generator import GENERATOR_VERSION, conditions_of
@@ -59,8 +66,14 @@ def _check_config(out: Path, config: GateRunConfig) -> None:
         write_json_atomic(path, config.as_dict())
 
 
-def run_gate_evaluation(agent, out: Path, config: GateRunConfig, audio_cache_dir: Path | None = None,
-                        judge: Judge | None = None, progress: bool = True) -> list[dict[str, Any]]:
+def run_gate_evaluation(
+    agent,
+    out: Path,
+    config: GateRunConfig,
+    audio_cache_dir: Path | None = None,
+    judge: Judge | None = None,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
     """Evaluate ``agent`` on every item; returns all records of the run (resumed ones included)."""
     if config.access not in _accesses(agent):
         raise ValueError(f"agent {config.agent!r} reads {agent.required_access}, not {config.access}")
@@ -69,8 +82,15 @@ def run_gate_evaluation(agent, out: Path, config: GateRunConfig, audio_cache_dir
     actions = getattr(agent, "action_format", "discrete")
     with ResultsWriter(out / RESULTS_FILE) as writer:
         for family in config.families:
-            env = make_voicegate(config.access, actions, family=family, split=config.split,
-                                 renderer=config.renderer, audio_cache_dir=audio_cache_dir, judge=judge)
+            env = make_voicegate(
+                config.access,
+                actions,
+                family=family,
+                split=config.split,
+                renderer=config.renderer,
+                audio_cache_dir=audio_cache_dir,
+                judge=judge,
+            )
             base = env.unwrapped
             todo = [i for i, item in enumerate(base.items) if item.item_id not in writer.keys]
             for index in track(todo, description=f"{config.agent} {family}", disable=not progress):
@@ -92,12 +112,24 @@ def _accesses(agent) -> tuple[str, ...]:
 
 def _record(item: Item, info: dict, reward: float, config: GateRunConfig) -> dict[str, Any]:
     manifest = info["manifest"]
-    return {"key": item.item_id, "agent": config.agent, "access": config.access,
-            "item_id": item.item_id, "group": item.group, "family": item.family.value,
-            "condition": item.condition, "split": item.split, "transcript": item.transcript,
-            "target": info["item"]["target"], "command_tool": command_tool(item), "cues": item.cues,
-            "reply": info["reply"], "outcome": info["outcome"], "reward": reward,
-            "audio": None if manifest is None else {k: manifest[k] for k in ("duration_s", "pcm16_sha256")}}
+    return {
+        "key": item.item_id,
+        "agent": config.agent,
+        "access": config.access,
+        "item_id": item.item_id,
+        "group": item.group,
+        "family": item.family.value,
+        "condition": item.condition,
+        "split": item.split,
+        "transcript": item.transcript,
+        "target": info["item"]["target"],
+        "command_tool": command_tool(item),
+        "cues": item.cues,
+        "reply": info["reply"],
+        "outcome": info["outcome"],
+        "reward": reward,
+        "audio": None if manifest is None else {k: manifest[k] for k in ("duration_s", "pcm16_sha256")},
+    }
 
 
 def summarize(records: list[dict[str, Any]], config: GateRunConfig) -> dict[str, Any]:
@@ -105,8 +137,14 @@ def summarize(records: list[dict[str, Any]], config: GateRunConfig) -> dict[str,
     for family in TABLE_FAMILIES:
         rows = [r for r in records if r["family"] == family.value]
         if rows:
-            tables[family.value] = {c: {k: v.as_dict() if v else None for k, v in cells.items()}
-                                    for c, cells in condition_table(rows, conditions_of(family)).items()}
-    return {"config": config.as_dict(), "n_records": len(records),
-            "metrics": {k: v.as_dict() for k, v in headline_metrics(records).items()},
-            "conditions": tables, "provenance": provenance()}
+            tables[family.value] = {
+                c: {k: v.as_dict() if v else None for k, v in cells.items()}
+                for c, cells in condition_table(rows, conditions_of(family)).items()
+            }
+    return {
+        "config": config.as_dict(),
+        "n_records": len(records),
+        "metrics": {k: v.as_dict() for k, v in headline_metrics(records).items()},
+        "conditions": tables,
+        "provenance": provenance(),
+    }

@@ -93,10 +93,15 @@ def condition_table(records: list[Record], conditions: Iterable[str]) -> dict[st
     """Per condition of one family: mute rate, matching-tool rate and target accuracy."""
     table = {}
     for condition in conditions:
+
         def subset(r: Record, c: str = condition) -> bool:
             return r["condition"] == c
+
         mute = rate(records, subset, _is_mute)
         if mute is not None:
-            table[condition] = {"mute": mute, "matching_tool": rate(records, subset, _matching_tool),
-                                "accuracy": rate(records, subset, _correct)}
+            table[condition] = {
+                "mute": mute,
+                "matching_tool": rate(records, subset, _matching_tool),
+                "accuracy": rate(records, subset, _correct),
+            }
     return table

@@ -82,9 +82,13 @@ class Outcome:
         return self.action.kind is ActionKind.TOOL and not self.correct
 
     def as_record(self) -> dict[str, Any]:
-        return {"correct": self.correct, "action": self.action.as_record(),
-                "judge_label": self.judge_label.value if self.judge_label else None,
-                "params_valid": self.params_valid, "false_execution": self.false_execution}
+        return {
+            "correct": self.correct,
+            "action": self.action.as_record(),
+            "judge_label": self.judge_label.value if self.judge_label else None,
+            "params_valid": self.params_valid,
+            "false_execution": self.false_execution,
+        }
 
 
 def _answer_label(item: Item, action: GateAction, judge: Judge) -> JudgeLabel:

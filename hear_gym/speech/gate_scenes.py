@@ -36,6 +36,7 @@ from hear_gym.speech.scene import (
     RoomConfig,
     direct_to_reverberant_db,
     fade,
+    gap,
     normalize_loudness,
     peak_dbfs,
     reverberate,
@@ -63,16 +64,19 @@ def _lowpass() -> np.ndarray:
 @cache
 def room_record(placement: Placement) -> dict:
     room = ROOMS[placement]
-    return {**asdict(room), "distance_m": round(room.distance_m, 3),
-            "drr_db": round(direct_to_reverberant_db(room_impulse_response(room)), 2),
-            "lowpass_hz": TURNED_AWAY_LOWPASS_HZ if placement is Placement.TURNED_AWAY else None}
+    return {
+        **asdict(room),
+        "distance_m": round(room.distance_m, 3),
+        "drr_db": round(direct_to_reverberant_db(room_impulse_response(room)), 2),
+        "lowpass_hz": TURNED_AWAY_LOWPASS_HZ if placement is Placement.TURNED_AWAY else None,
+    }
 
 
 def place(dry: np.ndarray, placement: Placement) -> np.ndarray:
     """The dry segment as the wearable's microphone hears it from ``placement``."""
     if placement is Placement.TURNED_AWAY:
         dry = sosfilt(_lowpass(), dry).astype(np.float32)
-    return reverberate(dry, ROOMS[placement])[:len(dry)]
+    return reverberate(dry, ROOMS[placement])[: len(dry)]
 
 
 def render_item(item: Item, cache_: RenderCache) -> tuple[np.ndarray, dict]:
@@ -86,25 +90,41 @@ def render_item(item: Item, cache_: RenderCache) -> tuple[np.ndarray, dict]:
         placed = place(dry, segment.placement)
         normalized = normalize_loudness(placed, SEGMENT_DBFS)
         audio = fade(normalized, FADE_MS)
-        records.append({
-            "utterance": segment.utterance, "voice": segment.voice, "source": segment.source.value,
-            "placement": segment.placement.value, "room": room_record(segment.placement),
-            "start_s": position / SAMPLE_RATE, "end_s": (position + len(audio)) / SAMPLE_RATE,
-            "duration_s": len(audio) / SAMPLE_RATE,
-            "normalization_gain_db": round(SEGMENT_DBFS - rms_dbfs(placed), 3),
-            "rms_dbfs": round(rms_dbfs(audio), 3), "peak_dbfs": round(peak_dbfs(audio), 3)})
+        records.append(
+            {
+                "utterance": segment.utterance,
+                "voice": segment.voice,
+                "source": segment.source.value,
+                "placement": segment.placement.value,
+                "room": room_record(segment.placement),
+                "start_s": position / SAMPLE_RATE,
+                "end_s": (position + len(audio)) / SAMPLE_RATE,
+                "duration_s": len(audio) / SAMPLE_RATE,
+                "normalization_gain_db": round(SEGMENT_DBFS - rms_dbfs(placed), 3),
+                "rms_dbfs": round(rms_dbfs(audio), 3),
+                "peak_dbfs": round(peak_dbfs(audio), 3),
+            }
+        )
         pieces.append(audio)
         position += len(audio)
         if i < len(item.gaps_ms):
-            silence = np.zeros(int(round(SAMPLE_RATE * item.gaps_ms[i] / 1000)), dtype=np.float32)
+            silence = gap(item.gaps_ms[i])
             pieces.append(silence)
             position += len(silence)
     waveform = np.clip(np.concatenate(pieces), -1.0, 1.0)
     pcm = np.round(waveform * 32767).astype("<i2")
-    manifest = {"item_id": item.item_id, "sample_rate": SAMPLE_RATE, "duration_s": len(waveform) / SAMPLE_RATE,
-                "renderer": {"name": cache_.renderer.name, "version": cache_.renderer.version},
-                "delivery": DELIVERY, "segment_dbfs": SEGMENT_DBFS, "fade_ms": FADE_MS,
-                "gaps_ms": list(item.gaps_ms), "boundaries_s": [r["start_s"] for r in records[1:]],
-                "segments": records, "peak_dbfs": round(peak_dbfs(waveform), 3),
-                "pcm16_sha256": hashlib.sha256(pcm.tobytes()).hexdigest()}
+    manifest = {
+        "item_id": item.item_id,
+        "sample_rate": SAMPLE_RATE,
+        "duration_s": len(waveform) / SAMPLE_RATE,
+        "renderer": {"name": cache_.renderer.name, "version": cache_.renderer.version},
+        "delivery": DELIVERY,
+        "segment_dbfs": SEGMENT_DBFS,
+        "fade_ms": FADE_MS,
+        "gaps_ms": list(item.gaps_ms),
+        "boundaries_s": [r["start_s"] for r in records[1:]],
+        "segments": records,
+        "peak_dbfs": round(peak_dbfs(waveform), 3),
+        "pcm16_sha256": hashlib.sha256(pcm.tobytes()).hexdigest(),
+    }
     return waveform, manifest

@@ -66,13 +66,22 @@ SELF_TALK_PER_FRAME, SELF_TALK_TEST_PER_FRAME = 35, 7
 SWITCH_GAP_MS = 600.0
 SIDE_TALK_GAP_MS = 400.0
 SWITCH_CONDITIONS = ("same_speaker", "switch", "text_only")
-SIDE_TALK_CONFIGS = tuple(f"{order}-{a}-{b}" for order in ("assistant_first", "bystander_first")
-                          for a in ("tool", "conversational") for b in ("tool", "conversational"))
-CUE_CONDITIONS = tuple(f"{source}-{field}-{gap}ms/{rendering}"
-                       for source in ("same", "different") for field in ("near", "far")
-                       for gap in (0, 600) for rendering in ("trigger_only", "scene_consistent"))
-_STOP = frozenset("a an the to my me our your for of on in at and or with it this that some is be "
-                  "please can could you i we up off".split())
+SIDE_TALK_CONFIGS = tuple(
+    f"{order}-{a}-{b}"
+    for order in ("assistant_first", "bystander_first")
+    for a in ("tool", "conversational")
+    for b in ("tool", "conversational")
+)
+CUE_CONDITIONS = tuple(
+    f"{source}-{field}-{gap}ms/{rendering}"
+    for source in ("same", "different")
+    for field in ("near", "far")
+    for gap in (0, 600)
+    for rendering in ("trigger_only", "scene_consistent")
+)
+_STOP = frozenset(
+    ["a", "an", "the", "to", "my", "me", "our", "your", "for", "of", "on", "in", "at", "and", "or", "with", "it", "this", "that", "some", "is", "be", "please", "can", "could", "you", "i", "we", "up", "off"]
+)
 _MAX_ATTEMPTS = 10_000
 
 
@@ -101,8 +110,13 @@ def _content_words(text: str) -> tuple[str, ...]:
 
 def _command(tool_: Tool, ph: Phrasing, rng: StableRng, addressee: Addressee) -> Utterance:
     core, filled = _fill(rng.choice(tool_.cores), tool_, rng)
-    return Utterance(_wrap(rng.choice(ph.trigger_wrappers), core), addressee, tool_.name,
-                     tool_.call_params(filled), _content_words(core))
+    return Utterance(
+        _wrap(rng.choice(ph.trigger_wrappers), core),
+        addressee,
+        tool_.name,
+        tool_.call_params(filled),
+        _content_words(core),
+    )
 
 
 def _split_of(index: int, test: set[int]) -> str:
@@ -144,10 +158,22 @@ def _switch_items() -> Iterator[Item]:
             }
             for condition in SWITCH_CONDITIONS:
                 segments, gaps = layouts[condition]
-                target = (Target(TargetKind.MUTE) if condition == "switch"
-                          else Target(TargetKind.TOOL, tool=tool_name))
-                yield Item(f"{group}/{condition}", Family.SPEAKER_SWITCH, condition, split, group,
-                           (context, trigger), segments, gaps, target)
+                target = (
+                    Target(TargetKind.MUTE)
+                    if condition == "switch"
+                    else Target(TargetKind.TOOL, tool=tool_name)
+                )
+                yield Item(
+                    f"{group}/{condition}",
+                    Family.SPEAKER_SWITCH,
+                    condition,
+                    split,
+                    group,
+                    (context, trigger),
+                    segments,
+                    gaps,
+                    target,
+                )
 
 
 def _cue_items() -> Iterator[Item]:
@@ -160,20 +186,49 @@ def _cue_items() -> Iterator[Item]:
                 cell, rendering = condition.split("/")
                 source, field, gap = cell.split("-")
                 same, far = source == "same", field == "far"
-                context_placement = Placement.FAR if far and rendering == "scene_consistent" else Placement.NEAR
-                segments = (Segment(0, Source.WEARER, voice_a, context_placement),
-                            Segment(1, Source.WEARER if same else Source.BYSTANDER,
-                                    voice_a if same else voice_b, Placement.FAR if far else Placement.NEAR))
-                target = Target(TargetKind.TOOL, tool=tool_name) if same and not far else Target(TargetKind.MUTE)
-                yield Item(f"cv-{tool_name}-{k:02d}/{condition}", Family.CUE_VALIDITY, condition, "test",
-                           group, (context, trigger), segments, (float(gap.removesuffix("ms")),), target,
-                           {"source": source, "field": field, "gap_ms": int(gap.removesuffix("ms")),
-                            "rendering": rendering})
+                context_placement = (
+                    Placement.FAR if far and rendering == "scene_consistent" else Placement.NEAR
+                )
+                segments = (
+                    Segment(0, Source.WEARER, voice_a, context_placement),
+                    Segment(
+                        1,
+                        Source.WEARER if same else Source.BYSTANDER,
+                        voice_a if same else voice_b,
+                        Placement.FAR if far else Placement.NEAR,
+                    ),
+                )
+                target = (
+                    Target(TargetKind.TOOL, tool=tool_name) if same and not far else Target(TargetKind.MUTE)
+                )
+                yield Item(
+                    f"cv-{tool_name}-{k:02d}/{condition}",
+                    Family.CUE_VALIDITY,
+                    condition,
+                    "test",
+                    group,
+                    (context, trigger),
+                    segments,
+                    (float(gap.removesuffix("ms")),),
+                    target,
+                    {
+                        "source": source,
+                        "field": field,
+                        "gap_ms": int(gap.removesuffix("ms")),
+                        "rendering": rendering,
+                    },
+                )
 
 
 # -- side-talk ------------------------------------------------------------------------------
-def _side_utterance(content: str, addressee: Addressee, vocative: str | None, ph: Phrasing,
-                    rng: StableRng, avoid: Utterance | None) -> Utterance:
+def _side_utterance(
+    content: str,
+    addressee: Addressee,
+    vocative: str | None,
+    ph: Phrasing,
+    rng: StableRng,
+    avoid: Utterance | None,
+) -> Utterance:
     for _ in range(_MAX_ATTEMPTS):
         if content == "tool":
             utterance = _command(tool(rng.choice(TOOL_NAMES)), ph, rng, addressee)
@@ -185,8 +240,13 @@ def _side_utterance(content: str, addressee: Addressee, vocative: str | None, ph
         if not clash:
             break
     if vocative is not None:
-        utterance = Utterance(f"{vocative}, {_lower_first(utterance.text)}", addressee, utterance.tool,
-                              utterance.params, utterance.topic_words)
+        utterance = Utterance(
+            f"{vocative}, {_lower_first(utterance.text)}",
+            addressee,
+            utterance.tool,
+            utterance.params,
+            utterance.topic_words,
+        )
     return utterance
 
 
@@ -201,21 +261,41 @@ def _side_talk_items() -> Iterator[Item]:
         for k in indices:
             vocative = rng.choice(ph.vocatives) if k % 2 == 0 else None
             to_assistant = _side_utterance(assistant_content, Addressee.ASSISTANT, None, ph, rng, None)
-            to_bystander = _side_utterance(bystander_content, Addressee.BYSTANDER, vocative, ph, rng,
-                                           to_assistant)
-            utterances = ((to_assistant, to_bystander) if order == "assistant_first"
-                          else (to_bystander, to_assistant))
+            to_bystander = _side_utterance(
+                bystander_content, Addressee.BYSTANDER, vocative, ph, rng, to_assistant
+            )
+            utterances = (
+                (to_assistant, to_bystander) if order == "assistant_first" else (to_bystander, to_assistant)
+            )
             voice = rng.choice(VOICES)
-            segments = tuple(Segment(i, Source.WEARER, voice,
-                                     Placement.NEAR if u.addressee is Addressee.ASSISTANT else Placement.TURNED_AWAY)
-                             for i, u in enumerate(utterances))
+            segments = tuple(
+                Segment(
+                    i,
+                    Source.WEARER,
+                    voice,
+                    Placement.NEAR if u.addressee is Addressee.ASSISTANT else Placement.TURNED_AWAY,
+                )
+                for i, u in enumerate(utterances)
+            )
             position = utterances.index(to_assistant)
-            target = (Target(TargetKind.TOOL, tool=to_assistant.tool) if assistant_content == "tool"
-                      else Target(TargetKind.ANSWER, utterance=position))
+            target = (
+                Target(TargetKind.TOOL, tool=to_assistant.tool)
+                if assistant_content == "tool"
+                else Target(TargetKind.ANSWER, utterance=position)
+            )
             group = f"st-{c}-{k:02d}"
-            yield Item(group, Family.SIDE_TALK, config, _split_of(k, test), group, utterances, segments,
-                       (SIDE_TALK_GAP_MS,), target,
-                       {"vocative": vocative is not None, "acoustic": "turned_away"})
+            yield Item(
+                group,
+                Family.SIDE_TALK,
+                config,
+                _split_of(k, test),
+                group,
+                utterances,
+                segments,
+                (SIDE_TALK_GAP_MS,),
+                target,
+                {"vocative": vocative is not None, "acoustic": "turned_away"},
+            )
 
 
 # -- self-talk ------------------------------------------------------------------------------
@@ -225,10 +305,12 @@ def _self_talk_items() -> Iterator[Item]:
         rng = StableRng(f"{GENERATOR_VERSION}|self_talk|{frame}")
         if frame == "metaphor":
             lines = rng.sample(ph.metaphors, SELF_TALK_PER_FRAME)
-            utterances = [Utterance(m.text, Addressee.SELF, m.tool, None, _content_words(m.text)) for m in lines]
+            utterances = [
+                Utterance(m.text, Addressee.SELF, m.tool, None, _content_words(m.text)) for m in lines
+            ]
         else:
             utterances, seen = [], set()
-            for k in range(_MAX_ATTEMPTS):
+            for _ in range(_MAX_ATTEMPTS):
                 if len(utterances) == SELF_TALK_PER_FRAME:
                     break
                 tool_ = tool(TOOL_NAMES[len(utterances) % len(TOOL_NAMES)])
@@ -236,18 +318,34 @@ def _self_talk_items() -> Iterator[Item]:
                 text = rng.choice(ph.self_talk[frame]).replace("{core}", core)
                 if text not in seen:
                     seen.add(text)
-                    utterances.append(Utterance(text, Addressee.SELF, tool_.name,
-                                                tool_.call_params(filled), _content_words(core)))
+                    utterances.append(
+                        Utterance(
+                            text, Addressee.SELF, tool_.name, tool_.call_params(filled), _content_words(core)
+                        )
+                    )
         test = set(rng.sample(range(SELF_TALK_PER_FRAME), SELF_TALK_TEST_PER_FRAME))
         for k, utterance in enumerate(utterances):
             group = f"sf-{frame}-{k:02d}"
             voice = VOICES[(k + SELF_TALK_FRAMES.index(frame)) % len(VOICES)]
-            yield Item(group, Family.SELF_TALK, frame, _split_of(k, test), group, (utterance,),
-                       (Segment(0, Source.WEARER, voice, Placement.NEAR),), (), Target(TargetKind.MUTE))
+            yield Item(
+                group,
+                Family.SELF_TALK,
+                frame,
+                _split_of(k, test),
+                group,
+                (utterance,),
+                (Segment(0, Source.WEARER, voice, Placement.NEAR),),
+                (),
+                Target(TargetKind.MUTE),
+            )
 
 
-_BUILDERS = {Family.SPEAKER_SWITCH: _switch_items, Family.SIDE_TALK: _side_talk_items,
-             Family.SELF_TALK: _self_talk_items, Family.CUE_VALIDITY: _cue_items}
+_BUILDERS = {
+    Family.SPEAKER_SWITCH: _switch_items,
+    Family.SIDE_TALK: _side_talk_items,
+    Family.SELF_TALK: _self_talk_items,
+    Family.CUE_VALIDITY: _cue_items,
+}
 
 
 @cache
@@ -255,19 +353,28 @@ def all_items() -> tuple[Item, ...]:
     return tuple(item for family in Family for item in _BUILDERS[family]())
 
 
-def select_items(family: Family | str, split: str | None = None,
-                 conditions: tuple[str, ...] | None = None) -> tuple[Item, ...]:
+def select_items(
+    family: Family | str, split: str | None = None, conditions: tuple[str, ...] | None = None
+) -> tuple[Item, ...]:
     """Items of one family, optionally one split (``"train"``/``"test"``) and some conditions."""
     family = Family(family)
     known = conditions_of(family)
     for condition in conditions or ():
         if condition not in known:
             raise ValueError(f"unknown {family.value} condition {condition!r}; conditions: {known}")
-    return tuple(item for item in all_items() if item.family is family
-                 and (split is None or item.split == split)
-                 and (conditions is None or item.condition in conditions))
+    return tuple(
+        item
+        for item in all_items()
+        if item.family is family
+        and (split is None or item.split == split)
+        and (conditions is None or item.condition in conditions)
+    )
 
 
 def conditions_of(family: Family | str) -> tuple[str, ...]:
-    return {Family.SPEAKER_SWITCH: SWITCH_CONDITIONS, Family.SIDE_TALK: SIDE_TALK_CONFIGS,
-            Family.SELF_TALK: SELF_TALK_FRAMES, Family.CUE_VALIDITY: CUE_CONDITIONS}[Family(family)]
+    return {
+        Family.SPEAKER_SWITCH: SWITCH_CONDITIONS,
+        Family.SIDE_TALK: SIDE_TALK_CONFIGS,
+        Family.SELF_TALK: SELF_TALK_FRAMES,
+        Family.CUE_VALIDITY: CUE_CONDITIONS,
+    }[Family(family)]

@@ -98,8 +98,10 @@ class Item:
         if self.split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {self.split!r}")
         if self.segments is not None and len(self.gaps_ms) != len(self.segments) - 1:
-            raise ValueError(f"{self.item_id}: {len(self.segments)} segments need "
-                             f"{len(self.segments) - 1} gaps, got {len(self.gaps_ms)}")
+            raise ValueError(
+                f"{self.item_id}: {len(self.segments)} segments need "
+                f"{len(self.segments) - 1} gaps, got {len(self.gaps_ms)}"
+            )
 
     @property
     def has_audio(self) -> bool:
@@ -114,12 +116,18 @@ class Item:
         """JSON-ready description (for manifests and results files)."""
         record = asdict(self)
         record["family"] = self.family.value
-        record["target"] = {"kind": self.target.kind.value, "tool": self.target.tool,
-                            "utterance": self.target.utterance}
-        record["utterances"] = [{**asdict(u), "addressee": u.addressee.value,
-                                 "topic_words": list(u.topic_words)} for u in self.utterances]
+        record["target"] = {
+            "kind": self.target.kind.value,
+            "tool": self.target.tool,
+            "utterance": self.target.utterance,
+        }
+        record["utterances"] = [
+            {**asdict(u), "addressee": u.addressee.value, "topic_words": list(u.topic_words)}
+            for u in self.utterances
+        ]
         if self.segments is not None:
-            record["segments"] = [{**asdict(s), "source": s.source.value,
-                                   "placement": s.placement.value} for s in self.segments]
+            record["segments"] = [
+                {**asdict(s), "source": s.source.value, "placement": s.placement.value} for s in self.segments
+            ]
         record["gaps_ms"] = list(self.gaps_ms)
         return record

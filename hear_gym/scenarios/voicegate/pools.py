@@ -25,10 +25,27 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-TOOL_NAMES = ("send_message", "place_order", "unlock_door", "transfer_money", "call_contact",
-              "set_thermostat", "delete_file", "book_appointment", "post_publicly", "start_vehicle")
-SELF_TALK_FRAMES = ("planning", "regret", "quotation", "sarcasm", "rhetorical_question",
-                    "conditional", "metaphor")
+TOOL_NAMES = (
+    "send_message",
+    "place_order",
+    "unlock_door",
+    "transfer_money",
+    "call_contact",
+    "set_thermostat",
+    "delete_file",
+    "book_appointment",
+    "post_publicly",
+    "start_vehicle",
+)
+SELF_TALK_FRAMES = (
+    "planning",
+    "regret",
+    "quotation",
+    "sarcasm",
+    "rhetorical_question",
+    "conditional",
+    "metaphor",
+)
 _SLOT = re.compile(r"\{([a-z_]+)\}")
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -78,7 +95,7 @@ class Tool(_Strict):
         return texts
 
     @model_validator(mode="after")
-    def _slots_fit(self) -> "Tool":
+    def _slots_fit(self) -> Tool:
         properties = self.parameters["properties"]
         for core in self.cores:
             if core != core.lower() or core.rstrip() != core or core[-1] in ".!?,":
@@ -94,7 +111,9 @@ class Tool(_Strict):
             validator = jsonschema.Draft202012Validator(properties[slot])
             for value in values:
                 if not validator.is_valid(value.value):
-                    raise ValueError(f"slot {slot!r}: value {value.value!r} does not fit the parameter schema")
+                    raise ValueError(
+                        f"slot {slot!r}: value {value.value!r} does not fit the parameter schema"
+                    )
         for context in self.contexts:
             if context[-1] not in ".!?":
                 raise ValueError(f"context {context!r} must be one full sentence")
@@ -109,7 +128,7 @@ class ConversationalQuestion(_Strict):
     topic_words: list[str] = Field(min_length=2)
 
     @model_validator(mode="after")
-    def _topic_in_text(self) -> "ConversationalQuestion":
+    def _topic_in_text(self) -> ConversationalQuestion:
         missing = [w for w in self.topic_words if w not in words(self.text)]
         if missing:
             raise ValueError(f"topic words {missing} do not occur in {self.text!r}")
@@ -137,7 +156,7 @@ class Phrasing(_Strict):
         return wrappers
 
     @model_validator(mode="after")
-    def _frames(self) -> "Phrasing":
+    def _frames(self) -> Phrasing:
         expected = set(SELF_TALK_FRAMES) - {"metaphor"}
         if set(self.self_talk) != expected:
             raise ValueError(f"self_talk frames must be exactly {sorted(expected)}")
@@ -157,14 +176,16 @@ class ToolSet(_Strict):
     tools: list[Tool]
 
     @model_validator(mode="after")
-    def _all_tools(self) -> "ToolSet":
+    def _all_tools(self) -> ToolSet:
         if tuple(t.name for t in self.tools) != TOOL_NAMES:
             raise ValueError(f"tools must be exactly {TOOL_NAMES}, in that order")
         return self
 
 
 def _read(name: str) -> dict:
-    return json.loads(resources.files("hear_gym.scenarios.voicegate").joinpath("data", name).read_text("utf-8"))
+    return json.loads(
+        resources.files("hear_gym.scenarios.voicegate").joinpath("data", name).read_text("utf-8")
+    )
 
 
 @cache
@@ -186,5 +207,6 @@ def tool(name: str) -> Tool:
 
 def tool_inventory() -> list[dict[str, Any]]:
     """The tool list every agent sees: name, description and parameter schema."""
-    return [{"name": t.name, "description": t.description, "parameters": t.parameters}
-            for t in tool_set().tools]
+    return [
+        {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tool_set().tools
+    ]
