@@ -29,7 +29,7 @@ from safetensors.torch import load_file, save_file
 from hear_gym.scenarios.bank import scenarios_for
 from hear_gym.scenarios.domain_schema import domain_by_id
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.features import log_mel, prosodic_features
+from hear_gym.speech.features import pooled_log_mel, prosodic_features
 from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest, make_renderer
 from hear_gym.user.engine import UserEngine
 from hear_gym.user.realizer import choose_delivery, realize
@@ -78,8 +78,7 @@ def label_of(task: str, delivery: str) -> str:
 
 def turn_features(kind: str, waveform: np.ndarray, reference: np.ndarray | None) -> np.ndarray:
     if kind == "logmel":
-        mel = log_mel(waveform, SAMPLE_RATE)
-        return np.concatenate([mel.mean(axis=0), mel.std(axis=0)])
+        return pooled_log_mel(waveform, SAMPLE_RATE)
     current = prosodic_features(waveform, SAMPLE_RATE)
     if kind == "prosody":
         return current.astype(np.float32)

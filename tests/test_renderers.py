@@ -141,3 +141,18 @@ def test_feature_store_on_disk_survives_the_process(tmp_path):
     (tmp_path / "features-v1.sqlite3").write_bytes(b"not a database")
     third = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert third.stdout == first.stdout  # a damaged store is ignored, not trusted
+
+
+def test_feature_caches_key_by_content_not_by_object():
+    from hear_gym.speech.features import pooled_log_mel
+
+    rng = np.random.default_rng(0)
+    wave = (0.1 * rng.standard_normal(16_000)).astype(np.float32)
+    frozen = wave.copy()
+    frozen.flags.writeable = False
+    mel = log_mel(wave)
+    assert np.array_equal(pooled_log_mel(frozen), np.concatenate([mel.mean(axis=0), mel.std(axis=0)]))
+    assert np.array_equal(prosodic_features(frozen), prosodic_features(wave))
+    before = pooled_log_mel(wave)
+    wave[:8000] *= 0.1  # a writable array is hashed again on every call
+    assert not np.array_equal(pooled_log_mel(wave), before)

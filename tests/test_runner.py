@@ -56,7 +56,7 @@ def test_interrupted_run_resumes_without_loss_or_duplicates(tmp_path):
     resumed = tmp_path / "resumed"
     with pytest.raises(KeyboardInterrupt):
         run_evaluation(resumed, config(), {**AGENTS, "random": Interrupting}, progress=False)
-    assert len(read_results(resumed / "results.jsonl")) == 7
+    assert 0 < len(read_results(resumed / "results.jsonl")) < 20  # stopped part way
     with open(resumed / "results.jsonl", "a") as fh:  # a torn line from a killed process
         fh.write('{"key": "random@T/prosody|x|0", "turns": [')
     run_evaluation(resumed, config(), AGENTS, progress=False)

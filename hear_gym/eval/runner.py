@@ -126,9 +126,11 @@ def run_episode(env: gym.Env, agent, scenario_id: str, seed: int) -> dict[str, A
 
 
 def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int]]:
-    for cell in config.cells:
-        for scenario_id in config.scenario_ids:
-            for rollout in range(config.rollouts):
+    """Scenario-major: a scenario's episodes in every cell run back to back (and in one worker),
+    so its rendered audio and features are reused from memory across conditions."""
+    for scenario_id in config.scenario_ids:
+        for rollout in range(config.rollouts):
+            for cell in config.cells:
                 if episode_key(cell, scenario_id, rollout) not in done:
                     yield cell, scenario_id, rollout
 
@@ -194,8 +196,15 @@ def _init_worker(config: RunConfig, agents: Mapping[str, AgentFactory], env_kwar
     _WORKER_PLAYER = _Player(config, agents, env_kwargs)
 
 
-def _play_in_worker(item: tuple[Cell, str, int]) -> dict[str, Any]:
-    return _WORKER_PLAYER.play(item)
+def _play_in_worker(items: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
+    return [_WORKER_PLAYER.play(item) for item in items]
+
+
+def _by_scenario(todo: list[tuple[Cell, str, int]]) -> list[list[tuple[Cell, str, int]]]:
+    chunks: dict[str, list[tuple[Cell, str, int]]] = {}
+    for item in todo:
+        chunks.setdefault(item[1], []).append(item)
+    return list(chunks.values())
 
 
 def _play_all(todo, config, agents, env_kwargs, workers) -> Iterator[dict[str, Any]]:
@@ -208,7 +217,8 @@ def _play_all(todo, config, agents, env_kwargs, workers) -> Iterator[dict[str, A
         return
     context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
     with context.Pool(workers, initializer=_init_worker, initargs=(config, agents, env_kwargs)) as pool:
-        yield from pool.imap_unordered(_play_in_worker, todo, chunksize=4)
+        for records in pool.imap_unordered(_play_in_worker, _by_scenario(todo)):
+            yield from records
 
 
 def _make_agent(factory: AgentFactory, cell: Cell):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hear_gym.speech.renderers import SAMPLE_RATE, Renderer, Rendering, RenderRequest, cache_key
+from hear_gym.speech.renderers import SAMPLE_RATE, Renderer, Rendering, RenderRequest, cache_key, make_renderer
 
 MAGIC = b"HGWAV1\0\0"
 _DIGEST = 32
@@ -121,3 +121,19 @@ def _frozen(waveform: np.ndarray) -> np.ndarray:
         waveform = waveform.copy()
         waveform.flags.writeable = False
     return waveform
+
+
+_SHARED: dict[tuple[str, str, str | None], RenderCache] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_render_cache(renderer_name: str, disk_dir: Path | None = None) -> RenderCache:
+    """This process's one cache per (renderer, disk store): every env built in a process (one per
+    evaluated condition) then reuses the same in-memory renderings instead of each reading the
+    disk store again."""
+    renderer = make_renderer(renderer_name)
+    key = (renderer.name, renderer.version, str(Path(disk_dir).resolve()) if disk_dir else None)
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = RenderCache(renderer, disk_dir=disk_dir)
+        return _SHARED[key]

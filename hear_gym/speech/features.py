@@ -5,7 +5,12 @@ contour slopes in semitones re 100 Hz (Praat pitch, floor 50 Hz, ceiling 500 Hz)
 pause structure and a voiced-segment rate (a syllable-rate proxy). Results are cached by the
 waveform's hash: in memory, and on disk in ``<cache root>/features-v1.sqlite3`` (shared by
 processes; Praat's pitch analysis is most of the cost of an audio turn once the audio itself is
-cached). A damaged store is ignored with a warning, never trusted.
+cached). A damaged store is ignored with a warning, never trusted. ``pooled_log_mel`` (the
+mean and standard deviation of the log-mel frames) is cached the same way.
+
+Hashing a clip costs about as much as a cache lookup saves, so the content key of a *read-only*
+array (what ``RenderCache`` hands out: shared, never modified) is remembered per array object
+while it lives; writable arrays are hashed on every call.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import os
 import sqlite3
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
+from functools import lru_cache
 
 import numpy as np
 
@@ -42,6 +49,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "voiced_segments_per_s",
 )
 N_FEATURES = len(FEATURE_NAMES)
+N_MELS = 64
 
 _CACHE: OrderedDict[bytes, np.ndarray] = OrderedDict()
 _CACHE_SIZE = 8192
@@ -66,7 +74,7 @@ def _disk() -> sqlite3.Connection | None:
     return _store[2]
 
 
-def _disk_get(key: bytes) -> np.ndarray | None:
+def _disk_get(key: bytes, length: int = N_FEATURES) -> np.ndarray | None:
     connection = _disk()
     if connection is None:
         return None
@@ -74,7 +82,7 @@ def _disk_get(key: bytes) -> np.ndarray | None:
         row = connection.execute("SELECT value FROM features WHERE key = ?", (key,)).fetchone()
     except sqlite3.Error:
         return None
-    if row is None or len(row[0]) != 4 * N_FEATURES:
+    if row is None or len(row[0]) != 4 * length:
         return None
     return np.frombuffer(row[0], dtype="<f4").copy()
 
@@ -137,21 +145,33 @@ def _compute(waveform: np.ndarray, sample_rate: int) -> np.ndarray:
     return np.asarray(features, dtype=np.float32)
 
 
-def prosodic_features(waveform: np.ndarray, sample_rate: int = 16_000) -> np.ndarray:
-    """The ``FEATURE_NAMES`` vector of one utterance (read-only, cached by content)."""
-    waveform = np.ascontiguousarray(waveform, dtype=np.float32)
+def _content_key(waveform: np.ndarray, sample_rate: int, kind: bytes) -> bytes:
+    frozen = not waveform.flags.writeable
+    if frozen:
+        entry = _KEYS_BY_OBJECT.get(id(waveform))
+        if entry is not None and entry[0]() is waveform:
+            return kind + entry[1]
     hasher = hashlib.blake2b(memoryview(waveform).cast("B"), digest_size=16)
     hasher.update(sample_rate.to_bytes(4, "little"))
     key = hasher.digest()
+    if frozen:
+        ident = id(waveform)
+        _KEYS_BY_OBJECT[ident] = (weakref.ref(waveform, lambda _, i=ident: _KEYS_BY_OBJECT.pop(i, None)), key)
+    return kind + key
+
+
+_KEYS_BY_OBJECT: dict[int, tuple[weakref.ref, bytes]] = {}
+
+
+def _memory_get(key: bytes) -> np.ndarray | None:
     with _LOCK:
         cached = _CACHE.get(key)
         if cached is not None:
             _CACHE.move_to_end(key)
-            return cached
-    features = _disk_get(key)
-    if features is None:
-        features = _compute(waveform, sample_rate)
-        _disk_put(key, features)
+        return cached
+
+
+def _memory_put(key: bytes, features: np.ndarray) -> np.ndarray:
     features.flags.writeable = False
     with _LOCK:
         _CACHE[key] = features
@@ -160,18 +180,56 @@ def prosodic_features(waveform: np.ndarray, sample_rate: int = 16_000) -> np.nda
     return features
 
 
-def log_mel(waveform: np.ndarray, sample_rate: int = 16_000, n_mels: int = 64,
+def prosodic_features(waveform: np.ndarray, sample_rate: int = 16_000) -> np.ndarray:
+    """The ``FEATURE_NAMES`` vector of one utterance (read-only, cached by content)."""
+    waveform = np.ascontiguousarray(waveform, dtype=np.float32)
+    key = _content_key(waveform, sample_rate, b"")  # the disk store's keys predate the kind prefix
+    cached = _memory_get(key)
+    if cached is not None:
+        return cached
+    features = _disk_get(key)
+    if features is None:
+        features = _compute(waveform, sample_rate)
+        _disk_put(key, features)
+    return _memory_put(key, features)
+
+
+def pooled_log_mel(waveform: np.ndarray, sample_rate: int = 16_000) -> np.ndarray:
+    """Mean and standard deviation over frames of ``log_mel`` (read-only, cached by content)."""
+    waveform = np.ascontiguousarray(waveform, dtype=np.float32)
+    key = _content_key(waveform, sample_rate, b"logmel")
+    cached = _memory_get(key)
+    if cached is not None:
+        return cached
+    features = _disk_get(key, 2 * N_MELS)
+    if features is None:
+        mel = log_mel(waveform, sample_rate, N_MELS)
+        features = np.concatenate([mel.mean(axis=0), mel.std(axis=0)]).astype(np.float32)
+        _disk_put(key, features)
+    return _memory_put(key, features)
+
+
+@lru_cache(maxsize=8)
+def _mel_filters(sample_rate: int, n_fft: int, n_mels: int) -> np.ndarray:
+    import librosa
+
+    return librosa.filters.mel(sr=sample_rate, n_fft=n_fft, n_mels=n_mels).T.copy()
+
+
+@lru_cache(maxsize=8)
+def _window(n_fft: int) -> np.ndarray:
+    return np.hanning(n_fft + 2)[1:-1]
+
+
+def log_mel(waveform: np.ndarray, sample_rate: int = 16_000, n_mels: int = N_MELS,
             win_ms: float = 25.0, hop_ms: float = 10.0) -> np.ndarray:
     """Log-mel frames, shape (frames, n_mels): Hann-windowed power STFT through librosa's mel
     filterbank (Slaney), natural log with a 1e-10 floor."""
-    import librosa
-
     n_fft = int(round(sample_rate * win_ms / 1000))
     hop = int(round(sample_rate * hop_ms / 1000))
     x = np.asarray(waveform, dtype=np.float64)
     if len(x) < n_fft:
         x = np.pad(x, (0, n_fft - len(x)))
     frames = np.lib.stride_tricks.sliding_window_view(x, n_fft)[::hop]
-    power = np.abs(np.fft.rfft(frames * np.hanning(n_fft + 2)[1:-1], axis=1)) ** 2
-    filters = librosa.filters.mel(sr=sample_rate, n_fft=n_fft, n_mels=n_mels)
-    return np.log(power @ filters.T + 1e-10).astype(np.float32)
+    power = np.abs(np.fft.rfft(frames * _window(n_fft), axis=1)) ** 2
+    return np.log(power @ _mel_filters(sample_rate, n_fft, n_mels) + 1e-10).astype(np.float32)

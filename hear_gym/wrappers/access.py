@@ -25,8 +25,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from hear_gym.envs.hear2act import text_space
-from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.renderers import make_renderer
+from hear_gym.speech.cache import shared_render_cache
 from hear_gym.wrappers.audio import (
     AffectClassifier, AffectLabel, HideUserWords, InferredState, StateInferrer, TurnAudio, UserAudio,
 )
@@ -69,7 +68,7 @@ class AccessContext:
 
     def audio(self) -> TurnAudio:
         if self._audio is None:
-            self._audio = TurnAudio(RenderCache(make_renderer(self.renderer), disk_dir=self.audio_cache_dir))
+            self._audio = TurnAudio(shared_render_cache(self.renderer, self.audio_cache_dir))
         return self._audio
 
     def require(self, name: str):
