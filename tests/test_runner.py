@@ -98,3 +98,18 @@ def test_parallel_workers_give_the_same_episodes(tmp_path):
     run_evaluation(one, config(), AGENTS, progress=False)
     run_evaluation(two, config(), AGENTS, progress=False, workers=2)
     assert canonical(read_results(two / "results.jsonl")) == canonical(read_results(one / "results.jsonl"))
+
+
+def test_table5_pairs_each_agent_under_t_and_t_plus_s(tmp_path):
+    from hear_gym.eval.report import to_markdown
+
+    cells = tuple(Cell(agent, access, "prosody") for agent in ("transcript_only", "random")
+                  for access in ("T", "T+S"))
+    metadata = evaluate(tmp_path, config(cells=cells), AGENTS, progress=False)
+    rows = {row["agent"]: row for row in metadata["per_model"]}
+    assert set(rows) == {"transcript_only", "random"}
+    # neither agent reads the state channel, and episodes are paired: the difference is exactly 0
+    for row in rows.values():
+        assert row["delta"]["1st%"]["point"] == 0.0
+        assert row["T"]["1st%"] == row["T+S"]["1st%"]
+    assert "T vs T+S per model" in to_markdown(metadata)

@@ -20,6 +20,7 @@ from hear_gym.metrics.bootstrap import contrast_ci, ratio_ci
 from hear_gym.metrics.hear2act import METRICS, METRICS_BY_NAME, OUTCOME_METRICS, scenario_sums
 
 CONTRAST_METRICS = ("1st%", "OptSat%", "SvcSat%", "premature closure%", "full disclosure%")
+PER_MODEL_METRICS = ("1st%", "OptSat%", "SvcSat%")
 
 
 def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
@@ -41,7 +42,24 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
             "n_episodes": len(episodes),
             "metrics": {name: ratio_ci(s).as_dict() for name, s in sums[cell].items()},
         }
-    return {"cells": cells, "contrasts": _contrasts(config.cells, sums)}
+    return {"cells": cells, "contrasts": _contrasts(config.cells, sums),
+            "per_model": _per_model(config.cells, sums)}
+
+
+def _per_model(cells: Sequence[Cell], sums) -> list[dict[str, Any]]:
+    """Paper Table 5: each agent (model) under T and T+S on the same scenarios, with the paired
+    difference, per feedback realization."""
+    by_key = {(c.agent, c.access, c.feedback): c for c in cells}
+    rows = []
+    for cell in cells:
+        with_state = by_key.get((cell.agent, "T+S", cell.feedback))
+        if cell.access != "T" or with_state is None:
+            continue
+        rows.append({"agent": cell.agent, "feedback": cell.feedback,
+                     "T": {m: ratio_ci(sums[cell][m]).as_dict() for m in PER_MODEL_METRICS},
+                     "T+S": {m: ratio_ci(sums[with_state][m]).as_dict() for m in PER_MODEL_METRICS},
+                     "delta": _contrast("", [(1.0, with_state), (-1.0, cell)], sums)["metrics"]})
+    return rows
 
 
 def _contrasts(cells: Sequence[Cell], sums) -> list[dict[str, Any]]:
@@ -106,17 +124,39 @@ def contrast_table(summary: dict[str, Any]) -> Table:
     return table
 
 
+def per_model_table(summary: dict[str, Any]) -> Table:
+    table = Table(title="T vs T+S per model (paper Table 5; paired difference, 95% CIs)")
+    for col in ("feedback", "agent"):
+        table.add_column(col)
+    for metric in PER_MODEL_METRICS:
+        for part in ("T", "T+S", "delta"):
+            table.add_column(f"{metric} {part}", justify="right")
+    for row in summary.get("per_model", []):
+        table.add_row(row["feedback"], row["agent"],
+                      *(_fmt(row[part][m], m, signed=part == "delta")
+                        for m in PER_MODEL_METRICS for part in ("T", "T+S", "delta")))
+    return table
+
+
+def _tables(summary: dict[str, Any]) -> list[Table]:
+    tables = [outcome_table(summary)]
+    if summary.get("per_model"):
+        tables.append(per_model_table(summary))
+    if summary["contrasts"]:
+        tables.append(contrast_table(summary))
+    return tables
+
+
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
     console = console or Console()
-    console.print(outcome_table(summary))
-    if summary["contrasts"]:
-        console.print(contrast_table(summary))
+    for table in _tables(summary):
+        console.print(table)
 
 
 def to_markdown(summary: dict[str, Any]) -> str:
-    """The same two tables as Markdown, ready to paste into RESULTS.md."""
+    """The same tables as Markdown, ready to paste into RESULTS.md."""
     lines = []
-    for table in (outcome_table(summary), contrast_table(summary)):
+    for table in _tables(summary):
         headers = [c.header for c in table.columns]
         rows = list(zip(*[list(c.cells) for c in table.columns], strict=True))
         if not rows:
