@@ -37,6 +37,19 @@ def available_agents() -> dict[str, object]:
     return {ep.name: ep for ep in entry_points(group=AGENT_GROUP)}
 
 
+def agent_factory(entry_point, llm_client: str | None):
+    """The entry point's factory; agents built around a chat model get one from ``llm_client``."""
+    factory = entry_point.load()
+    if not getattr(factory, "needs_client", False):
+        return factory
+    if llm_client is None:
+        raise typer.BadParameter(f"agent {entry_point.name!r} needs --llm-client "
+                                 "(hf:<model>, hf-audio:<model> or openai:<url>@<model>)")
+    from agents.llm.factory import ClientAgentFactory
+
+    return ClientAgentFactory(factory, llm_client)
+
+
 @scenarios_app.command("export")
 def scenarios_export(out: Annotated[Path, typer.Option(help="Destination .jsonl file.")],
                      split: SplitOption = "all") -> None:
@@ -89,7 +102,12 @@ def eval_command(
     state_probe: Annotated[Path | None, typer.Option(help="Concern probe checkpoint for T+S^ cells.")] = None,
     affect_probe: Annotated[Path | None, typer.Option(help="Affect probe checkpoint for T+SER cells.")] = None,
     audio_cache_dir: Annotated[Path | None, typer.Option(help="Disk render cache (see hear-gym render).")] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Processes playing episodes in parallel.")] = 1,
+    workers: Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")] = 1,
+    backend: Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")] = "processes",
+    batch_size: Annotated[int, typer.Option(
+        min=1, help="Episodes per batched model call for LLM agents (lockstep play).")] = 1,
+    llm_client: Annotated[str | None, typer.Option(
+        help="For llm / audio_llm agents: hf:<model>, hf-audio:<model> or openai:<url>@<model>.")] = None,
     wandb_project: Annotated[str | None, typer.Option(
         help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")] = None,
 ) -> None:
@@ -107,9 +125,10 @@ def eval_command(
                            env_options=options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    factories = {name: registered[name].load() for name in {c.agent for c in cells}}
+    factories = {name: agent_factory(registered[name], llm_client) for name in {c.agent for c in cells}}
     try:
-        metadata = evaluate(out, config, factories, progress=progress, env_kwargs=env_kwargs, workers=workers)
+        metadata = evaluate(out, config, factories, progress=progress, env_kwargs=env_kwargs, workers=workers,
+                            backend=backend, batch_size=batch_size)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None

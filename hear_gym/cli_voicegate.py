@@ -53,11 +53,13 @@ def train_gate_command(
     console.print(f"saved {out}")
 
 
-def _make_agent(name: str, gate_checkpoint: Path | None):
+def _make_agent(name: str, gate_checkpoint: Path | None, llm_client: str | None):
+    from hear_gym.cli import agent_factory
+
     agents = available_gate_agents()
     if name not in agents:
         raise typer.BadParameter(f"unknown agent {name!r}; agents: {sorted(agents)}", param_hint="--agent")
-    factory = agents[name].load()
+    factory = agent_factory(agents[name], llm_client)
     if hasattr(factory, "from_checkpoint"):
         if gate_checkpoint is None:
             raise typer.BadParameter(f"agent {name!r} needs --gate-checkpoint (see `voicegate train-gate`)")
@@ -80,6 +82,8 @@ def eval_command(
     access: Annotated[str, typer.Option(help="A+T, A or T.")] = "A+T",
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
     gate_checkpoint: Annotated[Path | None, typer.Option(help="For audio_gate.")] = None,
+    llm_client: Annotated[str | None, typer.Option(
+        help="For llm / audio_llm: hf:<model>, hf-audio:<model> or openai:<url>@<model>.")] = None,
     audio_cache_dir: Annotated[Path | None, typer.Option(help="On-disk render cache.")] = None,
 ) -> None:
     """Run one agent over the chosen families; write results.jsonl and metadata.json."""
@@ -98,7 +102,7 @@ def eval_command(
         renderer=renderer,
     )
     try:
-        run_gate_evaluation(_make_agent(agent, gate_checkpoint), out, config, audio_cache_dir=audio_cache_dir)
+        run_gate_evaluation(_make_agent(agent, gate_checkpoint, llm_client), out, config, audio_cache_dir=audio_cache_dir)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     print_report(out)

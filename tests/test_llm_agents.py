@@ -124,3 +124,19 @@ def test_audio_llm_agent_on_a_tiny_offline_audio_model(tmp_path):
         assert info["invalid_action"] is not None and not terminated
     with pytest.raises(KeyError, match="audio condition"):
         AudioLLMAgent(client).act(env().reset(seed=0)[0])
+
+
+def test_cli_builds_llm_agents_from_a_client_spec(tmp_path):
+    from typer.testing import CliRunner
+
+    from hear_gym.cli import app
+
+    path = build_tiny_causal_lm(tmp_path / "tiny")
+    base = ["eval", "--out", str(tmp_path / "run"), "--cell", "llm@T", "--feedback", "prosody",
+            "--split", "test", "--limit", "2", "--max-turns", "2", "--no-progress"]
+    missing = CliRunner().invoke(app, base)
+    assert missing.exit_code != 0 and "--llm-client" in missing.output
+    result = CliRunner().invoke(app, [*base, "--llm-client", f"hf:{path}", "--batch-size", "2"])
+    assert result.exit_code == 0, result.output
+    records = read_results(tmp_path / "run" / "results.jsonl")
+    assert len(records) == 2 and all(r["agent"] == "llm" and r["truncated"] for r in records)

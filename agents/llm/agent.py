@@ -14,9 +14,11 @@ from agents.llm.prompts import audio_messages, messages
 
 
 class _ChatAgent:
-    """Stateless: the transcript in each observation is the whole context. Replies are P6a."""
+    """Stateless: the transcript in each observation is the whole context. Replies are P6a.
+    Constructed with a chat client (``needs_client``); the CLI builds it from ``--llm-client``."""
 
     action_format = "text"
+    needs_client = True
 
     def reset(self, seed: int | None = None) -> None:
         pass

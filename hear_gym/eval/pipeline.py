@@ -16,8 +16,9 @@ from hear_gym.eval.runner import AgentFactory, RunConfig, run_evaluation
 
 def evaluate(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentFactory],
              progress: bool = True, env_kwargs: Mapping[str, Any] | None = None,
-             workers: int = 1) -> dict[str, Any]:
-    run_evaluation(out_dir, config, agents, progress=progress, env_kwargs=env_kwargs, workers=workers)
+             workers: int = 1, backend: str = "processes", batch_size: int = 1) -> dict[str, Any]:
+    run_evaluation(out_dir, config, agents, progress=progress, env_kwargs=env_kwargs, workers=workers,
+                   backend=backend, batch_size=batch_size)
     return write_metadata(out_dir)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -109,6 +110,33 @@ def run_episode(env: gym.Env, agent, scenario_id: str, seed: int) -> dict[str, A
     terminated = truncated = False
     while not (terminated or truncated):
         observation, _reward, terminated, truncated, info = env.step(agent.act(observation))
+    return _episode_record(env, scenario_id, seed, info, terminated, truncated)
+
+
+def run_episodes_batched(envs: list[gym.Env], agent, jobs: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """Play one episode per env in lockstep: each turn, one ``agent.act_batch`` call over the
+    episodes still running. The agent must be stateless (its reply depends on the observation
+    only), so the episodes are the ones ``run_episode`` would play one by one."""
+    observations, finished = [], [None] * len(jobs)
+    for env, (scenario_id, seed) in zip(envs, jobs, strict=True):
+        observations.append(env.reset(seed=seed, options={"scenario_id": scenario_id})[0])
+    agent.reset(seed=jobs[0][1])
+    running = list(range(len(jobs)))
+    while running:
+        actions = agent.act_batch([observations[i] for i in running])
+        still = []
+        for i, action in zip(running, actions, strict=True):
+            observations[i], _reward, terminated, truncated, info = envs[i].step(action)
+            if terminated or truncated:
+                finished[i] = _episode_record(envs[i], jobs[i][0], jobs[i][1], info, terminated, truncated)
+            else:
+                still.append(i)
+        running = still
+    return finished
+
+
+def _episode_record(env: gym.Env, scenario_id: str, seed: int, info: dict, terminated: bool,
+                    truncated: bool) -> dict[str, Any]:
     base = env.unwrapped
     return {
         "scenario_id": scenario_id,
@@ -125,6 +153,11 @@ def run_episode(env: gym.Env, agent, scenario_id: str, seed: int) -> dict[str, A
     }
 
 
+def _with_run_fields(record: dict[str, Any], cell: Cell, scenario_id: str, rollout: int) -> dict[str, Any]:
+    return {"key": episode_key(cell, scenario_id, rollout), "cell": cell.name, "agent": cell.agent,
+            "access": cell.access, "feedback": cell.feedback, "rollout": rollout, **record}
+
+
 def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int]]:
     """Scenario-major: a scenario's episodes in every cell run back to back (and in one worker),
     so its rendered audio and features are reused from memory across conditions."""
@@ -137,25 +170,35 @@ def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int
 
 def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentFactory],
                    progress: bool = True, env_kwargs: Mapping[str, Any] | None = None,
-                   workers: int = 1) -> Path:
+                   workers: int = 1, backend: str = "processes", batch_size: int = 1) -> Path:
     """Run (or resume) every episode of ``config`` into ``out_dir``; returns the results path.
-    ``env_kwargs`` go to every ``gym.make`` (e.g. ``renderer``, ``state_inferrer``). With
-    ``workers > 1`` episodes run in a pool of processes (spawned, each with its own envs and
-    agents; factories and ``env_kwargs`` must pickle); every episode's seed is fixed by the
-    config, so results are the same as with one worker, only written in another order."""
+    ``env_kwargs`` go to every ``gym.make`` (e.g. ``renderer``, ``state_inferrer``).
+
+    * ``workers > 1``: episodes run in ``workers`` parallel players, each with its own envs and
+      agents (factories and ``env_kwargs`` must pickle). ``backend="processes"`` uses a pool of
+      spawned processes; ``backend="ray"`` uses Ray actors (a local instance, or the cluster
+      named by ``RAY_ADDRESS``; needs ``pip install ray``).
+    * ``batch_size > 1``: agents with ``act_batch`` (stateless chat agents) play that many
+      episodes of a cell in lockstep, one batched call per turn; other agents play one by one.
+
+    Every episode's seed is fixed by the config, so results are the same for any worker count,
+    backend or batch size, only written in another order."""
     out_dir.mkdir(parents=True, exist_ok=True)
     _check_config(out_dir, config)
     missing = sorted({c.agent for c in config.cells} - set(agents))
     if missing:
         raise ValueError(f"unknown agents {missing}; available: {sorted(agents)}")
-    if workers < 1:
-        raise ValueError("workers must be >= 1")
+    if workers < 1 or batch_size < 1:
+        raise ValueError("workers and batch_size must be >= 1")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
     results = out_dir / RESULTS_FILE
     with ResultsWriter(results) as writer:
         todo = list(_pending(config, writer.keys))
         with _progress(progress) as bar:
             task = bar.add_task("episodes", total=len(todo))
-            for record in _play_all(todo, config, agents, dict(env_kwargs or {}), workers):
+            chunks = _chunks(todo, batch_size)
+            for record in _play_all(chunks, config, agents, dict(env_kwargs or {}), workers, backend, batch_size):
                 writer.write(record)
                 bar.advance(task)
     return results
@@ -164,61 +207,119 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
 class _Player:
     """Plays episodes of a config, building each cell's env and agent on first use."""
 
-    def __init__(self, config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict) -> None:
-        self.config, self.agents, self.env_kwargs = config, agents, env_kwargs
-        self.envs: dict[Cell, gym.Env] = {}
+    def __init__(self, config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict,
+                 batch_size: int = 1) -> None:
+        self.config, self.agents, self.env_kwargs, self.batch_size = config, agents, env_kwargs, batch_size
+        self.envs: dict[Cell, list[gym.Env]] = {}
         self.cell_agents: dict[Cell, Any] = {}
 
-    def play(self, item: tuple[Cell, str, int]) -> dict[str, Any]:
-        cell, scenario_id, rollout = item
-        if cell not in self.envs:
+    def _env(self, cell: Cell, slot: int = 0) -> gym.Env:
+        if cell not in self.cell_agents:
             self.cell_agents[cell] = _make_agent(self.agents[cell.agent], cell)
-            self.envs[cell] = gym.make(
+            self.envs[cell] = []
+        envs = self.envs[cell]
+        while len(envs) <= slot:
+            envs.append(gym.make(
                 ENV_ID, access=cell.access, feedback=cell.feedback,
                 actions=getattr(self.cell_agents[cell], "action_format", "discrete"),
                 scenario_ids=list(self.config.scenario_ids), assistant=self.config.assistant,
-                max_turns=self.config.max_turns, disable_env_checker=True, **self.env_kwargs)
-        record = run_episode(self.envs[cell], self.cell_agents[cell], scenario_id,
+                max_turns=self.config.max_turns, disable_env_checker=True, **self.env_kwargs))
+        return envs[slot]
+
+    def play(self, item: tuple[Cell, str, int]) -> dict[str, Any]:
+        cell, scenario_id, rollout = item
+        env = self._env(cell)
+        record = run_episode(env, self.cell_agents[cell], scenario_id,
                              episode_seed(self.config.seed, scenario_id, rollout))
-        return {"key": episode_key(cell, scenario_id, rollout), "cell": cell.name, "agent": cell.agent,
-                "access": cell.access, "feedback": cell.feedback, "rollout": rollout, **record}
+        return _with_run_fields(record, cell, scenario_id, rollout)
+
+    def play_chunk(self, chunk: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
+        cell = chunk[0][0]
+        if self.batch_size > 1 and len(chunk) > 1 and all(c == cell for c, _, _ in chunk):
+            self._env(cell)
+            if hasattr(self.cell_agents[cell], "act_batch"):
+                envs = [self._env(cell, slot) for slot in range(len(chunk))]
+                return self._lockstep(cell, envs, chunk)
+        return [self.play(item) for item in chunk]
+
+    def _lockstep(self, cell: Cell, envs: list[gym.Env], chunk) -> list[dict[str, Any]]:
+        jobs = [(scenario_id, episode_seed(self.config.seed, scenario_id, rollout)) for _, scenario_id, rollout in chunk]
+        records = run_episodes_batched(envs, self.cell_agents[cell], jobs)
+        return [_with_run_fields(r, cell, s, k) for r, (_, s, k) in zip(records, chunk, strict=True)]
 
     def close(self) -> None:
-        for env in self.envs.values():
-            env.close()
+        for envs in self.envs.values():
+            for env in envs:
+                env.close()
+
+
+def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tuple[Cell, str, int]]]:
+    """Units of work for one player: a scenario's episodes in every cell (its audio stays in one
+    worker's memory), or, for batched play, up to ``batch_size`` episodes of one cell."""
+    groups: dict[Any, list[tuple[Cell, str, int]]] = {}
+    for item in todo:
+        groups.setdefault(item[0] if batch_size > 1 else item[1], []).append(item)
+    if batch_size == 1:
+        return list(groups.values())
+    return [group[i:i + batch_size] for group in groups.values() for i in range(0, len(group), batch_size)]
 
 
 _WORKER_PLAYER: _Player | None = None
 
 
-def _init_worker(config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict) -> None:
+def _init_worker(config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict, batch_size: int) -> None:
     global _WORKER_PLAYER
-    _WORKER_PLAYER = _Player(config, agents, env_kwargs)
+    _WORKER_PLAYER = _Player(config, agents, env_kwargs, batch_size)
 
 
-def _play_in_worker(items: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
-    return [_WORKER_PLAYER.play(item) for item in items]
+def _play_in_worker(chunk: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
+    return _WORKER_PLAYER.play_chunk(chunk)
 
 
-def _by_scenario(todo: list[tuple[Cell, str, int]]) -> list[list[tuple[Cell, str, int]]]:
-    chunks: dict[str, list[tuple[Cell, str, int]]] = {}
-    for item in todo:
-        chunks.setdefault(item[1], []).append(item)
-    return list(chunks.values())
+def _play_processes(chunks, config, agents, env_kwargs, workers, batch_size) -> Iterator[dict[str, Any]]:
+    context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
+    with context.Pool(workers, initializer=_init_worker, initargs=(config, agents, env_kwargs, batch_size)) as pool:
+        for records in pool.imap_unordered(_play_in_worker, chunks):
+            yield from records
 
 
-def _play_all(todo, config, agents, env_kwargs, workers) -> Iterator[dict[str, Any]]:
-    if workers == 1 or len(todo) < 2:
-        player = _Player(config, agents, env_kwargs)
+def _play_ray(chunks, config, agents, env_kwargs, workers, batch_size) -> Iterator[dict[str, Any]]:
+    try:
+        import ray
+        from ray.util import ActorPool
+    except ImportError:
+        raise RuntimeError("backend 'ray' needs Ray: pip install ray") from None
+    started = not ray.is_initialized()
+    if started:  # a local instance, unless RAY_ADDRESS names a cluster
+        address = os.environ.get("RAY_ADDRESS")
+        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
+                 log_to_driver=False)
+    actor_class = ray.remote(num_cpus=1)(_Player)
+    actors = [actor_class.remote(config, agents, env_kwargs, batch_size) for _ in range(workers)]
+    try:
+        pool = ActorPool(actors)
+        for records in pool.map_unordered(lambda actor, chunk: actor.play_chunk.remote(chunk), chunks):
+            yield from records
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+        if started:
+            ray.shutdown()
+
+
+BACKENDS = {"processes": _play_processes, "ray": _play_ray}
+
+
+def _play_all(chunks, config, agents, env_kwargs, workers, backend, batch_size) -> Iterator[dict[str, Any]]:
+    if workers == 1 or len(chunks) < 2:
+        player = _Player(config, agents, env_kwargs, batch_size)
         try:
-            yield from map(player.play, todo)
+            for chunk in chunks:
+                yield from player.play_chunk(chunk)
         finally:
             player.close()
         return
-    context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
-    with context.Pool(workers, initializer=_init_worker, initargs=(config, agents, env_kwargs)) as pool:
-        for records in pool.imap_unordered(_play_in_worker, _by_scenario(todo)):
-            yield from records
+    yield from BACKENDS[backend](chunks, config, agents, env_kwargs, workers, batch_size)
 
 
 def _make_agent(factory: AgentFactory, cell: Cell):
@@ -248,4 +349,5 @@ def _progress(enabled: bool) -> Progress:
                     TimeRemainingColumn(), disable=not enabled, transient=False)
 
 
-__all__ = ["Cell", "RunConfig", "episode_key", "episode_seed", "run_episode", "run_evaluation"]
+__all__ = ["BACKENDS", "Cell", "RunConfig", "episode_key", "episode_seed", "run_episode", "run_episodes_batched",
+           "run_evaluation"]

@@ -1,0 +1,50 @@
+"""Build chat clients from a one-line spec, so the CLI (and worker processes) can create LLM
+agents by name: ``hear-gym eval --cell llm@T+S --llm-client hf:./my-model``.
+
+Specs:
+
+* ``hf:<local folder or hub id>``: a transformers causal LM (``TransformersChatClient``);
+* ``hf-audio:<local folder or hub id>``: an audio-language model (``TransformersAudioChatClient``);
+* ``openai:<base url>@<model>``: an OpenAI-compatible server, e.g.
+  ``openai:http://localhost:8000/v1@Qwen/Qwen2.5-7B-Instruct`` (key from ``OPENAI_API_KEY``).
+
+A factory holds only the spec (it pickles into worker processes); each process loads a model
+once per spec.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+
+from agents.llm.clients import OpenAIChatClient, TransformersAudioChatClient, TransformersChatClient
+
+SPEC_KINDS = ("hf", "hf-audio", "openai")
+
+
+@cache
+def client_from_spec(spec: str):
+    kind, sep, target = spec.partition(":")
+    if not sep or kind not in SPEC_KINDS or not target:
+        raise ValueError(f"client spec {spec!r} must be one of hf:<model>, hf-audio:<model>, "
+                         f"openai:<base url>@<model>")
+    if kind == "hf":
+        return TransformersChatClient(target)
+    if kind == "hf-audio":
+        return TransformersAudioChatClient(target)
+    base_url, at, model = target.rpartition("@")
+    if not at or not base_url or not model:
+        raise ValueError(f"client spec {spec!r}: write openai:<base url>@<model>")
+    return OpenAIChatClient(base_url, model, api_key=os.environ.get("OPENAI_API_KEY"))
+
+
+@dataclass(frozen=True)
+class ClientAgentFactory:
+    """Calls ``agent_class(client)`` with the client the spec names."""
+
+    agent_class: type
+    spec: str
+
+    def __call__(self):
+        return self.agent_class(client_from_spec(self.spec))
