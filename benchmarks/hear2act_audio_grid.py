@@ -29,6 +29,7 @@ from agents.audio_probe import (
 )
 from agents.rule import StateAwareAgent, TranscriptOnlyAgent
 from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.plots import LADDER_RUNGS, ladder_plot
 from hear_gym.eval.results import read_results
 from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.metrics.bootstrap import contrast_ci
@@ -101,29 +102,6 @@ LADDER = ("Transcript only (T)", "Ladder: all-resolved state", "Ladder: shuffled
           "Ladder: all-unresolved state", "Ground-truth state (T+S)")
 
 
-def ladder_figure(ladders: dict[str, dict], path: Path) -> None:
-    """Figure 4's view: 1st% along the label-fidelity ladder, per renderer and feedback."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(ladders), figsize=(6 * len(ladders), 3.8), squeeze=False)
-    for ax, (renderer, by_feedback) in zip(axes[0], ladders.items(), strict=True):
-        for i, (feedback, estimates) in enumerate(by_feedback.items()):
-            points = [100 * e.point for e in estimates]
-            errors = [[100 * (e.point - e.low) for e in estimates], [100 * (e.high - e.point) for e in estimates]]
-            ax.bar([x + 0.4 * i for x in range(len(LADDER))], points, 0.4, yerr=errors, capsize=3, label=feedback)
-        ax.set_xticks([x + 0.2 for x in range(len(LADDER))])
-        ax.set_xticklabels(["no state", "all-resolved", "shuffled", "all-unresolved", "correct"], fontsize=8)
-        ax.set_ylabel("1st% (95% CI)")
-        ax.set_title(f"label-fidelity ladder ({renderer})")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
@@ -144,8 +122,9 @@ def main() -> None:
             for fb in FEEDBACKS:
                 episodes = [r for r in records[run] if r["cell"] == template.format(fb=fb)]
                 sums[label, fb] = {m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in OUTCOMES}
-        ladders[renderer] = {fb: [contrast_ci([(1.0, sums[label, fb]["1st%"])]) for label in LADDER]
-                             for fb in FEEDBACKS}
+        ladders[f"({renderer})"] = {fb: {rung: contrast_ci([(1.0, sums[label, fb]["1st%"])]).as_dict()
+                                         for rung, label in zip(LADDER_RUNGS, LADDER, strict=True)}
+                                    for fb in FEEDBACKS}
         elapsed = time.perf_counter() - start
         lines += [f"### Renderer: {renderer} ({elapsed:.0f} s; probes trained on {TRAIN_SCENARIOS} train "
                   f"scenarios, held-out accuracy below)", ""]
@@ -174,7 +153,7 @@ def main() -> None:
         lines.append("")
         console.print("\n".join(lines[-(len(ROWS) + len(CONTRASTS) + 8):]))
     (OUT.parent / "audio_grid.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ladder_figure(ladders, OUT.parent / "label_ladder.png")
+    ladder_plot(ladders, OUT.parent / "label_ladder.png")
     (OUT.parent / "audio_grid.json").write_text(json.dumps(record, indent=2) + "\n")
 
 

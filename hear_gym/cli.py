@@ -102,6 +102,8 @@ def eval_command(
     state_probe: Annotated[Path | None, typer.Option(help="Concern probe checkpoint for T+S^ cells.")] = None,
     affect_probe: Annotated[Path | None, typer.Option(help="Affect probe checkpoint for T+SER cells.")] = None,
     audio_cache_dir: Annotated[Path | None, typer.Option(help="Disk render cache (see hear-gym render).")] = None,
+    state_intervention: Annotated[str | None, typer.Option(
+        help="Label-fidelity rung for T+S cells: all_resolved, all_unresolved or shuffled.")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")] = 1,
     backend: Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")] = "processes",
     batch_size: Annotated[int, typer.Option(
@@ -118,6 +120,12 @@ def eval_command(
     registered = available_agents()
     cells = _cells(cell, feedback, registered)
     env_kwargs, options = _audio_plugins(renderer, state_probe, affect_probe, audio_cache_dir)
+    if state_intervention is not None:
+        if any(c.access != "T+S" for c in cells):
+            raise typer.BadParameter("it rewrites the T+S state channel: every --cell must be T+S "
+                                     "(run the T baseline in its own folder)", param_hint="--state-intervention")
+        env_kwargs["state_intervention"] = state_intervention
+        options += (("state_intervention", state_intervention),)
     try:
         config = RunConfig(cells=tuple(cells),
                            scenario_ids=tuple(s.scenario_id for s in scenarios_for(split)[:limit]),
@@ -187,11 +195,13 @@ def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by hear-gym eval.")],
     markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
     plots: Annotated[bool, typer.Option(help="Write PNG figures into each run folder.")] = True,
+    ladder: Annotated[Path | None, typer.Option(
+        help="Write Figure 4 (1st% along the label-fidelity ladder) from these runs to this PNG.")] = None,
 ) -> None:
     """Recompute and print the tables of finished runs (from results.jsonl); PNG figures too."""
     from hear_gym.eval.pipeline import write_metadata
 
-    chunks = []
+    chunks, summaries = [], []
     for run_dir in run_dirs:
         try:
             metadata = write_metadata(run_dir)
@@ -206,6 +216,11 @@ def report_command(
             for path in write_plots(metadata, run_dir / "figures"):
                 console.print(f"figure: {path}")
         chunks.append(f"### {run_dir}\n\n{to_markdown(metadata)}")
+        summaries.append(metadata)
+    if ladder is not None:
+        from hear_gym.eval.plots import ladder_plot, ladder_rungs
+
+        console.print(f"figure: {ladder_plot({'': ladder_rungs(summaries)}, ladder)}")
     if markdown is not None:
         markdown.write_text("\n".join(chunks), encoding="utf-8")
 

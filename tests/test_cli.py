@@ -110,3 +110,26 @@ def test_eval_logs_to_wandb_offline_without_a_key(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     offline = list((run_dir / "wandb").glob("offline-run-*"))
     assert len(offline) == 1 and any(offline[0].rglob("*.wandb"))
+
+
+def test_ladder_figure_from_runs_made_with_state_interventions(tmp_path):
+    from hear_gym.eval.plots import ladder_rungs
+
+    common = ["--split", "test", "--limit", "3", "--feedback", "prosody", "--no-progress"]
+    assert invoke("eval", "--out", str(tmp_path / "base"), "--cell", "transcript_only@T",
+                  "--cell", "state_aware@T+S", *common).exit_code == 0
+    for mode in ("all_resolved", "shuffled", "all_unresolved"):
+        result = invoke("eval", "--out", str(tmp_path / mode), "--cell", "state_aware@T+S",
+                        "--state-intervention", mode, *common)
+        assert result.exit_code == 0, result.output
+    bad = invoke("eval", "--out", str(tmp_path / "bad"), "--cell", "transcript_only@T",
+                 "--state-intervention", "shuffled", *common)
+    assert bad.exit_code != 0 and "every --cell must be T+S" in bad.output
+    runs = [tmp_path / name for name in ("base", "all_resolved", "shuffled", "all_unresolved")]
+    result = invoke("report", *map(str, runs), "--ladder", str(tmp_path / "ladder.png"), "--no-plots")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "ladder.png").stat().st_size > 10_000
+    summaries = [json.loads((run / "metadata.json").read_text()) for run in runs]
+    rungs = ladder_rungs(summaries)["prosody"]
+    assert list(rungs) == ["no state", "correct", "all-resolved", "shuffled", "all-unresolved"]
+    assert rungs["correct"]["point"] == 1.0 and rungs["all-unresolved"]["point"] < 1.0

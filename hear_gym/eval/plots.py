@@ -4,6 +4,10 @@
   realization (the paper's condition bars).
 * ``action_shift.png``: for every cell, the change in its recommend / ask / clarify shares
   against the first cell of its feedback realization, in percentage points (Figure 3's view).
+
+``ladder_plot`` draws Figure 4, 1st% along the label-fidelity ladder, from several runs:
+``ladder_rungs`` reads each run's cells (a T cell is "no state"; a T+S cell is "correct", or
+the state intervention the run was made with).
 """
 
 from __future__ import annotations
@@ -13,6 +17,52 @@ from typing import Any
 
 OUTCOMES = ("1st%", "OptSat%", "SvcSat%")
 SHARES = ("recommend share", "ask share", "clarify share")
+LADDER_RUNGS = ("no state", "all-resolved", "shuffled", "all-unresolved", "correct")
+_RUNG_OF_INTERVENTION = {"all_resolved": "all-resolved", "shuffled": "shuffled", "all_unresolved": "all-unresolved"}
+
+
+def ladder_rungs(summaries: list[dict[str, Any]]) -> dict[str, dict[str, dict]]:
+    """{feedback: {rung: 1st% estimate}} from run summaries (metadata.json contents); the first
+    run that provides a rung for a feedback wins."""
+    rungs: dict[str, dict[str, dict]] = {}
+    for summary in summaries:
+        options = dict(summary.get("config", {}).get("env_options", []))
+        for cell in summary["cells"].values():
+            if cell["access"] == "T":
+                rung = "no state"
+            elif cell["access"] == "T+S":
+                rung = _RUNG_OF_INTERVENTION.get(options.get("state_intervention"), "correct")
+            else:
+                continue
+            rungs.setdefault(cell["feedback"], {}).setdefault(rung, cell["metrics"]["1st%"])
+    return rungs
+
+
+def ladder_plot(panels: dict[str, dict[str, dict[str, dict]]], path: Path) -> Path:
+    """One panel per key (e.g. renderer) of {feedback: {rung: estimate dict}}; missing rungs
+    are left empty."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 3.8), squeeze=False)
+    for ax, (title, by_feedback) in zip(axes[0], panels.items(), strict=True):
+        for i, (feedback, estimates) in enumerate(by_feedback.items()):
+            xs = [x + 0.4 * i for x, rung in enumerate(LADDER_RUNGS) if rung in estimates]
+            found = [estimates[rung] for rung in LADDER_RUNGS if rung in estimates]
+            errors = [[100 * (e["point"] - e["low"]) for e in found], [100 * (e["high"] - e["point"]) for e in found]]
+            ax.bar(xs, [100 * e["point"] for e in found], 0.4, yerr=errors, capsize=3, label=feedback)
+        ax.set_xticks([x + 0.2 for x in range(len(LADDER_RUNGS))])
+        ax.set_xticklabels(LADDER_RUNGS, fontsize=8)
+        ax.set_ylabel("1st% (95% CI)")
+        ax.set_title(f"label-fidelity ladder {title}".strip())
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 def write_plots(summary: dict[str, Any], out_dir: Path) -> list[Path]:
