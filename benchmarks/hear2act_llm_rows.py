@@ -1,7 +1,7 @@
 """LLM rows of the Hear2Act grid, run end to end with the tiny offline models (no weights can be
 downloaded here): a tiny Qwen2 under T and T+S (the P6a card, plus P6b for T+S) and a tiny
-Qwen2-Audio-shaped model under A+T, held-out split, both feedback realizations, batched
-lockstep play (16 episodes per model call). The weights are random, so this measures the
+Qwen2-Audio-shaped model under A+T, the first 32 held-out scenarios, both feedback realizations,
+at most 6 turns, batched lockstep play (16 episodes per model call). The weights are random, so this measures the
 pipeline (prompting, batching, parsing, invalid-action handling, reporting) and its speed, not
 a model. Point ``--llm-client`` at real weights to fill these rows for a real model.
 
@@ -27,6 +27,8 @@ from training.tiny_model import build_tiny_audio_lm, build_tiny_causal_lm
 OUT = Path(__file__).parent / "out" / "llm_rows"
 MAX_NEW_TOKENS = 16
 BATCH = 16
+SCENARIOS = 32
+MAX_TURNS = 6
 
 
 def main() -> None:
@@ -38,7 +40,8 @@ def main() -> None:
     agents = {"tiny_llm": lambda: LLMAgent(text), "tiny_audio_llm": lambda: AudioLLMAgent(audio)}
     cells = tuple(Cell(agent, access, feedback) for feedback in ("prosody", "explicit")
                   for agent, access in (("tiny_llm", "T"), ("tiny_llm", "T+S"), ("tiny_audio_llm", "A+T")))
-    config = RunConfig(cells=cells, scenario_ids=tuple(s.scenario_id for s in scenarios_for("test")))
+    config = RunConfig(cells=cells, scenario_ids=tuple(s.scenario_id for s in scenarios_for("test")[:SCENARIOS]),
+                       max_turns=MAX_TURNS)
     start = time.perf_counter()
     summary = evaluate(OUT / "run", config, agents, progress=True, batch_size=BATCH)
     elapsed = time.perf_counter() - start

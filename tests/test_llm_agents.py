@@ -140,3 +140,19 @@ def test_cli_builds_llm_agents_from_a_client_spec(tmp_path):
     assert result.exit_code == 0, result.output
     records = read_results(tmp_path / "run" / "results.jsonl")
     assert len(records) == 2 and all(r["agent"] == "llm" and r["truncated"] for r in records)
+
+
+def test_batched_generation_matches_one_by_one(tmp_path):
+    """Left padding: a batch of prompts of different lengths gets the replies each prompt gets
+    alone (right padding would shift the shorter prompts' continuations)."""
+    from agents.llm.agent import AudioLLMAgent
+    from agents.llm.clients import TransformersAudioChatClient
+    from training.tiny_model import build_tiny_audio_lm
+
+    ids = ["budget_airline_tickets-00", "meditation_apps-03", "wine_club_memberships-07"]
+    text = TransformersChatClient(str(build_tiny_causal_lm(tmp_path / "t")), max_new_tokens=12)
+    audio = TransformersAudioChatClient(str(build_tiny_audio_lm(tmp_path / "a")), max_new_tokens=12)
+    for agent, access in ((LLMAgent(text), "T+S"), (AudioLLMAgent(audio), "A+T")):
+        bench = gym.make("hear_gym/Hear2Act-v0", actions="text", access=access, scenario_ids=ids)
+        observations = [bench.reset(seed=i, options={"scenario_id": s})[0] for i, s in enumerate(ids)]
+        assert agent.act_batch(observations) == [agent.act(o) for o in observations]

@@ -103,6 +103,11 @@ class TransformersAudioChatClient:
         import transformers
 
         self.processor = transformers.AutoProcessor.from_pretrained(model)
+        tokenizer = getattr(self.processor, "tokenizer", None)
+        if tokenizer is not None:  # decoder-only batched generation pads on the left
+            tokenizer.padding_side = "left"
+            if tokenizer.pad_token is None:
+                tokenizer.pad_token = tokenizer.eos_token
         config = transformers.AutoConfig.from_pretrained(model)
         model_class = getattr(transformers, (config.architectures or ["AutoModel"])[0])
         self.model = model_class.from_pretrained(model).to(device).eval()
