@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/speed_speech.py
 	$(PY) benchmarks/hear2act_audio_grid.py
 	$(PY) -m benchmarks.speed_grid
+	$(PY) benchmarks/hear2act_llm_rows.py
 	$(PY) benchmarks/voicegate_baselines.py
 
 clean:
