@@ -144,3 +144,18 @@ def test_cli_eval_and_report(tmp_path):
     assert bad.exit_code != 0 and "unknown agent" in bad.output
     bad = runner.invoke(app, ["voicegate", "eval", "--out", str(tmp_path / "y"), "--agent", "audio_gate"])
     assert bad.exit_code != 0 and "--gate-checkpoint" in bad.output
+
+
+def test_cue_balanced_training_set_crosses_field_and_gap_within_both_labels():
+    from collections import Counter
+
+    from agents.voicegate.audio_gate import TRAINING_SETS
+
+    pairs, _ = TRAINING_SETS["cue_balanced"]
+    rows = pairs("train")
+    cells = Counter((item.cues["field"], item.cues["gap_ms"], label) for item, label in rows)
+    assert len(rows) == 640 and set(cells.values()) == {80} and len(cells) == 8
+    assert all(label == int(item.cues["source"] == "different") for item, label in rows)
+    assert {item.split for item, _ in rows} == {"train"}
+    with pytest.raises(ValueError, match="training must be one of"):
+        train_gate(GateConfig(training="oracle", limit_per_family=2))

@@ -2,9 +2,17 @@
 
 A small torch MLP on ``gate_features`` (speaker and room change between the input's two
 segments, the last segment's own room colouring, the pause). Training examples come from the
-*train* split only: speaker-switch pairs (same-speaker trigger: for me; switched trigger: not)
-and side-talk items (for me iff the last utterance is the assistant-directed one). The held-out
-report uses the test split. A checkpoint is one safetensors file with the normalization and the
+*train* split only, in one of two designs (``TRAINING_SETS``):
+
+* ``switch`` (the benchmark's own training partition): speaker-switch pairs (same-speaker
+  trigger: for me; switched trigger: not) and side-talk items (for me iff the last utterance is
+  the assistant-directed one). Source, distance and gap change together in these pairs.
+* ``cue_balanced`` (the paper's Appendix H control): instead of the pairs, scene-consistent
+  variants of every train command with field (near/far) crossed with gap (0/600 ms) in both
+  labels, labelled by source only (the wearer's trigger is for me even from the far field),
+  two variants per command rotating through the combinations; side-talk items as above.
+
+The held-out report uses the test split. A checkpoint is one safetensors file with the normalization and the
 config and report as JSON metadata.
 
 ``AudioGateAgent`` combines the gate with the text agent's command reading: if the gate hears
@@ -30,7 +38,7 @@ from agents.audio_probe import mlp, train_mlp
 from agents.voicegate.baselines import TextOnlyGateAgent, respond_to, tool_named, utterances
 from agents.voicegate.gate_features import GATE_FEATURES, gate_features
 from hear_gym.envs.voicegate_actions import MUTE_TOKEN
-from hear_gym.scenarios.voicegate.generator import select_items
+from hear_gym.scenarios.voicegate.generator import cue_variants, select_items
 from hear_gym.scenarios.voicegate.items import Addressee, Item
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.gate_scenes import render_item
@@ -47,27 +55,44 @@ class GateConfig:
     learning_rate: float = 0.02
     seed: int = 0
     limit_per_family: int | None = None  # fewer training items (tests)
+    training: str = "switch"  # a key of TRAINING_SETS
 
 
-def label_of(item: Item) -> int | None:
-    """0 = the last utterance is addressed to the assistant by the wearer, 1 = it is not."""
-    if item.family.value == "speaker_switch" and item.condition in ("same_speaker", "switch"):
-        return int(item.condition == "switch")
-    if item.family.value == "side_talk":
-        return int(item.utterances[-1].addressee is not Addressee.ASSISTANT)
-    return None
+def _switch_pairs(split: str) -> list[tuple[Item, int]]:
+    """Same-speaker trigger: for me (0); switched trigger: not for me (1)."""
+    return [(item, int(item.condition == "switch")) for item in select_items("speaker_switch", split)
+            if item.condition in ("same_speaker", "switch")]
 
 
-def examples(split: str, cache: RenderCache, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    chosen = []
-    for family in ("speaker_switch", "side_talk"):
-        labelled = [item for item in select_items(family, split) if label_of(item) is not None]
-        chosen += labelled[:limit] if limit else labelled
-    x = [
-        gate_features(render_item(item, cache)[0])
-        for item in track(chosen, description=f"gate features ({split})")
-    ]
-    return np.stack(x), np.array([label_of(item) for item in chosen])
+def _cue_balanced(split: str) -> list[tuple[Item, int]]:
+    """Scene-consistent field x gap variants, two per command in rotation, labelled by source."""
+    by_command: dict[str, list[Item]] = {}
+    for item in cue_variants(split):
+        if item.cues["rendering"] == "scene_consistent":
+            by_command.setdefault(item.group, []).append(item)
+    chosen = [combos[(2 * c + j) % len(combos)] for c, combos in enumerate(by_command.values()) for j in (0, 1)]
+    return [(item, int(item.cues["source"] != "same")) for item in chosen]
+
+
+def _side_talk(split: str) -> list[tuple[Item, int]]:
+    """For me iff the last utterance is the assistant-directed one."""
+    return [(item, int(item.utterances[-1].addressee is not Addressee.ASSISTANT))
+            for item in select_items("side_talk", split)]
+
+
+TRAINING_SETS = {"switch": (_switch_pairs, _side_talk), "cue_balanced": (_cue_balanced, _side_talk)}
+
+
+def examples(split: str, cache: RenderCache, config: GateConfig) -> tuple[np.ndarray, np.ndarray]:
+    if config.training not in TRAINING_SETS:
+        raise ValueError(f"training must be one of {sorted(TRAINING_SETS)}, got {config.training!r}")
+    labelled = []
+    for source in TRAINING_SETS[config.training]:
+        rows = source(split)
+        labelled += rows[:config.limit_per_family] if config.limit_per_family else rows
+    x = [gate_features(render_item(item, cache)[0])
+         for item, _ in track(labelled, description=f"gate features ({split})")]
+    return np.stack(x), np.array([label for _, label in labelled])
 
 
 class AudioGate:
@@ -135,8 +160,8 @@ def accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray) -> dict[str, float]:
 def train_gate(config: GateConfig, out: Path | None = None) -> AudioGate:
     """Train on the train split, report held-out accuracy on the test split, optionally save."""
     cache = RenderCache(make_renderer(config.renderer), max_bytes=64 * 2**20)
-    x_train, y_train = examples("train", cache, config.limit_per_family)
-    x_test, y_test = examples("test", cache, config.limit_per_family)
+    x_train, y_train = examples("train", cache, config)
+    x_test, y_test = examples("test", cache, config)
     model, mean, std = train_mlp(
         x_train, y_train, len(GATE_CLASSES), config.hidden, config.epochs, config.learning_rate, config.seed
     )

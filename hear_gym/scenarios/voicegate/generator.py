@@ -176,48 +176,32 @@ def _switch_items() -> Iterator[Item]:
                 )
 
 
-def _cue_items() -> Iterator[Item]:
+def cue_variants(split: str) -> Iterator[Item]:
+    """The 16 source x field x gap x rendering variants of every command of ``split``. On the
+    test split they are the cue-validity set; on the train split they are training material for
+    cue-balanced controls (paper Appendix H), never part of ``all_items``."""
     for tool_name in TOOL_NAMES:
-        for k, (context, trigger, voice_a, voice_b, split) in enumerate(_switch_commands(tool_name)):
-            if split != "test":
+        for k, (context, trigger, voice_a, voice_b, command_split) in enumerate(_switch_commands(tool_name)):
+            if command_split != split:
                 continue
             group = f"ss-{tool_name}-{k:02d}"
             for condition in CUE_CONDITIONS:
                 cell, rendering = condition.split("/")
                 source, field, gap = cell.split("-")
                 same, far = source == "same", field == "far"
-                context_placement = (
-                    Placement.FAR if far and rendering == "scene_consistent" else Placement.NEAR
-                )
-                segments = (
-                    Segment(0, Source.WEARER, voice_a, context_placement),
-                    Segment(
-                        1,
-                        Source.WEARER if same else Source.BYSTANDER,
-                        voice_a if same else voice_b,
-                        Placement.FAR if far else Placement.NEAR,
-                    ),
-                )
-                target = (
-                    Target(TargetKind.TOOL, tool=tool_name) if same and not far else Target(TargetKind.MUTE)
-                )
-                yield Item(
-                    f"cv-{tool_name}-{k:02d}/{condition}",
-                    Family.CUE_VALIDITY,
-                    condition,
-                    "test",
-                    group,
-                    (context, trigger),
-                    segments,
-                    (float(gap.removesuffix("ms")),),
-                    target,
-                    {
-                        "source": source,
-                        "field": field,
-                        "gap_ms": int(gap.removesuffix("ms")),
-                        "rendering": rendering,
-                    },
-                )
+                context_placement = Placement.FAR if far and rendering == "scene_consistent" else Placement.NEAR
+                segments = (Segment(0, Source.WEARER, voice_a, context_placement),
+                            Segment(1, Source.WEARER if same else Source.BYSTANDER,
+                                    voice_a if same else voice_b, Placement.FAR if far else Placement.NEAR))
+                target = Target(TargetKind.TOOL, tool=tool_name) if same and not far else Target(TargetKind.MUTE)
+                yield Item(f"cv-{tool_name}-{k:02d}/{condition}", Family.CUE_VALIDITY, condition, split,
+                           group, (context, trigger), segments, (float(gap.removesuffix("ms")),), target,
+                           {"source": source, "field": field, "gap_ms": int(gap.removesuffix("ms")),
+                            "rendering": rendering})
+
+
+def _cue_items() -> Iterator[Item]:
+    return cue_variants("test")
 
 
 # -- side-talk ------------------------------------------------------------------------------
