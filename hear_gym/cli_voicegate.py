@@ -43,12 +43,17 @@ def build(
 def train_gate_command(
     out: Annotated[Path, typer.Option(help="Checkpoint path (.safetensors).")],
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    training: Annotated[str, typer.Option(
+        help="switch (the benchmark's pairs) or cue_balanced (field x gap crossed, labelled by source).")] = "switch",
     seed: int = 0,
 ) -> None:
     """Train the audio gate on the train split; print its held-out accuracy (needs hear-gym\\[agents])."""
     from agents.voicegate.audio_gate import GateConfig, train_gate
 
-    gate = train_gate(GateConfig(renderer=renderer, seed=seed), out)
+    try:
+        gate = train_gate(GateConfig(renderer=renderer, seed=seed, training=training), out)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--training") from None
     console.print_json(json.dumps(gate.report))
     console.print(f"saved {out}")
 
