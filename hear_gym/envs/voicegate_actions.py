@@ -23,7 +23,7 @@ whitespace allowed); its body is one JSON object with exactly the keys ``name`` 
 and ``params`` (an object). Answer: non-empty text with no mute token and no tool tag.
 Everything else is ``MALFORMED`` with the reason: a mute token inside other text, text around a
 tool block, two blocks, unbalanced tags, bad JSON, an unknown tool, an empty reply. Malformed
-output is scored as wrong and penalized (see ``hear_gym.metrics.voicegate``), never a crash.
+output is scored as wrong and penalized (see ``hear_gym.metrics.voicegate_scoring``), never a crash.
 """
 
 from __future__ import annotations
