@@ -90,6 +90,8 @@ def eval_command(
     llm_client: Annotated[str | None, typer.Option(
         help="For llm / audio_llm: hf:<model>, hf-audio:<model> or openai:<url>@<model>.")] = None,
     audio_cache_dir: Annotated[Path | None, typer.Option(help="On-disk render cache.")] = None,
+    wandb_project: Annotated[str | None, typer.Option(
+        help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")] = None,
 ) -> None:
     """Run one agent over the chosen families; write results.jsonl and metadata.json."""
     from hear_gym.eval.voicegate_runner import GateRunConfig, run_gate_evaluation
@@ -111,6 +113,11 @@ def eval_command(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     print_report(out)
+    if wandb_project is not None:
+        from hear_gym.eval.wandb_log import log_gate_to_wandb
+
+        metadata = json.loads((out / "metadata.json").read_text("utf-8"))
+        console.print(f"W&B run: {log_gate_to_wandb(metadata, out, wandb_project)}")
 
 
 def print_report(run_dir: Path) -> str:

@@ -159,3 +159,14 @@ def test_cue_balanced_training_set_crosses_field_and_gap_within_both_labels():
     assert {item.split for item, _ in rows} == {"train"}
     with pytest.raises(ValueError, match="training must be one of"):
         train_gate(GateConfig(training="oracle", limit_per_family=2))
+
+
+def test_cli_eval_logs_to_wandb_offline(tmp_path, monkeypatch):
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    result = CliRunner().invoke(app, ["voicegate", "eval", "--out", str(tmp_path), "--agent", "always_mute",
+                                      "--family", "self_talk", "--wandb-project", "hear-gym-test"])
+    assert result.exit_code == 0, result.output
+    offline = list((tmp_path / "wandb").glob("offline-run-*"))
+    assert len(offline) == 1 and any(offline[0].rglob("*.wandb"))
