@@ -36,9 +36,9 @@ from hear_gym.metrics.voicegate_scoring import REWARDS, Judge, KeywordJudge, sco
 from hear_gym.scenarios.voicegate.generator import select_items
 from hear_gym.scenarios.voicegate.items import Family, Item
 from hear_gym.scenarios.voicegate.pools import tool_inventory
-from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.cache import shared_render_cache
 from hear_gym.speech.gate_scenes import render_item
-from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
+from hear_gym.speech.renderers import SAMPLE_RATE
 
 MAX_AUDIO_SECONDS = 12.0  # longest item: 8.8 s (eSpeak; a long context, 600 ms, a long trigger)
 MAX_AUDIO_SAMPLES = int(MAX_AUDIO_SECONDS * SAMPLE_RATE)
@@ -76,9 +76,7 @@ class VoiceGateEnv(gym.Env):
         self.render_mode = render_mode
         self.reward_fn = REWARDS[reward]
         self.judge = judge or KeywordJudge()
-        self.cache = RenderCache(
-            make_renderer(renderer), disk_dir=Path(audio_cache_dir) if audio_cache_dir else None
-        )
+        self.cache = shared_render_cache(renderer, Path(audio_cache_dir) if audio_cache_dir else None)
         self.tools_json = json.dumps(tool_inventory(), separators=(",", ":"))
         self.observation_space = spaces.Dict(
             {
