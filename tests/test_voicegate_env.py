@@ -102,13 +102,15 @@ def test_side_talk_answers_are_judged():
         assert (right[1], wrong[1]) == ((0.5, 0.5) if reward == "paper" else (1.0, -1.0))
 
 
-def test_access_a_hides_words_and_t_drops_audio():
+def test_access_a_hides_words_and_t_renders_no_audio():
     obs, _ = gym.make("hear_gym/VoiceGate-v0", access="A", conditions=["switch"]).reset(seed=1)
     assert obs["transcript"] == "[speech]" and obs["audio_length"] > 0
     obs, _ = gym.make("hear_gym/VoiceGate-v0", access="A", conditions=["text_only"]).reset(seed=1)
     assert obs["transcript"] != "[speech]"  # a text-only input has nothing else
-    obs, _ = gym.make("hear_gym/VoiceGate-v0", access="T").reset(seed=1)
-    assert obs["audio_length"] == 0 and "[speech]" not in obs["transcript"]
+    env = gym.make("hear_gym/VoiceGate-v0", access="T")
+    obs, info = env.reset(seed=1)
+    assert set(obs) == {"transcript", "tools", "action_mask"} and "manifest" not in info
+    assert env.unwrapped._audio is None  # nothing was rendered
 
 
 def test_bad_arguments_get_clear_errors():

@@ -7,13 +7,14 @@ draws an item with the env's seeded generator, or takes ``options={"item_id": ..
 action (Discrete, see ``voicegate_actions``; or ``step_decoded`` with a parsed text reply) and
 terminates the episode.
 
-Observation (Dict):
+Observation (Dict) of the base env, which is the transcript-only access condition T:
 
-* ``audio``: float32 16 kHz mono, zero-padded to ``MAX_AUDIO_SECONDS``; ``audio_length``: valid
-  samples (0 for the text-only condition, which has no audio);
 * ``transcript``: the words of the input, utterances in order (what an ASR front end gives);
 * ``tools``: the tool inventory as JSON (names, descriptions, parameter schemas);
 * ``action_mask``: valid Discrete actions.
+
+The audio conditions are wrappers (``hear_gym.wrappers.gate_access``): ``ItemAudio`` adds
+``audio`` / ``audio_length``, rendered by ``item_audio`` only when a wrapper asks for it.
 
 ``info`` carries the item's ground truth (target, addressees, sources, placements, cues) and
 after ``step`` the outcome. Reward: ``REWARDS[reward]`` (paper's GRPO reward by default).
@@ -21,7 +22,6 @@ after ``step`` the outcome. Reward: ``REWARDS[reward]`` (paper's GRPO reward by 
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -80,8 +80,6 @@ class VoiceGateEnv(gym.Env):
         self.tools_json = json.dumps(tool_inventory(), separators=(",", ":"))
         self.observation_space = spaces.Dict(
             {
-                "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
-                "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (), np.int64),
                 "transcript": spaces.Text(MAX_TRANSCRIPT_CHARS, min_length=1, charset=TEXT_CHARSET),
                 "tools": spaces.Text(MAX_TOOLS_CHARS, min_length=1, charset=TEXT_CHARSET),
                 "action_mask": spaces.MultiBinary(N_ACTIONS),
@@ -89,7 +87,7 @@ class VoiceGateEnv(gym.Env):
         )
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.item: Item | None = None
-        self.manifest: dict | None = None
+        self._audio: tuple[np.ndarray, dict] | None = None
         self._obs: dict[str, Any] | None = None
         self._done = True
 
@@ -98,16 +96,8 @@ class VoiceGateEnv(gym.Env):
         super().reset(seed=seed)
         self.item = self.items[self._choose(options or {})]
         self._done = False
-        waveform = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
-        length = 0
-        self.manifest = None
-        if self.item.has_audio:
-            wave, self.manifest = render_item(self.item, self.cache)
-            length = min(len(wave), MAX_AUDIO_SAMPLES)
-            waveform[:length] = wave[:length]
+        self._audio = None
         self._obs = {
-            "audio": waveform,
-            "audio_length": np.array(length, dtype=np.int64),
             "transcript": self.item.transcript[:MAX_TRANSCRIPT_CHARS],
             "tools": self.tools_json,
             "action_mask": self.action_masks().astype(np.int8),
@@ -145,6 +135,15 @@ class VoiceGateEnv(gym.Env):
         info["reply"] = reply
         return self._observation(), float(self.reward_fn(self.item, outcome)), True, False, info
 
+    def item_audio(self) -> tuple[np.ndarray, dict] | None:
+        """(waveform, manifest) of the current item, rendered on first request; None for the
+        text-only condition. The waveform is shared and read-only."""
+        if self.item is None:
+            raise RuntimeError("call reset() first")
+        if self._audio is None and self.item.has_audio:
+            self._audio = render_item(self.item, self.cache)
+        return self._audio
+
     def action_masks(self) -> np.ndarray:
         """Valid Discrete actions (sb3-contrib's MaskablePPO reads this method)."""
         return action_mask(len(self.item.utterances)).astype(bool)
@@ -160,7 +159,6 @@ class VoiceGateEnv(gym.Env):
             "group": self.item.group,
             "family": self.item.family.value,
             "condition": self.item.condition,
-            "manifest": copy.deepcopy(self.manifest),
         }
 
     def render(self) -> str | None:

@@ -111,7 +111,7 @@ def _accesses(agent) -> tuple[str, ...]:
 
 
 def _record(item: Item, info: dict, reward: float, config: GateRunConfig) -> dict[str, Any]:
-    manifest = info["manifest"]
+    manifest = info.get("manifest")  # absent under access T (no audio rendered)
     return {
         "key": item.item_id,
         "agent": config.agent,

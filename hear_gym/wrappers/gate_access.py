@@ -1,18 +1,54 @@
-"""VoiceGate access conditions as observation wrappers.
+"""VoiceGate access conditions as wrappers.
 
-``A+T`` (the base env): audio and transcript. ``A`` (what the paper's Audio LLMs get): audio
-only; the transcript of an item with audio reads ``[speech]`` (text-only items keep their words,
-they have nothing else). ``T``: transcript only; the audio is silence of length 0.
+The base env is ``T`` (transcript and tool inventory). ``A+T`` adds the input's audio
+(``ItemAudio``: ``audio``, float32 16 kHz zero-padded to ``MAX_AUDIO_SECONDS``, and
+``audio_length``, 0 for text-only inputs; the synthesis manifest goes to ``info["manifest"]``).
+``A`` (what the paper's Audio LLMs get) is ``A+T`` with the transcript of an input with audio
+replaced by ``[speech]``; text-only inputs keep their words, they have nothing else.
 """
 
 from __future__ import annotations
 
+import copy
+
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 
+from hear_gym.envs.voicegate import MAX_AUDIO_SAMPLES
 from hear_gym.wrappers.audio import SPEECH_PLACEHOLDER
 
 GATE_ACCESS = ("A+T", "A", "T")
+
+
+class ItemAudio(gym.Wrapper):
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.observation_space = spaces.Dict({
+            **env.observation_space.spaces,
+            "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
+            "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (), np.int64),
+        })
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        return self._add(obs, info)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        obs, info = self._add(obs, info)
+        return obs, reward, terminated, truncated, info
+
+    def _add(self, obs: dict, info: dict) -> tuple[dict, dict]:
+        rendered = self.env.unwrapped.item_audio()
+        waveform = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
+        length = 0
+        if rendered is not None:
+            length = min(len(rendered[0]), MAX_AUDIO_SAMPLES)
+            waveform[:length] = rendered[0][:length]
+        manifest = copy.deepcopy(rendered[1]) if rendered is not None else None
+        return ({**obs, "audio": waveform, "audio_length": np.array(length, dtype=np.int64)},
+                {**info, "manifest": manifest})
 
 
 class HideTranscript(gym.ObservationWrapper):
@@ -22,12 +58,7 @@ class HideTranscript(gym.ObservationWrapper):
         return obs
 
 
-class DropAudio(gym.ObservationWrapper):
-    def observation(self, obs: dict) -> dict:
-        return {**obs, "audio": np.zeros_like(obs["audio"]), "audio_length": np.array(0, dtype=np.int64)}
-
-
-_WRAPPERS = {"A+T": (), "A": (HideTranscript,), "T": (DropAudio,)}
+_WRAPPERS = {"A+T": (ItemAudio,), "A": (ItemAudio, HideTranscript), "T": ()}
 
 
 def apply_gate_access(env: gym.Env, access: str) -> gym.Env:
