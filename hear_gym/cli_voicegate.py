@@ -39,6 +39,34 @@ def build(
     console.print_json(json.dumps(summary))
 
 
+@app.command("listen")
+def listen(item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlock_door-03/switch.")],
+           out: Annotated[Path, typer.Option(help="Folder for the WAV and its manifest.")],
+           renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak") -> None:
+    """Render one item to WAV, with its manifest and ground truth next to it."""
+    import soundfile as sf
+
+    from hear_gym.eval.voicegate_build import wav_name
+    from hear_gym.scenarios.voicegate.generator import all_items
+    from hear_gym.speech.cache import shared_render_cache
+    from hear_gym.speech.gate_scenes import render_item
+
+    item = next((i for i in all_items() if i.item_id == item_id), None)
+    if item is None:
+        raise typer.BadParameter(f"no item {item_id!r} (see {out}/items.jsonl from `voicegate build`, "
+                                 "or ids like ss-unlock_door-03/switch, st-0-07, sf-sarcasm-12)", param_hint="ITEM_ID")
+    out.mkdir(parents=True, exist_ok=True)
+    record = {"item": item.as_record()}
+    if item.has_audio:
+        waveform, record["manifest"] = render_item(item, shared_render_cache(renderer))
+        sf.write(out / wav_name(item_id), waveform, 16_000, subtype="PCM_16")
+        console.print(f"wrote {out / wav_name(item_id)} ({len(waveform) / 16_000:.2f} s)")
+    else:
+        console.print("text-only input: no audio")
+    (out / wav_name(item_id).replace(".wav", ".json")).write_text(json.dumps(record, indent=2), encoding="utf-8")
+    console.print(f"transcript: {item.transcript}\ntarget: {record['item']['target']}")
+
+
 @app.command("train-gate")
 def train_gate_command(
     out: Annotated[Path, typer.Option(help="Checkpoint path (.safetensors).")],

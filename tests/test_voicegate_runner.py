@@ -170,3 +170,14 @@ def test_cli_eval_logs_to_wandb_offline(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     offline = list((tmp_path / "wandb").glob("offline-run-*"))
     assert len(offline) == 1 and any(offline[0].rglob("*.wandb"))
+
+
+def test_cli_listen_writes_one_item(tmp_path):
+    result = CliRunner().invoke(app, ["voicegate", "listen", "ss-unlock_door-03/switch", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    audio, rate = sf.read(tmp_path / "ss-unlock_door-03__switch.wav")
+    record = json.loads((tmp_path / "ss-unlock_door-03__switch.json").read_text())
+    assert rate == 16_000 and len(audio) == round(record["manifest"]["duration_s"] * rate)
+    assert record["item"]["target"]["kind"] == "mute"
+    bad = CliRunner().invoke(app, ["voicegate", "listen", "nope", "--out", str(tmp_path)])
+    assert bad.exit_code != 0 and "no item" in bad.output
