@@ -117,45 +117,63 @@ def mlp(n_in: int, hidden: int, n_out: int) -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(n_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, n_out))
 
 
-class AudioProbe:
-    """A trained probe: featurize a turn, normalize, classify."""
+class NormalizedMLP:
+    """An ``mlp`` behind a fixed feature normalization; the classifier both the Hear2Act probes
+    and the VoiceGate gate are. Checkpoints: safetensors with ``model.*`` and ``norm.*`` tensors
+    and JSON metadata (the owner's config and report)."""
 
-    def __init__(self, config: ProbeConfig, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray,
-                 report: dict | None = None) -> None:
-        self.config, self.model, self.mean, self.std = config, model.eval(), mean, std
-        self.report = report or {}
+    def __init__(self, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray) -> None:
+        self.model, self.mean, self.std = model.eval(), mean, std
 
     def predict_features(self, x: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             logits = self.model(torch.from_numpy(((x - self.mean) / self.std).astype(np.float32)))
         return logits.argmax(dim=-1).numpy()
 
+    def save_checkpoint(self, path: Path, metadata: dict[str, str]) -> None:
+        tensors = {f"model.{k}": v.contiguous() for k, v in self.model.state_dict().items()}
+        tensors["norm.mean"], tensors["norm.std"] = torch.from_numpy(self.mean), torch.from_numpy(self.std)
+        save_file(tensors, str(path), metadata=metadata)
+
+    @staticmethod
+    def checkpoint_metadata(path: str | Path) -> dict[str, str]:
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as fh:
+            return fh.metadata() or {}
+
+    @staticmethod
+    def load_weights(path: str | Path, hidden: int, n_classes: int) -> tuple[torch.nn.Module, np.ndarray, np.ndarray]:
+        tensors = load_file(str(path))
+        weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
+        model = mlp(weights["0.weight"].shape[1], hidden, n_classes)
+        model.load_state_dict(weights)
+        return model, tensors["norm.mean"].numpy(), tensors["norm.std"].numpy()
+
+
+class AudioProbe(NormalizedMLP):
+    """A trained probe: featurize a turn, normalize, classify."""
+
+    def __init__(self, config: ProbeConfig, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray,
+                 report: dict | None = None) -> None:
+        super().__init__(model, mean, std)
+        self.config, self.report = config, report or {}
+
     def predict(self, waveform: np.ndarray, reference: np.ndarray | None = None) -> str:
         x = turn_features(self.config.features, waveform, reference)[None, :]
         return self.config.classes[int(self.predict_features(x)[0])]
 
     def save(self, path: Path) -> None:
-        tensors = {f"model.{k}": v.contiguous() for k, v in self.model.state_dict().items()}
-        tensors["norm.mean"] = torch.from_numpy(self.mean)
-        tensors["norm.std"] = torch.from_numpy(self.std)
-        save_file(tensors, str(path), metadata={"config": json.dumps(asdict(self.config)),
-                                                "report": json.dumps(self.report)})
+        self.save_checkpoint(path, {"config": json.dumps(asdict(self.config)), "report": json.dumps(self.report)})
 
     @classmethod
     def load(cls, path: str | Path) -> AudioProbe:
-        from safetensors import safe_open
-
-        with safe_open(str(path), framework="pt") as fh:
-            meta = fh.metadata() or {}
+        meta = cls.checkpoint_metadata(path)
         if "config" not in meta:
             raise ValueError(f"{path} is not a hear_gym probe checkpoint (no config metadata)")
         config = ProbeConfig(**json.loads(meta["config"]))
-        tensors = load_file(str(path))
-        weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
-        model = mlp(weights["0.weight"].shape[1], config.hidden, len(config.classes))
-        model.load_state_dict(weights)
-        return cls(config, model, tensors["norm.mean"].numpy(), tensors["norm.std"].numpy(),
-                   json.loads(meta.get("report", "{}")))
+        model, mean, std = cls.load_weights(path, config.hidden, len(config.classes))
+        return cls(config, model, mean, std, json.loads(meta.get("report", "{}")))
 
 
 def train_mlp(x: np.ndarray, y: np.ndarray, n_classes: int, hidden: int, epochs: int, learning_rate: float,

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from hear_gym.scenarios.voicegate.generator import CUE_CONDITIONS, conditions_of
+from hear_gym.scenarios.voicegate.generator import conditions_of
 from hear_gym.scenarios.voicegate.items import Family
 
 app = typer.Typer(
@@ -172,7 +172,7 @@ def print_report(run_dir: Path) -> str:
         lines.append(f"| {name} | {cell} | {est['n_scenarios']} |")
     console.print(table)
     for family, rows in metadata["conditions"].items():
-        order = CUE_CONDITIONS if family == "cue_validity" else conditions_of(family)
+        order = conditions_of(family)
         sub = Table("condition", "mute %", "matching tool %", "accuracy %", title=family)
         lines += [
             "",

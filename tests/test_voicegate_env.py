@@ -80,6 +80,11 @@ def test_rewards_follow_the_paper():
     tool_name = env.unwrapped.item.utterances[1].tool
     _, reward, _, _, info = env.step(format_tool_call(tool_name, {}))
     assert reward == -1.0 and info["outcome"]["false_execution"]
+    same = gym.make("hear_gym/VoiceGate-v0", actions="text", conditions=["same_speaker"], access="T")
+    same.reset(seed=0)
+    other_tool = next(t for t in TOOL_NAMES if t != same.unwrapped.item.target.tool)
+    info = same.step(format_tool_call(other_tool, {}))[4]  # a wrong selection, not a false execution
+    assert not info["outcome"]["correct"] and not info["outcome"]["false_execution"]
 
 
 def test_side_talk_answers_are_judged():

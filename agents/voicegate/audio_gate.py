@@ -31,10 +31,8 @@ from typing import Any
 import numpy as np
 import torch
 from rich.progress import track
-from safetensors import safe_open
-from safetensors.torch import load_file, save_file
 
-from agents.audio_probe import mlp, train_mlp
+from agents.audio_probe import NormalizedMLP, train_mlp
 from agents.voicegate.baselines import TextOnlyGateAgent, respond_to, tool_named, utterances
 from agents.voicegate.gate_features import GATE_FEATURES, gate_features
 from hear_gym.envs.voicegate_actions import MUTE_TOKEN
@@ -95,60 +93,29 @@ def examples(split: str, cache: RenderCache, config: GateConfig) -> tuple[np.nda
     return np.stack(x), np.array([label for _, label in labelled])
 
 
-class AudioGate:
-    def __init__(
-        self,
-        config: GateConfig,
-        model: torch.nn.Module,
-        mean: np.ndarray,
-        std: np.ndarray,
-        report: dict | None = None,
-    ) -> None:
-        self.config, self.model, self.mean, self.std = config, model.eval(), mean, std
-        self.report = report or {}
-
-    def predict_features(self, x: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            logits = self.model(torch.from_numpy(((x - self.mean) / self.std).astype(np.float32)))
-        return logits.argmax(dim=-1).numpy()
+class AudioGate(NormalizedMLP):
+    def __init__(self, config: GateConfig, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray,
+                 report: dict | None = None) -> None:
+        super().__init__(model, mean, std)
+        self.config, self.report = config, report or {}
 
     def last_is_for_me(self, waveform: np.ndarray) -> bool:
         return int(self.predict_features(gate_features(waveform)[None, :])[0]) == 0
 
     def save(self, path: Path) -> None:
-        tensors = {f"model.{k}": v.contiguous() for k, v in self.model.state_dict().items()}
-        tensors["norm.mean"], tensors["norm.std"] = torch.from_numpy(self.mean), torch.from_numpy(self.std)
-        save_file(
-            tensors,
-            str(path),
-            metadata={
-                "kind": "voicegate-audio-gate",
-                "config": json.dumps(asdict(self.config)),
-                "features": json.dumps(GATE_FEATURES),
-                "report": json.dumps(self.report),
-            },
-        )
+        self.save_checkpoint(path, {"kind": "voicegate-audio-gate", "config": json.dumps(asdict(self.config)),
+                                    "features": json.dumps(GATE_FEATURES), "report": json.dumps(self.report)})
 
     @classmethod
     def load(cls, path: str | Path) -> AudioGate:
-        with safe_open(str(path), framework="pt") as fh:
-            meta = fh.metadata() or {}
+        meta = cls.checkpoint_metadata(path)
         if meta.get("kind") != "voicegate-audio-gate":
             raise ValueError(f"{path} is not a VoiceGate audio-gate checkpoint")
         if json.loads(meta["features"]) != list(GATE_FEATURES):
             raise ValueError(f"{path} was trained on other features than this version computes")
         config = GateConfig(**json.loads(meta["config"]))
-        tensors = load_file(str(path))
-        weights = {k[len("model.") :]: v for k, v in tensors.items() if k.startswith("model.")}
-        model = mlp(weights["0.weight"].shape[1], config.hidden, len(GATE_CLASSES))
-        model.load_state_dict(weights)
-        return cls(
-            config,
-            model,
-            tensors["norm.mean"].numpy(),
-            tensors["norm.std"].numpy(),
-            json.loads(meta.get("report", "{}")),
-        )
+        model, mean, std = cls.load_weights(path, config.hidden, len(GATE_CLASSES))
+        return cls(config, model, mean, std, json.loads(meta.get("report", "{}")))
 
 
 def accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray) -> dict[str, float]:

@@ -31,8 +31,6 @@ from hear_gym.metrics.voicegate_scoring import Judge
 from hear_gym.scenarios.voicegate.generator import GENERATOR_VERSION, conditions_of
 from hear_gym.scenarios.voicegate.items import Addressee, Family, Item
 
-TABLE_FAMILIES = (Family.SPEAKER_SWITCH, Family.SIDE_TALK, Family.SELF_TALK, Family.CUE_VALIDITY)
-
 
 @dataclass(frozen=True)
 class GateRunConfig:
@@ -134,7 +132,7 @@ def _record(item: Item, info: dict, reward: float, config: GateRunConfig) -> dic
 
 def summarize(records: list[dict[str, Any]], config: GateRunConfig) -> dict[str, Any]:
     tables = {}
-    for family in TABLE_FAMILIES:
+    for family in Family:
         rows = [r for r in records if r["family"] == family.value]
         if rows:
             tables[family.value] = {

@@ -73,7 +73,7 @@ HEADLINE: dict[str, tuple[Predicate, Predicate]] = {
     "switch_mute": (_family("speaker_switch", "switch"), _is_mute),
     "same_speaker_tool": (_family("speaker_switch", "same_speaker"), _correct),
     "text_only_tool": (_family("speaker_switch", "text_only"), _correct),
-    "false_execution": (_target("mute", "answer"), lambda r: _kind(r) == "tool"),
+    "false_execution": (_target("mute", "answer"), lambda r: r["outcome"]["false_execution"]),
     "false_rejection": (_target("tool", "answer"), _is_mute),
     "malformed": (lambda r: True, lambda r: _kind(r) == "malformed"),
 }

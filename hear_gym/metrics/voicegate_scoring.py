@@ -75,11 +75,7 @@ class Outcome:
     action: GateAction
     judge_label: JudgeLabel | None = None  # answers on side-talk items
     params_valid: bool | None = None  # tool calls: do the arguments fit the schema?
-
-    @property
-    def false_execution(self) -> bool:
-        """A tool ran where the target was not that tool call (mute, answer or another tool)."""
-        return self.action.kind is ActionKind.TOOL and not self.correct
+    false_execution: bool = False  # a tool ran where the target was [Mute] or an answer
 
     def as_record(self) -> dict[str, Any]:
         return {
@@ -111,7 +107,8 @@ def score(item: Item, action: GateAction, judge: Judge | None = None) -> Outcome
         TargetKind.TOOL: action.kind is ActionKind.TOOL and action.tool == target.tool,
         TargetKind.ANSWER: label is JudgeLabel.ASSISTANT,
     }[target.kind]
-    return Outcome(correct, action, label, params_valid)
+    false_execution = action.kind is ActionKind.TOOL and target.kind is not TargetKind.TOOL
+    return Outcome(correct, action, label, params_valid, false_execution)
 
 
 def paper_reward(item: Item, outcome: Outcome) -> float:
