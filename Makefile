@@ -23,6 +23,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/speed_hear2act.py
 	$(PY) benchmarks/hear2act_baselines.py
+	$(PY) benchmarks/hear2act_shortcuts.py
 	$(PY) benchmarks/speech_validation.py
 	$(PY) benchmarks/speed_speech.py
 	$(PY) benchmarks/hear2act_audio_grid.py

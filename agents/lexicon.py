@@ -59,14 +59,7 @@ class Lexicon:
 
     def features(self, description: str) -> dict[str, bool]:
         """How an option fares on each dimension its description mentions."""
-        lowered = description.lower()
-        out = {}
-        for d in self.domain.concern_dimensions:
-            if any(p.lower() in lowered for p in d.satisfied):
-                out[d.key] = True
-            elif any(p.lower() in lowered for p in d.violated):
-                out[d.key] = False
-        return out
+        return self.domain.described(description)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from agents.random_agent import RandomAgent
 from agents.rule import AskBeforeConfirmAgent, StateAwareAgent, TranscriptOnlyAgent
+from agents.shortcuts import OptionListShortcutAgent
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.report import print_summary, to_markdown
 from hear_gym.eval.runner import Cell, RunConfig
@@ -20,8 +21,10 @@ from hear_gym.scenarios.bank import scenario_bank
 
 OUT = Path(__file__).parent / "out"
 AGENTS = {"transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent,
-          "ask_before_confirm": AskBeforeConfirmAgent, "random": RandomAgent}
-CELLS = (("transcript_only", "T"), ("state_aware", "T+S"), ("ask_before_confirm", "T"), ("random", "T"))
+          "ask_before_confirm": AskBeforeConfirmAgent, "random": RandomAgent,
+          "option_list_shortcut": OptionListShortcutAgent}
+CELLS = (("transcript_only", "T"), ("state_aware", "T+S"), ("ask_before_confirm", "T"), ("random", "T"),
+         ("option_list_shortcut", "T"))
 
 
 def main() -> None:

@@ -100,21 +100,3 @@ def test_label_fidelity_interventions():
         make(access="T+S", state_intervention="random")
 
 
-def test_feature_observation_reads_audio_not_labels():
-    env = make(observation="features")
-    obs, _ = env.reset(seed=0)
-    assert env.observation_space.contains(obs)
-    assert obs["prosody"][0] > 0.5  # a spoken turn lasts
-    assert obs["prosody_vs_request"].any()  # the opening reaction differs from the request
-    obs2, *_ = env.step(RECOMMEND0 + env.unwrapped.scenario.gold_option - 1)
-    assert obs2["dialogue"][0] > obs["dialogue"][0] and obs2["action_mask"].sum() > 10
-
-
-def test_feature_observation_is_sb3_multi_input_ready():
-    # Stable-Baselines3's MultiInputPolicy takes a Dict whose leaves are Boxes (no Text spaces).
-    # Checked with SB3 itself (check_env + a short PPO run) when this wrapper was written.
-    env = make(observation="features")
-    leaves = env.observation_space.spaces
-    assert all(isinstance(space, gym.spaces.Box) and space.dtype == np.float32 for space in leaves.values())
-    obs, _ = env.reset(seed=4)
-    assert all(obs[k].dtype == np.float32 and np.isfinite(obs[k]).all() for k in leaves)

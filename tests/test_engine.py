@@ -84,8 +84,30 @@ def test_questions(airline):
     state, _ = engine.respond(state, RECOMMEND(airline.gold_option))
     _, reaction = engine.respond(state, ASK)
     assert reaction.kind is ReactionKind.ANSWER_HAPPY
-    _, reaction = engine.respond(state, AssistantAction(ActionKind.CLARIFY))
-    assert reaction.kind is ReactionKind.CLARIFY_RESOLVED
+
+
+CLARIFY = AssistantAction(ActionKind.CLARIFY)
+
+
+def test_clarify_is_lexical_only_under_explicit_feedback(airline):
+    reluctant = option_with(airline, (True, True, False))
+    for feedback in Feedback:
+        engine = UserEngine(airline, feedback)
+        state, _ = engine.open()  # the opening misses L1: said in words, so the reply says so too
+        _, reaction = engine.respond(state, CLARIFY)
+        assert reaction.kind is ReactionKind.CLARIFY_UNRESOLVED and not reaction.assents
+        replies = {}
+        for option in (reluctant, airline.gold_option):
+            state, _ = engine.respond(state, RECOMMEND(option))
+            after, replies[option] = engine.respond(state, CLARIFY)
+            assert after == state and replies[option].state is state.current_state
+        if feedback is Feedback.PROSODY:  # same words for both; only the delivery differs
+            assert {r.kind for r in replies.values()} == {ReactionKind.SHARED_ASSENT}
+            assert all(r.assents for r in replies.values())
+        else:
+            assert replies[reluctant].kind is ReactionKind.CLARIFY_UNRESOLVED
+            assert replies[airline.gold_option].kind is ReactionKind.CLARIFY_RESOLVED
+        assert not replies[reluctant].state.resolved and replies[airline.gold_option].state.resolved
 
 
 def test_interaction_satisfaction(airline):

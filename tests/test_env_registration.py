@@ -34,8 +34,8 @@ ACCESS = {"hear_gym/Hear2Act-v0": ACCESS_CONDITIONS, "hear_gym/VoiceGate-v0": GA
 TRACED_INFO = {"hear_gym/Hear2Act-v0": "delivery_label", "hear_gym/VoiceGate-v0": "outcome"}
 VARIANTS = [(env_id, access, actions) for env_id in hear_gym.ENV_IDS
             for access in ACCESS[env_id] for actions in ("discrete", "text")]
-VARIANTS += [("hear_gym/Hear2Act-v0", "T+S|shuffled", "discrete"),
-             ("hear_gym/Hear2Act-v0", "T+S|features", "discrete")]
+VARIANTS += [("hear_gym/Hear2Act-v0", "T+S|shuffled", "discrete")]
+VARIANTS += [("hear_gym/Hear2Act-v0", f"{access}|features", "discrete") for access in ACCESS_CONDITIONS]
 
 
 def _make(env_id, access, actions, **kwargs):

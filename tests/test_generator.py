@@ -5,7 +5,11 @@ from collections import Counter
 
 from agents.lexicon import Lexicon
 from hear_gym.scenarios.domain_schema import domain_by_id, load_domains
-from hear_gym.scenarios.generator import OPENING_PATTERN, generate_scenario
+from hear_gym.scenarios.generator import (
+    balanced_designs,
+    consistent_pairs,
+    generate_scenario,
+)
 
 
 def _bank_digest(bank) -> str:
@@ -32,7 +36,7 @@ def test_candidate_construction(bank):
         assert gold.rating < max(c.rating for c in others)  # never leads on rating
         rest = [c for c in s.candidates if c.option_id != s.opening_option]
         assert opening.price < min(c.price for c in rest) and opening.rating > max(c.rating for c in rest)
-        assert opening.satisfies == OPENING_PATTERN  # attractive, yet breaks the hard constraint
+        assert not opening.satisfies[0] and opening.role == "pattern"  # attractive, yet misses L1
         assert len({c.name for c in s.candidates}) == 11
         over = [c for c in s.candidates if c.price > s.budget.max_price]
         assert {c.role for c in over} == {"violates_visible"} and len(over) == 2
@@ -71,3 +75,32 @@ def test_generation_is_pure(bank):
     other_process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                    check=True).stdout.strip()
     assert other_process == _bank_digest(bank)
+
+
+def test_opening_pattern_beyond_l1_varies(bank):
+    openings = Counter(s.candidate(s.opening_option).satisfies for s in bank)
+    assert set(openings) == {(False, l2, l3) for l2 in (True, False) for l3 in (True, False)}
+    assert min(openings.values()) > 480 / 4 * 0.6
+
+
+def test_balanced_designs_make_every_feasible_row_equally_likely_gold():
+    for n_columns in (5, 6, 7):  # domains have 6-8 concern dimensions, one of them is L1
+        designs = balanced_designs(n_columns)
+        assert designs
+        for design in designs:
+            assert len(set(design)) == n_columns
+            golds = Counter(next(iter(design[s] & design[m])) for s, m in consistent_pairs(design))
+            assert sorted(golds) == [0, 1, 2, 3, 4] and len(set(golds.values())) == 1
+
+
+def test_hidden_pair_is_one_of_the_consistent_decoy_pairs(bank):
+    # Every dimension other than L1 is described the way an L2 or L3 could be, and more than one
+    # (L2, L3) pair fits the construction in every scenario.
+    for s in bank:
+        lexicon = Lexicon(domain_by_id(s.domain))
+        feasible = [c for c in s.candidates if c.role != "violates_visible" and c.satisfies[0]]
+        assert len(feasible) == 5
+        met = {d.key: sum(lexicon.features(c.description)[d.key] for c in feasible)
+               for d in lexicon.domain.concern_dimensions if d.key != s.concerns[0].attribute}
+        assert set(met.values()) == {2, 3}, s.scenario_id
+        assert met[s.concerns[1].attribute] == 3 and met[s.concerns[2].attribute] == 2

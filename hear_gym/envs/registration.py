@@ -41,7 +41,7 @@ def make_hear2act(access: str = "T", actions: str = "discrete", observation: str
     if state_intervention is not None:
         env = StateIntervention(env, state_intervention)
     if observation == "features":
-        env = FeatureObservation(env, context.audio())
+        env = FeatureObservation(env, access, context.audio)
     return env
 
 

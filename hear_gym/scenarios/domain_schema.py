@@ -184,6 +184,18 @@ class DomainSchema(_Strict):
                 return dim
         raise KeyError(f"{self.domain_id} has no concern dimension {key!r}")
 
+    def described(self, description: str) -> dict[str, bool]:
+        """How an option fares on each dimension its description mentions (satisfied or
+        violated phrase), read back with the domain's public phrasings."""
+        lowered = description.lower()
+        out = {}
+        for dim in self.concern_dimensions:
+            if any(p.lower() in lowered for p in dim.satisfied):
+                out[dim.key] = True
+            elif any(p.lower() in lowered for p in dim.violated):
+                out[dim.key] = False
+        return out
+
 
 def _check_disjoint(dimensions: list[ConcernDimension]) -> None:
     """Agents read phrases back out of text, so no phrase may contain another one."""

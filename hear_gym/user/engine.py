@@ -33,8 +33,20 @@ reaction to the current option; its delivery is drawn anew):
   other attribute gets "that doesn't matter much to me"; re-asking repeats the answer.
 * ``ask()`` (general): reveals only the direction of the highest-priority concern the current
   option violates (disclosed), the budget if the option is over it, or that the user is happy.
-* ``clarify`` (text assistants only): the user says in words whether the current option is
-  resolved for them, without naming which concern.
+* ``clarify`` (text assistants only), "does this option fully work for you?", on the current
+  option o. Soft concerns stay implicit in the words under prosody-mediated feedback, exactly as
+  in reactions, so clarify is no lexical oracle there:
+
+  ==============  ===================================  ====================================
+  clarify         explicit lexical                     prosody-mediated
+  ==============  ===================================  ====================================
+  o assented      in words: resolved ("yes, this one   shared acceptance pool, in the
+                  really works") or not ("it doesn't   delivery of o's concern state
+                  quite work for me yet")
+  o not assented  in words: not resolved               same (the hard constraint or the
+                                                       budget was already said in words)
+  ==============  ===================================  ====================================
+
 * an invalid action (malformed text, clarify for a spoken assistant, an attribute slot the
   domain does not have) consumes the turn; the user asks the assistant to rephrase.
 
@@ -246,6 +258,8 @@ class UserEngine:
         return self._disclose(state, ReactionKind.ANSWER_DIRECTION, violated[0])
 
     def _clarify(self, state: DialogueState, action: AssistantAction):
+        if self.feedback is Feedback.PROSODY and state.current_assented:
+            return state, Reaction(ReactionKind.SHARED_ASSENT, state.current_state, assents=True)
         kind = (ReactionKind.CLARIFY_RESOLVED if state.current_state.resolved
                 else ReactionKind.CLARIFY_UNRESOLVED)
         return state, Reaction(kind, state.current_state)

@@ -1,0 +1,125 @@
+"""``observation="features"``: each access condition adds exactly its channel, T hears nothing."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from hear_gym.envs.hear2act_actions import RECOMMEND0
+from hear_gym.scenarios.bank import get_scenario
+from hear_gym.user.states import ALL_DELIVERY_LABELS
+from hear_gym.wrappers.audio import TurnAudio
+from hear_gym.wrappers.features import ACCESS_CHANNELS, CHANNELS, REACTION_KINDS
+
+SCENARIO = "budget_airline_tickets-00"
+BASE_LEAVES = {"dialogue", "options", "action_mask"}
+
+
+class SentenceInferrer:
+    def infer(self, waveform, sample_rate, transcript, reference):
+        return "The user sounds unconvinced." if np.abs(waveform).max() < 0.2 else "The user sounds fine."
+
+
+class ConstantAffect:
+    def classify(self, waveform, sample_rate):
+        return "neutral"
+
+
+PLUGINS = {"T+S^": {"state_inferrer": SentenceInferrer()}, "T+SER": {"affect_classifier": ConstantAffect()}}
+
+
+def make(access="T", **kwargs):
+    return gym.make("hear_gym/Hear2Act-v0", scenario_ids=[SCENARIO], access=access,
+                    observation="features", **PLUGINS.get(access, {}), **kwargs)
+
+
+def _soft_options():
+    """(gold, one reluctantly accepted option) of the scenario: both meet L1, in budget."""
+    scenario = get_scenario(SCENARIO)
+    reluctant = next(c.option_id for c in scenario.candidates
+                     if c.role == "pattern" and c.satisfies[0] and not all(c.satisfies))
+    return scenario.gold_option, reluctant
+
+
+@pytest.mark.parametrize("access", sorted(ACCESS_CHANNELS))
+def test_each_access_condition_adds_exactly_its_channel(access):
+    env = make(access)
+    expected = set(BASE_LEAVES)
+    for channel in ACCESS_CHANNELS[access]:
+        expected |= set(CHANNELS[channel].spaces)
+    assert set(env.observation_space.spaces) == expected
+    # SB3's MultiInputPolicy takes a Dict whose leaves are float32 Boxes (no Text spaces).
+    assert all(isinstance(s, gym.spaces.Box) and s.dtype == np.float32
+               for s in env.observation_space.spaces.values())
+    obs, _ = env.reset(seed=0)
+    for action in (RECOMMEND0 + get_scenario(SCENARIO).gold_option - 1, 0):
+        assert env.observation_space.contains(obs)
+        assert all(np.isfinite(v).all() for v in obs.values())
+        obs, *_ = env.step(action)
+
+
+@pytest.mark.parametrize("access", ["T", "T+S"])
+def test_text_conditions_render_no_audio(access, monkeypatch):
+    def no_audio(*args, **kwargs):
+        raise AssertionError("a transcript condition rendered audio")
+
+    monkeypatch.setattr(TurnAudio, "waveform", no_audio)
+    env = make(access)
+    env.reset(seed=0)
+    for option in range(1, 12):
+        env.step(RECOMMEND0 + option - 1)
+
+
+def _after_recommending(access: str, option: int) -> dict:
+    env = make(access)
+    env.reset(seed=0)
+    obs, *_ = env.step(RECOMMEND0 + option - 1)
+    return obs
+
+
+def test_transcript_features_cannot_tell_genuine_from_reluctant_assent():
+    gold, reluctant = _soft_options()
+    genuine, hesitant = _after_recommending("T", gold), _after_recommending("T", reluctant)
+    assert np.array_equal(genuine["user_words"], hesitant["user_words"])
+    kind = REACTION_KINDS[int(np.argmax(genuine["user_words"][:len(REACTION_KINDS)]))]
+    assert kind.value == "shared_assent"
+    # The state channel is what tells them apart, and the audio channel carries the delivery.
+    tagged = [_after_recommending("T+S", o)["concern_state"] for o in (gold, reluctant)]
+    assert not np.array_equal(*tagged)
+    heard = [_after_recommending("A+T", o)["prosody"] for o in (gold, reluctant)]
+    assert not np.array_equal(*heard)
+
+
+def test_user_words_record_needs_stated_in_words():
+    env = make("T")
+    obs, _ = env.reset(seed=0)
+    scenario, domain = env.unwrapped.scenario, env.unwrapped.domain
+    slot = [d.key for d in domain.concern_dimensions].index(scenario.concerns[0].attribute)
+    stated = obs["user_words"][len(REACTION_KINDS):len(REACTION_KINDS) + 8]
+    assert stated[slot] == 1.0 and stated.sum() == 1.0  # the opening reaction states L1
+
+
+def test_options_leaf_reads_the_visible_descriptions():
+    env = make("T")
+    obs, _ = env.reset(seed=0)
+    scenario, domain = env.unwrapped.scenario, env.unwrapped.domain
+    slots = [[d.key for d in domain.concern_dimensions].index(c.attribute) for c in scenario.concerns]
+    gold = obs["options"][scenario.gold_option - 1]
+    assert all(gold[2 + s] == 1.0 for s in slots)
+    for cand, row in zip(scenario.candidates, obs["options"], strict=True):
+        assert row[0] == np.float32(cand.price / scenario.budget.max_price)
+        assert [row[2 + s] == 1.0 for s in slots] == list(cand.satisfies)
+    n_dims = len(domain.concern_dimensions)
+    assert not obs["options"][:, 2 + n_dims:].any() and (obs["options"][:, 2:2 + n_dims] != 0).all()
+
+
+def test_audio_only_features_hide_the_words():
+    obs = _after_recommending("A", _soft_options()[0])
+    assert "user_words" not in obs and obs["prosody"][0] > 0.3 and obs["prosody_vs_request"].any()
+
+
+def test_features_follow_the_state_intervention():
+    env = gym.make("hear_gym/Hear2Act-v0", scenario_ids=[SCENARIO], access="T+S",
+                   observation="features", state_intervention="all_unresolved")
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(RECOMMEND0 + get_scenario(SCENARIO).gold_option - 1)
+    assert ALL_DELIVERY_LABELS[int(np.argmax(obs["concern_state"]))] == "concerned"
