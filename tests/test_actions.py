@@ -35,6 +35,7 @@ def test_decode_encode_round_trip(domain):
     ("[ACTION:ASK] Anything else?", AssistantAction(ActionKind.ASK)),
     ("[ACTION: ASK] How much luggage will you bring?", AssistantAction(ActionKind.ASK, attribute="baggage")),
     ("[ACTION: CLARIFY] Does it work?", AssistantAction(ActionKind.CLARIFY)),
+    ("[action: recommend] [option: 3] lower case tags", AssistantAction(ActionKind.RECOMMEND, option=3)),
 ])
 def test_p6a_valid(text, expected):
     assert parse_p6a(text, AIRLINE, AssistantKind.TEXT).action == expected
@@ -48,6 +49,8 @@ def test_p6a_valid(text, expected):
     ("[ACTION: ASK] hi [ACTION: CONFIRM] ok", "more than one"),
     ("[ACTION: RECOMMEND] [OPTION: 2] [OPTION: 3]", "more than one"),
     ("[ACTION: BOOK] now", "does not start with"),
+    ("[ACTION: RECOMMEND] [OPTION: \u0663] Arabic-Indic three", "must be followed by [OPTION"),
+    ("[ACTION: RECOMMEND] [OPTION: \uff13] full-width three", "must be followed by [OPTION"),
     ("", "does not start with"),
 ])
 def test_p6a_malformed(text, reason):

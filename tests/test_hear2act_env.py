@@ -103,7 +103,7 @@ def test_bad_kwargs_get_clear_errors():
     with pytest.raises(ValueError, match="assistant must be one of"):
         make(assistant="robot")
     with pytest.raises(ValueError, match="max_turns"):
-        make(max_turns=1)
+        make(max_turns=2)
     with pytest.raises(ValueError, match="actions must be one of"):
         make(actions="json")
     env = make()
@@ -112,8 +112,14 @@ def test_bad_kwargs_get_clear_errors():
     with pytest.raises(ValueError, match="unknown reset options"):
         env.reset(options={"gold": 1})
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="not in Discrete"):
+    with pytest.raises(ValueError, match="outside Discrete"):
         env.unwrapped.step(N_ACTIONS)
+
+
+def test_shortest_turn_budget_passes_the_env_checker():
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(make(max_turns=3).unwrapped)
 
 
 def test_render_ansi_shows_the_transcript():

@@ -77,3 +77,27 @@ def test_discrete_layout_round_trips_and_masks():
     assert decode(99, 2).kind is ActionKind.MALFORMED
     assert action_mask(1).tolist() == [1] * (N_ACTIONS - 1) + [0]
     assert action_mask(2).sum() == N_ACTIONS
+
+
+@pytest.mark.parametrize("opener,closer", [("[", "]"), ("{", "}"), ('{"a":', "}")])
+def test_deep_nesting_is_malformed_not_a_crash(opener, closer):
+    for depth in (2_000, 100_000):
+        action = parse_reply(f"<|TOOL|>{opener * depth}{closer * depth}</|TOOL|>")
+        assert action.kind is ActionKind.MALFORMED and "deeper" in action.error
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    call = format_tool_call("send_message", {"to": "Sam", "text": "[[[[{{{{" * 50})
+    assert parse_reply(call).kind is ActionKind.TOOL
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.integers() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                    max_leaves=40))
+def test_nested_params_never_crash_the_env(params):
+    import gymnasium as gym
+
+    env = gym.make("hear_gym/VoiceGate-v0", access="T", actions="text")
+    env.reset(seed=0)
+    env.step(format_tool_call("send_message", {"nested": params}))

@@ -24,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.spaces import discrete_index
 from hear_gym.envs.hear2act_actions import (
     N_ACTIONS,
     AssistantKind,
@@ -44,6 +45,7 @@ from hear_gym.user.realizer import choose_delivery, realize
 from hear_gym.user.states import REQUEST_DELIVERY, Feedback
 
 TEXT_CHARSET = string.printable
+MIN_TURNS = 3
 MAX_ASSISTANT_CHARS = 1_000  # longer assistant utterances are cut in the transcript
 _TRANSCRIPT_CHARS_PER_TURN = MAX_ASSISTANT_CHARS + 512  # + role prefixes and the user's reply
 
@@ -89,8 +91,9 @@ class Hear2ActEnv(gym.Env):
     ) -> None:
         self.feedback = _enum(Feedback, feedback, "feedback")
         self.assistant = _enum(AssistantKind, assistant, "assistant")
-        if not isinstance(max_turns, int) or max_turns < 2:
-            raise ValueError(f"max_turns must be an int >= 2 (the opening is turn 1), got {max_turns!r}")
+        if not isinstance(max_turns, int) or max_turns < MIN_TURNS:
+            raise ValueError(f"max_turns must be an int >= {MIN_TURNS} (the opening is turn 1; with 2 "
+                             f"every episode would end after one step), got {max_turns!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.scenarios = scenarios_for(None if scenario_ids is not None else split, scenario_ids)
@@ -147,10 +150,8 @@ class Hear2ActEnv(gym.Env):
     def step(self, action):
         if self.scenario is None or self._state.ended or self.final_option is not None:
             raise RuntimeError("call reset() before step() (the episode has ended)")
-        # A plain range check: Discrete.contains costs as much as the rest of a step.
-        if not isinstance(action, (int, np.integer)) or not 0 <= action < N_ACTIONS:
-            raise ValueError(f"action {action!r} is not in {self.action_space}")
-        return self.step_decoded(decode(int(action), self.domain, self.assistant))
+        # A plain check, not Discrete.contains, which costs as much as the rest of a step.
+        return self.step_decoded(decode(discrete_index(action, N_ACTIONS), self.domain, self.assistant))
 
     def step_decoded(self, action: AssistantAction | InvalidAction, assistant_text: str | None = None):
         """Advance one turn from an already decoded action (used by the text-action wrapper)."""

@@ -26,8 +26,9 @@ Text actions follow the paper's P6a card::
     [ACTION: CLARIFY] <assistant utterance>        (text assistants)
 
 The parser is strict: the reply must start with exactly one action tag (surrounding whitespace
-is ignored), RECOMMEND must be followed directly by one ``[OPTION: n]`` with n in 1..11, and no
-further ``[ACTION:`` or ``[OPTION:`` tag may appear. An ASK is targeted when its question names
+is ignored), RECOMMEND must be followed directly by one ``[OPTION: n]`` with n in 1..11 written
+in ASCII digits, and no further ``[ACTION:`` or ``[OPTION:`` tag may appear. Tag names and action
+words are case-insensitive (``[action: recommend] [option: 3]`` is the same reply). An ASK is targeted when its question names
 exactly one attribute of the domain (by its label or one of its ask keywords); a question that
 names none, or several (the user cannot state everything at once), is a general question.
 """
@@ -108,7 +109,7 @@ def action_mask(domain: DomainSchema, assistant: AssistantKind) -> np.ndarray:
 
 # -- P6a text ---------------------------------------------------------------------------
 _ACTION_TAG = re.compile(r"^\s*\[ACTION:\s*(RECOMMEND|ASK|CONFIRM|CLARIFY)\s*\]", re.IGNORECASE)
-_OPTION_TAG = re.compile(r"^\s*\[OPTION:\s*(\d{1,3})\s*\]")
+_OPTION_TAG = re.compile(r"^\s*\[OPTION:\s*([0-9]{1,3})\s*\]", re.IGNORECASE)  # ASCII digits only
 _ANY_TAG = re.compile(r"\[(ACTION|OPTION)\s*:", re.IGNORECASE)
 
 

@@ -30,6 +30,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.spaces import discrete_index
 from hear_gym.envs.hear2act import TEXT_CHARSET
 from hear_gym.envs.voicegate_actions import N_ACTIONS, GateAction, action_mask, decode
 from hear_gym.metrics.voicegate_scoring import REWARDS, Judge, KeywordJudge, score
@@ -122,7 +123,7 @@ class VoiceGateEnv(gym.Env):
     def step(self, action):
         if self.item is None:
             raise RuntimeError("call reset() before step()")
-        return self.step_decoded(decode(int(action), len(self.item.utterances)))
+        return self.step_decoded(decode(discrete_index(action, N_ACTIONS), len(self.item.utterances)))
 
     def step_decoded(self, action: GateAction, reply: str | None = None):
         """Apply an already decoded action (the text-action wrapper parses replies into one)."""

@@ -44,6 +44,7 @@ MUTE = 0
 TOOL0 = 1
 ANSWER0 = TOOL0 + len(TOOL_NAMES)
 MAX_UTTERANCES = 2
+MAX_JSON_DEPTH = 16  # tool params are flat objects; deeper nesting is malformed
 N_ACTIONS = ANSWER0 + MAX_UTTERANCES
 _MUTE_ONLY = re.compile(r"^\s*\[\s*mute\s*\]\s*$", re.IGNORECASE)
 _MUTE_ANYWHERE = re.compile(r"\[\s*mute\s*\]", re.IGNORECASE)
@@ -131,6 +132,8 @@ def _parse_tool(reply: str, tags: list[str]) -> GateAction:
     if not (reply.startswith(TOOL_OPEN) and reply.endswith(TOOL_CLOSE)):
         return malformed("text outside the tool block")
     body = reply[len(TOOL_OPEN) : -len(TOOL_CLOSE)]
+    if json_depth(body) > MAX_JSON_DEPTH:
+        return malformed(f"tool body nests deeper than {MAX_JSON_DEPTH} levels")
     try:
         call = json.loads(body)
     except json.JSONDecodeError as exc:
@@ -142,6 +145,29 @@ def _parse_tool(reply: str, tags: list[str]) -> GateAction:
     if not isinstance(call["params"], dict):
         return malformed('"params" must be an object')
     return GateAction(ActionKind.TOOL, tool=call["name"], params=call["params"])
+
+
+def json_depth(text: str) -> int:
+    """Deepest nesting of ``[``/``{`` outside JSON strings; checked before ``json.loads``, whose
+    recursion (and the schema check's after it) a hostile reply could otherwise exhaust."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 def format_tool_call(name: str, params: dict[str, Any]) -> str:

@@ -1,0 +1,1 @@
+"""Pieces every environment family shares and none owns."""
