@@ -17,8 +17,9 @@ None of this can be reset through the API (re-initializing does not reset these 
 unloading the library does, at twice the cost of a synthesis). So hear_gym synthesizes plain
 text only (pauses are inserted by the renderer) and only with its own voice variants, derived
 from eSpeak's (same formants, pitch range, echo...) with ``flutter 0``, ``roughness 0`` and no
-``breath``. They live in an overlay of the wheel's data folder (links to every original file
-plus the variants), built once per user in the cache folder. With them, output depends on the
+``breath``. They live in an overlay of the wheel's data folder (a copy of it plus the variants,
+with a checksummed manifest), built once per user in the cache folder, verified once per
+process and rebuilt when damaged; the installed package is never written to. With them, output depends on the
 inputs only: identical in one process, whatever came before, and across processes
 (``tests/test_espeak.py``).
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -96,7 +98,8 @@ def _variant_text(original: str, name: str) -> str:
 
 
 def overlay_data_dir() -> Path:
-    """The wheel's espeak-ng-data plus hear_gym's deterministic variants (built on first use)."""
+    """The wheel's espeak-ng-data plus hear_gym's deterministic variants, as a private copy in the
+    cache folder (built on first use, checked once per process, rebuilt if damaged)."""
     source = Path(espeakng_loader.get_data_path())
     variants_dir = source / "voices" / "!v"
     variants = {_VARIANT_PREFIX + voice: _variant_text((variants_dir / variant).read_text(encoding="utf-8"),
@@ -107,31 +110,54 @@ def overlay_data_dir() -> Path:
     for name, text in variants.items():
         digest.update(f"{name}\n{text}".encode())
     target = cache_root() / f"espeak-ng-data-{digest.hexdigest()[:16]}"
-    if target.is_dir():
+    if target in _VERIFIED or _intact(target):
+        _VERIFIED.add(target)
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix="espeak-overlay-", dir=target.parent))
     try:
-        for entry in source.iterdir():
-            if entry.name != "voices":
-                (staging / entry.name).symlink_to(entry)
-        (staging / "voices").mkdir()
-        for entry in (source / "voices").iterdir():
-            if entry.name != "!v":
-                (staging / "voices" / entry.name).symlink_to(entry)
-        (staging / "voices" / "!v").mkdir()
-        for entry in variants_dir.iterdir():
-            (staging / "voices" / "!v" / entry.name).symlink_to(entry)
+        # Copies, not links: nothing written into the cache can reach the installed package.
+        shutil.copytree(source, staging, dirs_exist_ok=True, symlinks=False)
         for name, text in variants.items():
             (staging / "voices" / "!v" / name).write_text(text, encoding="utf-8")
+        files = sorted(p for p in staging.rglob("*") if p.is_file())
+        manifest = {str(p.relative_to(staging)): _sha256(p) for p in files}
+        (staging / _MANIFEST).write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
+        if target.exists():  # damaged: move it aside first, so the rename below can land
+            shutil.rmtree(target.rename(target.with_name(f"{staging.name}-damaged")), ignore_errors=True)
         try:
             os.rename(staging, target)
-        except OSError:  # another process won the race; its overlay is identical
+        except OSError:  # another process won the race; use its copy if it is intact
             shutil.rmtree(staging, ignore_errors=True)
+            if not _intact(target):
+                raise EspeakError(f"could not build the eSpeak data overlay in {target}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    _VERIFIED.add(target)
     return target
+
+
+_MANIFEST = "hear_gym-manifest.json"
+_VERIFIED: set[Path] = set()
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _intact(folder: Path) -> bool:
+    """Every file the manifest lists is a regular file with its recorded checksum, and no other
+    file was added."""
+    try:
+        manifest = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
+        present = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink()}
+        if present != set(manifest) | {_MANIFEST}:
+            return False
+        return all(not (folder / rel).is_symlink() and _sha256(folder / rel) == digest
+                   for rel, digest in manifest.items())
+    except (OSError, ValueError, AttributeError, TypeError):  # unreadable or not our manifest
+        return False
 
 
 class _Engine:

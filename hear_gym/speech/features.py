@@ -3,9 +3,10 @@
 ``prosodic_features`` returns a fixed-order float32 vector (``FEATURE_NAMES``): F0 statistics and
 contour slopes in semitones re 100 Hz (Praat pitch, floor 50 Hz, ceiling 500 Hz), energy in dB,
 pause structure and a voiced-segment rate (a syllable-rate proxy). Results are cached by the
-waveform's hash: in memory, and on disk in ``<cache root>/features-v1.sqlite3`` (shared by
+waveform's hash: in memory, and on disk in ``<cache root>/features-v2.sqlite3`` (shared by
 processes; Praat's pitch analysis is most of the cost of an audio turn once the audio itself is
-cached). A damaged store is ignored with a warning, never trusted. ``pooled_log_mel`` (the
+cached). Every stored row carries a keyed checksum: a damaged row is recomputed and replaced, and
+a damaged store is ignored with a warning, never trusted. ``pooled_log_mel`` (the
 mean and standard deviation of the log-mel frames) is cached the same way.
 
 Hashing a clip costs about as much as a cache lookup saves, so the content key of a *read-only*
@@ -54,7 +55,8 @@ N_MELS = 64
 _CACHE: OrderedDict[bytes, np.ndarray] = OrderedDict()
 _CACHE_SIZE = 8192
 _LOCK = threading.Lock()
-_STORE_NAME = "features-v1.sqlite3"  # bump with any change to FEATURE_NAMES or their computation
+_STORE_NAME = "features-v2.sqlite3"  # bump with any change to FEATURE_NAMES or their computation
+_CHECK_BYTES = 16  # a keyed BLAKE2b of each stored row: damaged rows are recomputed, never served
 _store: tuple[int, str, sqlite3.Connection | None] | None = None  # (pid, path, connection)
 
 
@@ -74,7 +76,12 @@ def _disk() -> sqlite3.Connection | None:
     return _store[2]
 
 
+def _check(key: bytes, value: bytes) -> bytes:
+    return hashlib.blake2b(value, key=key[:64], digest_size=_CHECK_BYTES).digest()
+
+
 def _disk_get(key: bytes, length: int = N_FEATURES) -> np.ndarray | None:
+    """The stored row for ``key`` if it is intact; a damaged row reads as missing."""
     connection = _disk()
     if connection is None:
         return None
@@ -82,19 +89,23 @@ def _disk_get(key: bytes, length: int = N_FEATURES) -> np.ndarray | None:
         row = connection.execute("SELECT value FROM features WHERE key = ?", (key,)).fetchone()
     except sqlite3.Error:
         return None
-    if row is None or len(row[0]) != 4 * length:
+    if row is None:
         return None
-    return np.frombuffer(row[0], dtype="<f4").copy()
+    value, check = row[0][:-_CHECK_BYTES], row[0][-_CHECK_BYTES:]
+    if len(value) != 4 * length or _check(key, value) != check:
+        return None
+    return np.frombuffer(value, dtype="<f4").copy()
 
 
 def _disk_put(key: bytes, features: np.ndarray) -> None:
+    """Store (or replace a damaged) row, with its check."""
     connection = _disk()
     if connection is None:
         return
+    value = features.astype("<f4").tobytes()
     try:
         with connection:
-            connection.execute("INSERT OR IGNORE INTO features VALUES (?, ?)",
-                               (key, features.astype("<f4").tobytes()))
+            connection.execute("INSERT OR REPLACE INTO features VALUES (?, ?)", (key, value + _check(key, value)))
     except sqlite3.Error:
         pass  # a busy or read-only store only costs a recomputation
 
