@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium as gym
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from hear_gym.eval.process import die_with_parent
 from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter, write_json_atomic
 from hear_gym.metrics.hear2act import episode_counts
 from hear_gym.scenarios.generator import GENERATOR_VERSION
@@ -267,8 +268,10 @@ def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tup
 _WORKER_PLAYER: _Player | None = None
 
 
-def _init_worker(config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict, batch_size: int) -> None:
+def _init_worker(parent_pid: int, config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict,
+                 batch_size: int) -> None:
     global _WORKER_PLAYER
+    die_with_parent(parent_pid)
     _WORKER_PLAYER = _Player(config, agents, env_kwargs, batch_size)
 
 
@@ -278,7 +281,8 @@ def _play_in_worker(chunk: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
 
 def _play_processes(chunks, config, agents, env_kwargs, workers, batch_size) -> Iterator[dict[str, Any]]:
     context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
-    with context.Pool(workers, initializer=_init_worker, initargs=(config, agents, env_kwargs, batch_size)) as pool:
+    initargs = (os.getpid(), config, agents, env_kwargs, batch_size)
+    with context.Pool(workers, initializer=_init_worker, initargs=initargs) as pool:
         for records in pool.imap_unordered(_play_in_worker, chunks):
             yield from records
 
