@@ -13,15 +13,38 @@ from rich.console import Console
 from rich.table import Table
 
 from hear_gym.cli_voicegate import app as voicegate_app
+from hear_gym.envs.hear2act import MIN_TURNS
 from hear_gym.eval.report import print_summary, to_markdown
 from hear_gym.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
 
+# Plain Click help (rich_markup_mode=None): it wraps cleanly at 80 columns, rich's panels do not.
 app = typer.Typer(help="hear_gym: environments for spoken agents that must listen before they act.",
-                  no_args_is_help=True, add_completion=False)
-scenarios_app = typer.Typer(help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True)
+                  no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+scenarios_app = typer.Typer(help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True,
+                            rich_markup_mode=None)
 app.add_typer(scenarios_app, name="scenarios")
-train_app = typer.Typer(help="Train models used by agents and access conditions (needs hear-gym\\[agents]).",
-                        no_args_is_help=True)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"hear-gym {version('hear-gym')}")
+        raise typer.Exit()
+
+
+VersionOption = Annotated[bool, typer.Option(
+    "--version", callback=_print_version, is_eager=True,
+    help="Print the version and exit (`hear-gym version`: every package and the git commit).")]
+
+
+@app.callback()
+def _main(version: VersionOption = False) -> None:
+    """hear_gym: environments for spoken agents that must listen before they act."""
+
+
+train_app = typer.Typer(help="Train models used by agents and access conditions (needs hear-gym[agents]).",
+                        no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(train_app, name="train")
 app.add_typer(voicegate_app, name="voicegate")
 console = Console(width=None if Console().is_terminal else 200)
@@ -95,7 +118,7 @@ def eval_command(
     rollouts: Annotated[int, typer.Option(min=1, help="Rollouts per scenario.")] = 1,
     seed: Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")] = 0,
     assistant: Annotated[str, typer.Option(help="text (with clarify) or spoken action set.")] = "text",
-    max_turns: Annotated[int, typer.Option(min=2)] = 20,
+    max_turns: Annotated[int, typer.Option(min=MIN_TURNS, help="Assistant-turn budget, the opening included.")] = 20,
     markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     renderer: Annotated[str, typer.Option(help="Speech renderer for audio-based conditions.")] = "espeak",

@@ -15,7 +15,8 @@ from hear_gym.scenarios.voicegate.generator import conditions_of
 from hear_gym.scenarios.voicegate.items import Family
 
 app = typer.Typer(
-    help="VoiceGate: act, stay silent or answer (side-talk, self-talk, speaker-switch).", no_args_is_help=True
+    help="VoiceGate: act, stay silent or answer (side-talk, self-talk, speaker-switch).", no_args_is_help=True,
+    rich_markup_mode=None,
 )
 console = Console(width=None if Console().is_terminal else 200)
 AGENT_GROUP = "hear_gym.gate_agents"
@@ -75,7 +76,7 @@ def train_gate_command(
         help="switch (the benchmark's pairs) or cue_balanced (field x gap crossed, labelled by source).")] = "switch",
     seed: int = 0,
 ) -> None:
-    """Train the audio gate on the train split; print its held-out accuracy (needs hear-gym\\[agents])."""
+    """Train the audio gate on the train split; print its held-out accuracy (needs hear-gym[agents])."""
     from agents.voicegate.audio_gate import GateConfig, train_gate
 
     try:

@@ -18,6 +18,33 @@ def test_help(command):
     assert result.exit_code == 0 and "Usage" in result.output
 
 
+def _commands(group, path=()):
+    """Every command path of a Click group, the group itself included."""
+    import click
+
+    yield path
+    for name, command in getattr(group, "commands", {}).items():
+        yield from (_commands(command, (*path, name)) if isinstance(command, click.Group) else [(*path, name)])
+
+
+def test_every_help_fits_80_columns():
+    import typer
+
+    for path in _commands(typer.main.get_command(app)):
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
+        assert result.exit_code == 0, path
+        wide = [line for line in result.output.splitlines() if len(line) > 80]
+        assert not wide, (path, wide)
+        assert "\u2026" not in result.output, path  # no option name cut short
+
+
+def test_version_flag():
+    from importlib.metadata import version
+
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.output.strip() == f"hear-gym {version('hear-gym')}"
+
+
 def test_scenarios_commands(tmp_path):
     out = tmp_path / "bank.jsonl"
     assert invoke("scenarios", "export", "--out", str(out)).exit_code == 0
