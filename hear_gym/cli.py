@@ -68,8 +68,13 @@ def agent_factory(entry_point, llm_client: str | None):
     if llm_client is None:
         raise typer.BadParameter(f"agent {entry_point.name!r} needs --llm-client "
                                  "(hf:<model>, hf-audio:<model> or openai:<url>@<model>)")
-    from agents.llm.factory import ClientAgentFactory
+    from agents.llm.clients import ChatClientError
+    from agents.llm.factory import ClientAgentFactory, check_spec
 
+    try:
+        check_spec(llm_client)
+    except (ValueError, ChatClientError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--llm-client") from None
     return ClientAgentFactory(factory, llm_client)
 
 
@@ -142,6 +147,10 @@ def eval_command(
 
     registered = available_agents()
     cells = _cells(cell, feedback, registered)
+    for access, flag, checkpoint in (("T+S^", "--state-probe", state_probe), ("T+SER", "--affect-probe", affect_probe)):
+        if checkpoint is None and any(c.access == access for c in cells):
+            raise typer.BadParameter(f"{access} cells need a probe checkpoint (train one with "
+                                     f"`hear-gym train probe`)", param_hint=flag)
     env_kwargs, options = _audio_plugins(renderer, state_probe, affect_probe, audio_cache_dir)
     if state_intervention is not None:
         if any(c.access != "T+S" for c in cells):

@@ -81,6 +81,56 @@ def test_eval_rejects_unknown_agents_and_bad_folders(tmp_path):
     assert result.exit_code == 2 and "not a hear_gym run folder" in result.output
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("spec,message", [
+    (f"openai:http://127.0.0.1:{_free_port()}/v1@some-model", "cannot reach the chat server"),
+    ("hf:no-such-org/no-such-model", "neither a local folder nor in the Hugging Face cache"),
+    ("hf-audio:./no/such/folder", "neither a local folder nor in the Hugging Face cache"),
+    ("gpt:whatever", "must be one of"),
+])
+def test_llm_client_problems_are_one_line_and_leave_nothing_behind(tmp_path, spec, message):
+    run_dir = tmp_path / "run"
+    result = invoke("eval", "--out", str(run_dir), "--cell", "llm@T", "--llm-client", spec, "--limit", "1")
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+    assert not run_dir.exists()
+
+
+def test_probe_conditions_name_the_missing_flag(tmp_path):
+    for cell, flag in (("state_aware@T+S^", "--state-probe"), ("state_aware@T+SER", "--affect-probe")):
+        result = invoke("eval", "--out", str(tmp_path / "run"), "--cell", cell, "--limit", "1")
+        assert result.exit_code == 2 and flag in result.output and "state_inferrer" not in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_garbled_run_config_is_named(tmp_path):
+    run_dir = tmp_path / "run"
+    assert invoke("eval", "--out", str(run_dir), "--limit", "1", "--no-progress").exit_code == 0
+    (run_dir / "run_config.json").write_text("{not json")
+    result = invoke("eval", "--out", str(run_dir), "--limit", "1", "--no-progress")
+    assert result.exit_code == 2 and "run_config.json" in result.output and "Traceback" not in result.output
+    assert (run_dir / "results.jsonl").exists()  # results already written are kept
+
+
+def test_ray_backend_without_ray_is_refused_up_front(tmp_path):
+    try:
+        import ray  # noqa: F401
+        pytest.skip("Ray is installed here")
+    except ImportError:
+        pass
+    for workers in ("1", "2"):
+        result = invoke("eval", "--out", str(tmp_path / "run"), "--backend", "ray", "--workers", workers,
+                        "--limit", "2", "--no-progress")
+        assert result.exit_code == 2 and "needs Ray" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "run").exists()
+
+
 def test_listen_writes_a_dialogue_and_a_label_gallery(tmp_path):
     import soundfile as sf
 

@@ -18,6 +18,7 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Protocol
 
 Messages = list[dict[str, str]]
@@ -41,6 +42,23 @@ class MockChatClient:
 
 class ChatClientError(RuntimeError):
     pass
+
+
+def locate_model(name: str) -> str:
+    """``name`` if it is a local model folder or a hub id already in the local Hugging Face
+    cache; nothing is ever downloaded, so anything else is a clear error before loading."""
+    if Path(name).is_dir():
+        return name
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        cached = try_to_load_from_cache(name, "config.json")
+    except ValueError:  # not even a valid hub id
+        cached = None
+    if not isinstance(cached, str):
+        raise ChatClientError(f"model {name!r} is neither a local folder nor in the Hugging Face cache "
+                              "(no downloads here): pass the folder that holds the checkpoint")
+    return name
 
 
 class OpenAIChatClient:
@@ -70,11 +88,25 @@ class OpenAIChatClient:
     def complete(self, batch: Sequence[Messages]) -> list[str]:
         return [self._one(m) for m in batch]
 
+    def check(self, timeout_s: float = 5.0) -> None:
+        """Fail fast (``ChatClientError``) when the server cannot be reached."""
+        request = urllib.request.Request(self.url.rsplit("/chat/completions", 1)[0] + "/models",
+                                         headers={"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s):
+                pass
+        except urllib.error.HTTPError:
+            pass  # the server answered; not every server serves /models
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ChatClientError(f"cannot reach the chat server at {request.full_url} ({reason})") from None
+
 
 class TransformersChatClient:
     def __init__(self, model: str, max_new_tokens: int = 128, device: str = "cpu") -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        model = locate_model(model)
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -102,6 +134,7 @@ class TransformersAudioChatClient:
     def __init__(self, model: str, max_new_tokens: int = 128, device: str = "cpu") -> None:
         import transformers
 
+        model = locate_model(model)
         self.processor = transformers.AutoProcessor.from_pretrained(model)
         tokenizer = getattr(self.processor, "tokenizer", None)
         if tokenizer is not None:  # decoder-only batched generation pads on the left

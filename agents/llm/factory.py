@@ -18,25 +18,49 @@ import os
 from dataclasses import dataclass
 from functools import cache
 
-from agents.llm.clients import OpenAIChatClient, TransformersAudioChatClient, TransformersChatClient
+from agents.llm.clients import (
+    OpenAIChatClient,
+    TransformersAudioChatClient,
+    TransformersChatClient,
+    locate_model,
+)
 
 SPEC_KINDS = ("hf", "hf-audio", "openai")
 
 
-@cache
-def client_from_spec(spec: str):
+def _parse(spec: str) -> tuple[str, str, str | None]:
+    """(kind, model or base url, model name for openai)."""
     kind, sep, target = spec.partition(":")
     if not sep or kind not in SPEC_KINDS or not target:
         raise ValueError(f"client spec {spec!r} must be one of hf:<model>, hf-audio:<model>, "
                          f"openai:<base url>@<model>")
+    if kind != "openai":
+        return kind, target, None
+    base_url, at, model = target.rpartition("@")
+    if not at or not base_url or not model:
+        raise ValueError(f"client spec {spec!r}: write openai:<base url>@<model>")
+    return kind, base_url, model
+
+
+@cache
+def client_from_spec(spec: str):
+    kind, target, model = _parse(spec)
     if kind == "hf":
         return TransformersChatClient(target)
     if kind == "hf-audio":
         return TransformersAudioChatClient(target)
-    base_url, at, model = target.rpartition("@")
-    if not at or not base_url or not model:
-        raise ValueError(f"client spec {spec!r}: write openai:<base url>@<model>")
-    return OpenAIChatClient(base_url, model, api_key=os.environ.get("OPENAI_API_KEY"))
+    return OpenAIChatClient(target, model, api_key=os.environ.get("OPENAI_API_KEY"))
+
+
+def check_spec(spec: str) -> None:
+    """What can go wrong with a spec, found before a run starts and without loading a model:
+    its syntax (``ValueError``), a model that is not on this machine, a server that does not
+    answer (``ChatClientError``)."""
+    kind, target, model = _parse(spec)
+    if kind == "openai":
+        OpenAIChatClient(target, model, api_key=os.environ.get("OPENAI_API_KEY")).check()
+    else:
+        locate_model(target)
 
 
 @dataclass(frozen=True)

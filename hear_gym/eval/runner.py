@@ -12,6 +12,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import shutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -184,8 +185,6 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
 
     Every episode's seed is fixed by the config, so results are the same for any worker count,
     backend or batch size, only written in another order."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _check_config(out_dir, config)
     missing = sorted({c.agent for c in config.cells} - set(agents))
     if missing:
         raise ValueError(f"unknown agents {missing}; available: {sorted(agents)}")
@@ -193,15 +192,27 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
         raise ValueError("workers and batch_size must be >= 1")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
+    if backend == "ray":
+        _require_ray()
+    created = not out_dir.exists()
+    out_dir.mkdir(parents=True, exist_ok=True)
     results = out_dir / RESULTS_FILE
-    with ResultsWriter(results) as writer:
-        todo = list(_pending(config, writer.keys))
-        with _progress(progress) as bar:
-            task = bar.add_task("episodes", total=len(todo))
-            chunks = _chunks(todo, batch_size)
-            for record in _play_all(chunks, config, agents, dict(env_kwargs or {}), workers, backend, batch_size):
-                writer.write(record)
-                bar.advance(task)
+    try:
+        _check_config(out_dir, config)
+        with ResultsWriter(results) as writer:
+            todo = list(_pending(config, writer.keys))
+            with _progress(progress) as bar:
+                task = bar.add_task("episodes", total=len(todo))
+                chunks = _chunks(todo, batch_size)
+                for record in _play_all(chunks, config, agents, dict(env_kwargs or {}), workers, backend,
+                                        batch_size):
+                    writer.write(record)
+                    bar.advance(task)
+    except BaseException:
+        # A run that failed before its first episode leaves nothing behind; otherwise it resumes.
+        if created and not (results.exists() and results.stat().st_size):
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
     return results
 
 
@@ -287,12 +298,17 @@ def _play_processes(chunks, config, agents, env_kwargs, workers, batch_size) -> 
             yield from records
 
 
-def _play_ray(chunks, config, agents, env_kwargs, workers, batch_size) -> Iterator[dict[str, Any]]:
+def _require_ray() -> None:
     try:
-        import ray
-        from ray.util import ActorPool
+        import ray  # noqa: F401
     except ImportError:
-        raise RuntimeError("backend 'ray' needs Ray: pip install ray") from None
+        raise ValueError("backend 'ray' needs Ray: pip install 'hear-gym[ray]'") from None
+
+
+def _play_ray(chunks, config, agents, env_kwargs, workers, batch_size) -> Iterator[dict[str, Any]]:
+    import ray
+    from ray.util import ActorPool
+
     started = not ray.is_initialized()
     if started:  # a local instance, unless RAY_ADDRESS names a cluster
         address = os.environ.get("RAY_ADDRESS")
@@ -340,7 +356,11 @@ def _make_agent(factory: AgentFactory, cell: Cell):
 def _check_config(out_dir: Path, config: RunConfig) -> None:
     path = out_dir / CONFIG_FILE
     if path.exists():
-        previous = RunConfig.from_json(json.loads(path.read_text(encoding="utf-8")))
+        try:
+            previous = RunConfig.from_json(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path} is not a readable run configuration ({exc}); "
+                             f"use a new folder, or delete this one to start over") from None
         if previous != config:
             raise ValueError(f"{out_dir} holds a run with a different configuration; "
                              f"use a new folder or the same options to resume")
