@@ -133,7 +133,7 @@ def test_cli_builds_llm_agents_from_a_client_spec(tmp_path):
 
     path = build_tiny_causal_lm(tmp_path / "tiny")
     base = ["eval", "--out", str(tmp_path / "run"), "--cell", "llm@T", "--feedback", "prosody",
-            "--split", "test", "--limit", "2", "--max-turns", "2", "--no-progress"]
+            "--split", "test", "--limit", "2", "--max-turns", "3", "--no-progress"]
     missing = CliRunner().invoke(app, base)
     assert missing.exit_code != 0 and "--llm-client" in missing.output
     result = CliRunner().invoke(app, [*base, "--llm-client", f"hf:{path}", "--batch-size", "2"])
