@@ -73,7 +73,7 @@ def test_invalid_actions_are_a_documented_outcome():
     for action in (CLARIFY, ASK_SLOT0 + 7) if n_dims < 8 else (CLARIFY,):
         obs, reward, terminated, truncated, info = env.step(action)
         assert info["invalid_action"] and reward == -0.5 and not terminated
-        assert info["turn_record"]["action"] is None
+        assert info["turn_record"]["action"] == {"kind": "invalid", "option": 0, "attribute": ""}
         assert obs["transcript"].endswith(info["turn_record"]["user_text"])
 
 

@@ -199,8 +199,7 @@ class Hear2ActEnv(gym.Env):
         state = self._state if reaction is not None else None
         return {
             "turn": turn,
-            "action": None if action is None else {
-                "kind": action.kind.value, "option": action.option, "attribute": action.attribute},
+            "action": None if turn == 0 else _action_record(action),
             "invalid_action": invalid,
             "assistant_text": assistant_text,
             "user_text": user_text,
@@ -256,6 +255,18 @@ class Hear2ActEnv(gym.Env):
             info["final_option"] = self.final_option
             info["success"] = self.final_option == self.scenario.gold_option
         return info
+
+
+INVALID_KIND = "invalid"
+
+
+def _action_record(action: AssistantAction | None) -> dict[str, Any]:
+    """A decision turn's action, always in one shape (vector envs batch ``info`` values by type):
+    ``kind`` (an ``ActionKind`` value, or ``"invalid"``), ``option`` (0 when the action names
+    none) and ``attribute`` ("" for a general ask and for every other kind)."""
+    if action is None:
+        return {"kind": INVALID_KIND, "option": 0, "attribute": ""}
+    return {"kind": action.kind.value, "option": action.option or 0, "attribute": action.attribute or ""}
 
 
 def _enum(enum_type, value, name: str):
