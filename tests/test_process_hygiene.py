@@ -38,14 +38,15 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_when_the_parent_is_killed(tmp_path):
     code = PARENT.format(tests=str(Path(__file__).parent), out=str(tmp_path / "run"))
-    parent = subprocess.Popen([sys.executable, "-c", code])
+    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "SLOW_AGENT_MARKERS": str(tmp_path)})
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         workers: list[int] = []
         while time.monotonic() < deadline and parent.poll() is None and len(workers) < 2:
-            workers = [c for c in _children(parent.pid) if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
+            workers = [int(p.name.split("-")[1]) for p in tmp_path.glob("started-*")]
             time.sleep(0.2)
         assert len(workers) == 2, "the evaluation did not start its two workers"
+        assert set(workers) <= set(_children(parent.pid))
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
         deadline = time.monotonic() + 2  # a worker's chunk (one scenario, 30 rollouts) takes ~30 s
