@@ -8,7 +8,7 @@ from hear_gym.envs.hear2act_actions import RECOMMEND0
 from hear_gym.scenarios.bank import get_scenario
 from hear_gym.user.states import ALL_DELIVERY_LABELS
 from hear_gym.wrappers.audio import TurnAudio
-from hear_gym.wrappers.features import ACCESS_CHANNELS, CHANNELS, REACTION_KINDS
+from hear_gym.wrappers.features import ACCESS_CHANNELS, CHANNELS, OPTION_COLUMNS, REACTION_KINDS
 
 SCENARIO = "budget_airline_tickets-00"
 BASE_LEAVES = {"dialogue", "options", "action_mask"}
@@ -103,13 +103,14 @@ def test_options_leaf_reads_the_visible_descriptions():
     obs, _ = env.reset(seed=0)
     scenario, domain = env.unwrapped.scenario, env.unwrapped.domain
     slots = [[d.key for d in domain.concern_dimensions].index(c.attribute) for c in scenario.concerns]
-    gold = obs["options"][scenario.gold_option - 1]
+    options = obs["options"].reshape(11, OPTION_COLUMNS)
+    gold = options[scenario.gold_option - 1]
     assert all(gold[2 + s] == 1.0 for s in slots)
-    for cand, row in zip(scenario.candidates, obs["options"], strict=True):
+    for cand, row in zip(scenario.candidates, options, strict=True):
         assert row[0] == np.float32(cand.price / scenario.budget.max_price)
         assert [row[2 + s] == 1.0 for s in slots] == list(cand.satisfies)
     n_dims = len(domain.concern_dimensions)
-    assert not obs["options"][:, 2 + n_dims:].any() and (obs["options"][:, 2:2 + n_dims] != 0).all()
+    assert not options[:, 2 + n_dims:].any() and (options[:, 2:2 + n_dims] != 0).all()
 
 
 def test_audio_only_features_hide_the_words():

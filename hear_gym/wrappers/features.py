@@ -18,8 +18,9 @@ Leaves (``action_mask`` always):
 
 * ``dialogue``: turn / max_turns; current option one-hot (11); options recommended so far (11);
   share of turns spent on ask / clarify / recommend / confirm / invalid (5); last action kind (5).
-* ``options``: per option (11 rows): price / stated budget, rating / 5, then per attribute slot
-  (8) +1 if the description says the option meets it, -1 if it says it misses it, 0 otherwise.
+* ``options``: per option (11 rows of ``OPTION_COLUMNS``, flattened row by row, as SB3 expects
+  1-D vectors): price / stated budget, rating / 5, then per attribute slot (8) +1 if the
+  description says the option meets it, -1 if it says it misses it, 0 otherwise.
 * ``user_words``: what the user's words say, as a perfect reader of the transcript would code
   it: the lexical kind of the latest user turn (one-hot over ``ReactionKind``; e.g. every
   prosody-mediated assent is the same ``shared_assent``), the attribute slots whose need the user
@@ -55,6 +56,7 @@ ACTION_KINDS = ("ask", "clarify", "recommend", "confirm", "invalid")
 DIALOGUE_SIZE = 1 + 2 * N_CANDIDATES + 2 * len(ACTION_KINDS)
 REACTION_KINDS = tuple(ReactionKind)
 WORDS_SIZE = len(REACTION_KINDS) + 2 * MAX_CONCERN_DIMENSIONS
+OPTION_COLUMNS = 2 + MAX_CONCERN_DIMENSIONS
 HASH_BINS = 32
 _BIG = np.float32(1e4)
 _WORD = re.compile(r"[a-z']+")
@@ -122,7 +124,7 @@ class FeatureObservation(gym.ObservationWrapper):
         self._options_for: tuple[str, np.ndarray] | None = None
         leaves = {
             "dialogue": _box((DIALOGUE_SIZE,)),
-            "options": _box((N_CANDIDATES, 2 + MAX_CONCERN_DIMENSIONS), -1.0, _BIG),
+            "options": _box((N_CANDIDATES * OPTION_COLUMNS,), -1.0, _BIG),
         }
         for name in self.channels:
             leaves.update(CHANNELS[name].spaces)
@@ -181,11 +183,11 @@ class FeatureObservation(gym.ObservationWrapper):
         scenario, domain = self.env.unwrapped.scenario, self.env.unwrapped.domain
         if self._options_for is None or self._options_for[0] != scenario.scenario_id:
             budget = scenario.budget.max_price
-            rows = np.zeros((N_CANDIDATES, 2 + MAX_CONCERN_DIMENSIONS), dtype=np.float32)
+            rows = np.zeros((N_CANDIDATES, OPTION_COLUMNS), dtype=np.float32)
             for row, cand in zip(rows, scenario.candidates, strict=True):
                 row[:2] = cand.price / budget, cand.rating / 5.0
                 described = domain.described(cand.description)
                 for slot, dim in enumerate(domain.concern_dimensions):
                     row[2 + slot] = {True: 1.0, False: -1.0}.get(described.get(dim.key), 0.0)
-            self._options_for = (scenario.scenario_id, rows)
+            self._options_for = (scenario.scenario_id, rows.reshape(-1))
         return self._options_for[1].copy()
