@@ -24,7 +24,10 @@ drawn with ``StableRng`` from the pools in ``pools.py``. Counts and rules:
   identity, and one placement removes acoustics, as an explanation: the task is pragmatic
   attribution). Target: the tool named by the assistant-directed utterance, or an answer to it.
   Every other item in generation order (198 of 395) carries a lexical cue, the
-  bystander-directed utterance opening with a vocative name; held-out items are half with, half
+  bystander-directed utterance opening with a vocative name ("Sam, ..."); the
+  assistant-directed one then opens with a discourse marker that suits either listener
+  ("Okay, ..."), so that both carry an opener and its comma pause (without it, "the shorter
+  segment" found the assistant in 8 of 10 vocative items). Held-out items are half with, half
   without. In the others the words alone do not tell who is addressed: questions come from one
   pool that suits either listener, and tool-like requests use the same wrappers.
   ``side_talk_cue="turned_away"`` adds the earlier acoustic cue (the bystander-directed

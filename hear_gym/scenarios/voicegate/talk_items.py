@@ -38,7 +38,7 @@ from hear_gym.scenarios.voicegate.rules import (
 def _side_utterance(
     content: str,
     addressee: Addressee,
-    vocative: str | None,
+    opener: str | None,
     ph: Phrasing,
     rng: StableRng,
     avoid: Utterance | None,
@@ -53,9 +53,9 @@ def _side_utterance(
             clash = avoid is not None and avoid.text == question.text
         if not clash:
             break
-    if vocative is not None:
+    if opener is not None:
         utterance = Utterance(
-            f"{vocative}, {lower_first(utterance.text)}",
+            f"{opener}, {lower_first(utterance.text)}",
             addressee,
             utterance.tool,
             utterance.params,
@@ -85,7 +85,10 @@ def side_talk_items(side_talk_cue: str) -> Iterator[Item]:
         )
         for k in range(n):
             vocative = rng.choice(ph.vocatives) if with_vocative[k] else None
-            to_assistant = _side_utterance(assistant_content, Addressee.ASSISTANT, None, ph, rng, None)
+            # the other utterance opens too (a discourse marker), so the name is a lexical cue
+            # while its length and comma pause are no acoustic one
+            marker = rng.choice(ph.openers) if with_vocative[k] else None
+            to_assistant = _side_utterance(assistant_content, Addressee.ASSISTANT, marker, ph, rng, None)
             to_bystander = _side_utterance(
                 bystander_content, Addressee.BYSTANDER, vocative, ph, rng, to_assistant
             )
