@@ -96,22 +96,22 @@ def main() -> None:
         "speaker_switch/no_room_tone": zero_run_without_bed(cache),
     }
     seconds = time.perf_counter() - start
+    header = ["| family | scalar | rule | train % | held-out % [95% CI] | groups |",
+              "|---|---|---|---|---|---|"]
     lines = [
         f"Generator `{GENERATOR_VERSION}`, eSpeak, {seconds:.0f} s. Fit on train, scored on held-out "
         "items; 95% CI from resampling item groups.",
         "",
         "**Best single scalar per family (held out)**",
         "",
-        "| family | scalar | rule | train % | held-out % [95% CI] | groups |",
-        "|---|---|---|---|---|---|",
+        *header,
         *(_row(family, rules[0]) for family, rules in families.items()),
     ]
     for family, rules in families.items():
         named = REVIEWER_RULES.get(family.split("/")[0], ())
         shown = rules[:TOP] + [r for r in rules[TOP:] if r.name in named]
         lines += ["", f"**{family}**: top {min(TOP, len(rules))} of {len(rules)} scalars, then the "
-                  "reviewer's usual rules", "", "| family | scalar | rule | train % | held-out % [95% CI] | groups |",
-                  "|---|---|---|---|---|---|", *(_row(family, r) for r in shown)]
+                  "reviewer's usual rules", "", *header, *(_row(family, r) for r in shown)]
     text = "\n".join(lines) + "\n"
     print(text)
     (OUT / "voicegate_shortcuts.md").write_text(text, encoding="utf-8")

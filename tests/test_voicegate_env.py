@@ -149,6 +149,17 @@ def test_side_talk_answers_are_judged():
         assert (right[1], wrong[1]) == ((0.5, 0.5) if reward == "paper" else (1.0, -1.0))
 
 
+def test_side_talk_cue_option_reaches_the_rendered_audio():
+    placements = {}
+    for cue in ("none", "turned_away"):
+        env = gym.make("hear_gym/VoiceGate-v0", family="side_talk", side_talk_cue=cue)
+        _, info = env.reset(options={"index": 0})
+        placements[cue] = [s["placement"] for s in info["manifest"]["segments"]]
+        assert info["item"]["cues"]["acoustic"] == cue
+    assert placements["none"] == ["near", "near"]
+    assert sorted(placements["turned_away"]) == ["near", "turned_away"]
+
+
 def test_access_a_hides_words_and_t_renders_no_audio():
     obs, _ = gym.make("hear_gym/VoiceGate-v0", access="A", conditions=["switch"]).reset(seed=1)
     assert obs["transcript"] == "[speech]" and obs["audio_length"] > 0
@@ -167,6 +178,8 @@ def test_bad_arguments_get_clear_errors():
         gym.make("hear_gym/VoiceGate-v0", conditions=["swtich"])
     with pytest.raises(ValueError, match="reward"):
         gym.make("hear_gym/VoiceGate-v0", reward="dense")
+    with pytest.raises(ValueError, match="side_talk_cue must be one of"):
+        gym.make("hear_gym/VoiceGate-v0", family="side_talk", side_talk_cue="whispered")
     env = gym.make("hear_gym/VoiceGate-v0").unwrapped
     with pytest.raises(KeyError, match="not in this env"):
         env.reset(options={"item_id": "nope"})

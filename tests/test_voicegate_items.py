@@ -21,7 +21,15 @@ from hear_gym.scenarios.voicegate.generator import (
     select_items,
 )
 from hear_gym.scenarios.voicegate.items import Addressee, Placement, Source, TargetKind
-from hear_gym.scenarios.voicegate.pools import SELF_TALK_FRAMES, TOOL_NAMES, Phrasing, Tool, phrasing, tool, tool_set
+from hear_gym.scenarios.voicegate.pools import (
+    SELF_TALK_FRAMES,
+    TOOL_NAMES,
+    Phrasing,
+    Tool,
+    phrasing,
+    tool,
+    tool_set,
+)
 
 FINGERPRINT = (
     "import hashlib, json; from hear_gym.scenarios.voicegate.generator import all_items; "

@@ -194,3 +194,11 @@ def test_cli_listen_writes_one_item(tmp_path):
     assert record["item"]["target"]["kind"] == "mute"
     bad = CliRunner().invoke(app, ["voicegate", "listen", "nope", "--out", str(tmp_path)])
     assert bad.exit_code != 0 and "no item" in bad.output
+    turned = CliRunner().invoke(app, ["voicegate", "listen", "st-0-00", "--out", str(tmp_path),
+                                      "--side-talk-cue", "turned_away"])
+    assert turned.exit_code == 0, turned.output
+    segments = json.loads((tmp_path / "st-0-00.json").read_text())["manifest"]["segments"]
+    assert {s["placement"] for s in segments} == {"near", "turned_away"}
+    bad = CliRunner().invoke(app, ["voicegate", "listen", "st-0-00", "--out", str(tmp_path),
+                                   "--side-talk-cue", "loud"])
+    assert bad.exit_code != 0 and "side_talk_cue must be one of" in bad.output

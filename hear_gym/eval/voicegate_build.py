@@ -61,7 +61,8 @@ def build_items(out: Path, renderer: str = "espeak", workers: int = 2, progress:
     # each worker's render cache reuse the shared segments.
     with_audio = [i for i, item in enumerate(items) if item.has_audio]
     chunks = [
-        (with_audio[k : k + _CHUNK], renderer, str(audio_dir), side_talk_cue) for k in range(0, len(with_audio), _CHUNK)
+        (with_audio[k : k + _CHUNK], renderer, str(audio_dir), side_talk_cue)
+        for k in range(0, len(with_audio), _CHUNK)
     ]
     manifests: list[dict] = []
     with Progress(disable=not progress) as bar:
