@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(PY) -m benchmarks.speed_grid
 	$(PY) benchmarks/hear2act_llm_rows.py
 	$(PY) benchmarks/voicegate_baselines.py
+	$(PY) benchmarks/voicegate_shortcuts.py
 
 clean:
 	rm -rf $(VENV) runs

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from hear_gym.scenarios.voicegate.generator import conditions_of
+from hear_gym.scenarios.voicegate.generator import SIDE_TALK_CUES, check_side_talk_cue, conditions_of
 from hear_gym.scenarios.voicegate.items import Family
 
 app = typer.Typer(
@@ -21,6 +21,16 @@ app = typer.Typer(
 console = Console(width=None if Console().is_terminal else 200)
 AGENT_GROUP = "hear_gym.gate_agents"
 FAMILIES = tuple(f.value for f in Family)
+SideTalkCue = Annotated[str, typer.Option(
+    help=f"Side-talk rendering, one of {', '.join(SIDE_TALK_CUES)}: none (both utterances near, the "
+    "paper's design) or turned_away (the bystander-directed one turned away, an acoustic cue).")]
+
+
+def _side_talk_cue(value: str) -> str:
+    try:
+        return check_side_talk_cue(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--side-talk-cue") from None
 
 
 def available_gate_agents() -> dict[str, object]:
@@ -32,18 +42,21 @@ def build(
     out: Annotated[Path, typer.Option(help="Output folder (items.jsonl, audio/, manifest.jsonl).")],
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
+    side_talk_cue: SideTalkCue = "none",
 ) -> None:
     """Render every item (all families, both splits) to WAV with manifests."""
     from hear_gym.eval.voicegate_build import build_items
 
-    summary = build_items(out, renderer=renderer, workers=workers)
+    summary = build_items(out, renderer=renderer, workers=workers,
+                          side_talk_cue=_side_talk_cue(side_talk_cue))
     console.print_json(json.dumps(summary))
 
 
 @app.command("listen")
 def listen(item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlock_door-03/switch.")],
            out: Annotated[Path, typer.Option(help="Folder for the WAV and its manifest.")],
-           renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak") -> None:
+           renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+           side_talk_cue: SideTalkCue = "none") -> None:
     """Render one item to WAV, with its manifest and ground truth next to it."""
     import soundfile as sf
 
@@ -52,7 +65,7 @@ def listen(item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlo
     from hear_gym.speech.cache import shared_render_cache
     from hear_gym.speech.gate_scenes import render_item
 
-    item = next((i for i in all_items() if i.item_id == item_id), None)
+    item = next((i for i in all_items(_side_talk_cue(side_talk_cue)) if i.item_id == item_id), None)
     if item is None:
         raise typer.BadParameter(f"no item {item_id!r} (see {out}/items.jsonl from `voicegate build`, "
                                  "or ids like ss-unlock_door-03/switch, st-0-07, sf-sarcasm-12)", param_hint="ITEM_ID")
@@ -75,12 +88,15 @@ def train_gate_command(
     training: Annotated[str, typer.Option(
         help="switch (the benchmark's pairs) or cue_balanced (field x gap crossed, labelled by source).")] = "switch",
     seed: int = 0,
+    side_talk_cue: SideTalkCue = "none",
 ) -> None:
     """Train the audio gate on the train split; print its held-out accuracy (needs hear-gym[agents])."""
     from agents.voicegate.audio_gate import GateConfig, train_gate
 
+    config = GateConfig(renderer=renderer, seed=seed, training=training,
+                        side_talk_cue=_side_talk_cue(side_talk_cue))
     try:
-        gate = train_gate(GateConfig(renderer=renderer, seed=seed, training=training), out)
+        gate = train_gate(config, out)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--training") from None
     console.print_json(json.dumps(gate.report))
@@ -121,6 +137,7 @@ def eval_command(
     audio_cache_dir: Annotated[Path | None, typer.Option(help="On-disk render cache.")] = None,
     wandb_project: Annotated[str | None, typer.Option(
         help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")] = None,
+    side_talk_cue: SideTalkCue = "none",
 ) -> None:
     """Run one agent over the chosen families; write results.jsonl and metadata.json."""
     from hear_gym.eval.voicegate_runner import GateRunConfig, run_gate_evaluation
@@ -136,6 +153,7 @@ def eval_command(
         split=None if split == "all" else split,
         access=access,
         renderer=renderer,
+        side_talk_cue=_side_talk_cue(side_talk_cue),
     )
     try:
         run_gate_evaluation(_make_agent(agent, gate_checkpoint, llm_client), out, config, audio_cache_dir=audio_cache_dir)

@@ -1,5 +1,9 @@
-"""VoiceGate scenes (levels, fades, gaps, rooms, determinism) and the env (observations, ground
-truth in info only, rewards, judge, access conditions, bad kwargs)."""
+"""VoiceGate scenes (levels, fades, gaps, rooms, the room-tone bed, determinism in and across
+processes) and the env (observations, ground truth in info only, rewards, judge, access
+conditions, bad kwargs)."""
+
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -11,9 +15,17 @@ from hear_gym.metrics.voicegate_scoring import JudgeLabel, KeywordJudge
 from hear_gym.scenarios.voicegate.generator import select_items
 from hear_gym.scenarios.voicegate.pools import TOOL_NAMES
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.gate_scenes import render_item
+from hear_gym.speech.gate_scenes import LEAD_MS, NOISE_DBFS, TAIL_MS, render_item, room_tone
 from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
 from hear_gym.speech.scene import rms_dbfs
+
+FRESH_RENDER = (
+    "from hear_gym.scenarios.voicegate.generator import select_items; "
+    "from hear_gym.speech.cache import RenderCache; from hear_gym.speech.gate_scenes import render_item; "
+    "from hear_gym.speech.renderers import make_renderer; "
+    "print(render_item(select_items('speaker_switch', 'test', ('switch',))[3], "
+    "RenderCache(make_renderer('espeak')))[1]['pcm16_sha256'])"
+)
 
 
 @pytest.fixture(scope="module")
@@ -25,25 +37,50 @@ def _pair(condition):
     return next(i for i in select_items("speaker_switch", "test", (condition,)))
 
 
-def test_segments_are_normalized_faded_and_gapped(cache):
+def test_segments_are_normalized_faded_and_gapped_over_room_tone(cache):
     item = _pair("switch")
     wave, manifest = render_item(item, cache)
+    bed = room_tone(item, len(wave))
+    speech = wave - bed  # the segments and gaps without the bed
     context, trigger = manifest["segments"]
+    assert context["start_s"] == LEAD_MS / 1000
+    assert manifest["duration_s"] == trigger["end_s"] + TAIL_MS / 1000
     for seg in (context, trigger):
         start, end = round(seg["start_s"] * SAMPLE_RATE), round(seg["end_s"] * SAMPLE_RATE)
         assert abs(rms_dbfs(wave[start:end]) + 20) < 0.2
-        assert abs(wave[start]) < 1e-3 and abs(wave[end - 1]) < 1e-3  # 5 ms fades
-    gap = wave[round(context["end_s"] * SAMPLE_RATE) : round(trigger["start_s"] * SAMPLE_RATE)]
-    assert len(gap) == 0.6 * SAMPLE_RATE and not gap.any()
+        assert abs(speech[start]) < 1e-3 and abs(speech[end - 1]) < 1e-3  # 5 ms fades
+    gap = slice(round(context["end_s"] * SAMPLE_RATE), round(trigger["start_s"] * SAMPLE_RATE))
+    assert gap.stop - gap.start == 0.6 * SAMPLE_RATE and np.abs(speech[gap]).max() < 1e-6
+    assert abs(rms_dbfs(wave[gap]) - NOISE_DBFS) < 2  # the gap is room tone, not digital silence
     assert manifest["boundaries_s"] == [trigger["start_s"]]
     assert trigger["room"]["drr_db"] < context["room"]["drr_db"] - 10  # far field vs near
     assert (trigger["voice"], trigger["placement"]) == (item.segments[1].voice, "far")
 
 
-def test_rendering_is_deterministic_with_a_fresh_cache(cache):
+def test_room_tone_is_under_the_whole_input_and_stationary(cache):
+    item = _pair("same_speaker")
+    wave, manifest = render_item(item, cache)
+    assert manifest["noise"]["kind"] == "pink" and abs(manifest["noise"]["rms_dbfs"] - NOISE_DBFS) < 1.5
+    lead, tail = wave[: round(LEAD_MS * 16)], wave[-round(TAIL_MS * 16):]
+    assert abs(rms_dbfs(lead) - NOISE_DBFS) < 3 and abs(rms_dbfs(tail) - NOISE_DBFS) < 3
+    bed = room_tone(item, len(wave))
+    quarters = [rms_dbfs(q) for q in np.array_split(bed, 4)]
+    assert max(quarters) - min(quarters) < 3  # the same level everywhere
+    longer = room_tone(item, len(wave) + 5 * SAMPLE_RATE)
+    assert np.array_equal(longer[: len(wave)], bed)  # a longer bed continues the input's
+    other = render_item(_pair("switch"), cache)[0]
+    assert not np.array_equal(room_tone(select_items("self_talk", "test")[0], 1000), bed[:1000])
+    n = round(manifest["segments"][0]["end_s"] * SAMPLE_RATE)
+    assert np.array_equal(wave[:n], other[:n])  # a pair shares its bed: only the condition differs
+
+
+def test_rendering_is_deterministic_with_a_fresh_cache_and_in_a_fresh_process(cache):
     item = select_items("side_talk", "test")[0]
     first = render_item(item, cache)[1]["pcm16_sha256"]
     assert render_item(item, RenderCache(make_renderer("espeak")))[1]["pcm16_sha256"] == first
+    switch = render_item(select_items("speaker_switch", "test", ("switch",))[3], cache)[1]["pcm16_sha256"]
+    there = subprocess.run([sys.executable, "-c", FRESH_RENDER], capture_output=True, text=True, check=True)
+    assert there.stdout.strip() == switch
 
 
 def test_same_speaker_and_switch_share_the_context_audio(cache):
@@ -63,10 +100,15 @@ def test_observation_hides_ground_truth_and_info_holds_it():
     assert [t["name"] for t in __import__("json").loads(obs["tools"])] == list(TOOL_NAMES)
 
 
-def test_text_only_items_have_no_audio():
+def test_text_only_items_have_no_audio_and_audio_is_padded_with_its_room_tone():
     env = gym.make("hear_gym/VoiceGate-v0", conditions=["text_only"])
     obs, _ = env.reset(seed=0)
     assert obs["audio_length"] == 0 and not obs["audio"].any() and obs["transcript"]
+    env = gym.make("hear_gym/VoiceGate-v0", conditions=["switch"])
+    obs, info = env.reset(seed=0)
+    length, item = int(obs["audio_length"]), env.unwrapped.item
+    assert np.array_equal(obs["audio"][:length], env.unwrapped.item_audio()[0])
+    assert np.array_equal(obs["audio"][length:], room_tone(item, len(obs["audio"]))[length:])
 
 
 def test_rewards_follow_the_paper():
@@ -107,6 +149,17 @@ def test_side_talk_answers_are_judged():
         assert (right[1], wrong[1]) == ((0.5, 0.5) if reward == "paper" else (1.0, -1.0))
 
 
+def test_side_talk_cue_option_reaches_the_rendered_audio():
+    placements = {}
+    for cue in ("none", "turned_away"):
+        env = gym.make("hear_gym/VoiceGate-v0", family="side_talk", side_talk_cue=cue)
+        _, info = env.reset(options={"index": 0})
+        placements[cue] = [s["placement"] for s in info["manifest"]["segments"]]
+        assert info["item"]["cues"]["acoustic"] == cue
+    assert placements["none"] == ["near", "near"]
+    assert sorted(placements["turned_away"]) == ["near", "turned_away"]
+
+
 def test_access_a_hides_words_and_t_renders_no_audio():
     obs, _ = gym.make("hear_gym/VoiceGate-v0", access="A", conditions=["switch"]).reset(seed=1)
     assert obs["transcript"] == "[speech]" and obs["audio_length"] > 0
@@ -125,6 +178,8 @@ def test_bad_arguments_get_clear_errors():
         gym.make("hear_gym/VoiceGate-v0", conditions=["swtich"])
     with pytest.raises(ValueError, match="reward"):
         gym.make("hear_gym/VoiceGate-v0", reward="dense")
+    with pytest.raises(ValueError, match="side_talk_cue must be one of"):
+        gym.make("hear_gym/VoiceGate-v0", family="side_talk", side_talk_cue="whispered")
     env = gym.make("hear_gym/VoiceGate-v0").unwrapped
     with pytest.raises(KeyError, match="not in this env"):
         env.reset(options={"item_id": "nope"})

@@ -1,5 +1,6 @@
-"""VoiceGate item set: the paper's counts, balance, targets and splits; pools validation;
-generation is a pure function of the generator version (same records in a fresh process)."""
+"""VoiceGate item set: the paper's counts, balance, targets and splits; disjoint train/test
+voices; the side-talk cue option; pools validation; generation is a pure function of the
+generator version (same records in a fresh process)."""
 
 import hashlib
 import json
@@ -13,11 +14,22 @@ from pydantic import ValidationError
 from hear_gym.scenarios.voicegate.generator import (
     CUE_CONDITIONS,
     SIDE_TALK_CONFIGS,
+    TEST_VOICES,
+    TRAIN_VOICES,
+    VOICES,
     all_items,
     select_items,
 )
 from hear_gym.scenarios.voicegate.items import Addressee, Placement, Source, TargetKind
-from hear_gym.scenarios.voicegate.pools import TOOL_NAMES, Phrasing, Tool, phrasing, tool, tool_set
+from hear_gym.scenarios.voicegate.pools import (
+    SELF_TALK_FRAMES,
+    TOOL_NAMES,
+    Phrasing,
+    Tool,
+    phrasing,
+    tool,
+    tool_set,
+)
 
 FINGERPRINT = (
     "import hashlib, json; from hear_gym.scenarios.voicegate.generator import all_items; "
@@ -65,17 +77,34 @@ def test_cue_validity_follows_the_proximity_rule():
         assert item.gaps_ms == (float(cues["gap_ms"]),)
 
 
-def test_side_talk_is_balanced_and_addressee_cues_are_as_documented():
+def test_side_talk_counts_are_the_papers_and_as_balanced_as_they_can_be():
     items = select_items("side_talk")
-    assert Counter(i.condition for i in items) == dict.fromkeys(SIDE_TALK_CONFIGS, 50)
-    assert Counter((i.condition, i.split) for i in items)[(SIDE_TALK_CONFIGS[0], "test")] == 10
-    assert sum(i.cues["vocative"] for i in items) == 200
-    for item in items:
+    per_config = Counter(i.condition for i in items)
+    assert len(items) == 395 and set(per_config) == set(SIDE_TALK_CONFIGS)
+    assert set(per_config.values()) == {49, 50}  # counts differ by at most one
+    for factor in range(3):  # order, assistant content, bystander content: levels one item apart
+        levels = Counter(i.condition.split("-")[factor] for i in items)
+        assert sorted(levels.values()) == [197, 198]
+    assert Counter(i.split for i in items) == {"train": 315, "test": 80}
+    assert set(Counter(i.condition for i in items if i.split == "test").values()) == {10}
+    assert sum(i.cues["vocative"] for i in items) == 198
+    assert Counter(i.cues["vocative"] for i in items if i.split == "test") == {True: 40, False: 40}
+
+
+def test_side_talk_is_one_near_voice_by_default_and_turned_away_on_request():
+    default = select_items("side_talk")
+    turned = select_items("side_talk", side_talk_cue="turned_away")
+    assert [i.item_id for i in default] == [i.item_id for i in turned]
+    for item, other in zip(default, turned):
+        assert item.utterances == other.utterances and item.split == other.split
+        assert (item.cues["acoustic"], other.cues["acoustic"]) == ("none", "turned_away")
         order, assistant_content, _ = item.condition.split("-")
         first = item.utterances[0].addressee
         assert first is (Addressee.ASSISTANT if order == "assistant_first" else Addressee.BYSTANDER)
         assert len({s.voice for s in item.segments}) == 1  # one speaker: identity cannot tell
-        for segment, utterance in zip(item.segments, item.utterances):
+        assert {s.placement for s in item.segments} == {Placement.NEAR}  # acoustics cannot tell
+        assert [s.voice for s in item.segments] == [s.voice for s in other.segments]
+        for segment, utterance in zip(other.segments, other.utterances):
             expected = Placement.NEAR if utterance.addressee is Addressee.ASSISTANT else Placement.TURNED_AWAY
             assert segment.placement is expected
         to_assistant = next(u for u in item.utterances if u.addressee is Addressee.ASSISTANT)
@@ -86,24 +115,28 @@ def test_side_talk_is_balanced_and_addressee_cues_are_as_documented():
             assert item.utterances[item.target.utterance] is to_assistant
         tools = [u.tool for u in item.utterances if u.tool]
         assert len(tools) == len(set(tools))  # two tool-like utterances ask for different tools
+    with pytest.raises(ValueError, match="side_talk_cue must be one of"):
+        select_items("side_talk", side_talk_cue="whisper")
 
 
 def test_self_talk_frames_and_targets():
     items = select_items("self_talk")
-    assert Counter(i.condition for i in items) == {
-        f: 35
-        for f in (
-            "planning",
-            "regret",
-            "quotation",
-            "sarcasm",
-            "rhetorical_question",
-            "conditional",
-            "metaphor",
-        )
-    }
-    assert Counter(i.split for i in items) == {"train": 196, "test": 49}
+    per_frame = Counter(i.condition for i in items)
+    assert per_frame == {**dict.fromkeys(SELF_TALK_FRAMES, 32), "metaphor": 31}  # 223, as retained
+    assert Counter(i.split for i in items) == {"train": 181, "test": 42}
+    assert set(Counter(i.condition for i in items if i.split == "test").values()) == {6}
     assert all(i.target.kind is TargetKind.MUTE and i.utterances[0].tool in TOOL_NAMES for i in items)
+
+
+def test_train_and_test_voices_are_disjoint_in_every_role():
+    assert set(TRAIN_VOICES).isdisjoint(TEST_VOICES) and set(TRAIN_VOICES) | set(TEST_VOICES) == set(VOICES)
+    used = {"train": set(), "test": set()}
+    for cue in ("none", "turned_away"):
+        for item in all_items(cue):
+            used[item.split] |= {s.voice for s in item.segments or ()}
+    assert used == {"train": set(TRAIN_VOICES), "test": set(TEST_VOICES)}
+    wearers = Counter(i.segments[0].voice for i in select_items("speaker_switch", "test", ("switch",)))
+    assert set(wearers) == set(TEST_VOICES)
 
 
 def test_item_ids_unique_and_groups_never_straddle_splits():

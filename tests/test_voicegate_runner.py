@@ -16,6 +16,8 @@ from hear_gym.eval import voicegate_build
 from hear_gym.eval.results import read_results
 from hear_gym.eval.voicegate_runner import GateRunConfig, run_gate_evaluation
 from hear_gym.metrics.voicegate import headline_metrics
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.renderers import make_renderer
 
 SWITCH = GateRunConfig(agent="text_only", families=("speaker_switch",), access="T")
 
@@ -77,15 +79,26 @@ def test_always_mute_passes_mute_targets_and_fails_positive_controls(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def small_gate(tmp_path_factory):
+def gate_cache():
+    return RenderCache(make_renderer("espeak"))
+
+
+@pytest.fixture(scope="module")
+def small_gate(tmp_path_factory, gate_cache):
     path = tmp_path_factory.mktemp("gate") / "gate.safetensors"
-    return train_gate(GateConfig(limit_per_family=60, epochs=200), path), path
+    return train_gate(GateConfig(limit_per_family=80, epochs=200), path, gate_cache), path
 
 
-def test_gate_is_learnable_deterministic_and_round_trips(small_gate):
+def test_gate_is_learnable_deterministic_and_round_trips(small_gate, gate_cache):
     gate, path = small_gate
-    assert gate.report["test"]["balanced"] >= 0.8  # held out, from 120 training inputs
-    again = train_gate(GateConfig(limit_per_family=60, epochs=200))
+    held_out = gate.report["test"]  # held out, unseen voices, from 160 training inputs
+    assert held_out["speaker_switch"]["balanced"] >= 0.8
+    # side-talk's addressee is not in the acoustics (one voice, both near): a learned
+    # multi-feature adversary stays near chance (it was 100% with the turned-away rendering)
+    assert held_out["side_talk"]["balanced"] <= 0.7
+    # the same speech (shared cache): eSpeak's resampling can differ by 2 LSB in a clause's last
+    # 25 ms between renders in one process (soxr on int16 input), which is not the gate's doing
+    again = train_gate(GateConfig(limit_per_family=80, epochs=200), cache=gate_cache)
     assert all(
         np.array_equal(a, b)
         for a, b in zip(gate.model.state_dict().values(), again.model.state_dict().values())
@@ -119,7 +132,7 @@ def test_gate_agent_mutes_switched_triggers(small_gate, tmp_path):
 def test_build_writes_wavs_and_manifests(tmp_path, monkeypatch):
     items = voicegate_build.all_items()
     few = tuple(items[:4]) + tuple(i for i in items if i.family.value == "side_talk")[:2]
-    monkeypatch.setattr(voicegate_build, "all_items", lambda: few)
+    monkeypatch.setattr(voicegate_build, "all_items", lambda side_talk_cue="none": few)
     summary = voicegate_build.build_items(tmp_path, workers=1, progress=False)
     manifests = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
     assert summary["n_items"] == 6 and summary["n_audio"] == len(manifests) == 5  # one text-only input
@@ -152,7 +165,7 @@ def test_cue_balanced_training_set_crosses_field_and_gap_within_both_labels():
     from agents.voicegate.audio_gate import TRAINING_SETS
 
     pairs, _ = TRAINING_SETS["cue_balanced"]
-    rows = pairs("train")
+    rows = pairs("train", GateConfig())
     cells = Counter((item.cues["field"], item.cues["gap_ms"], label) for item, label in rows)
     assert len(rows) == 640 and set(cells.values()) == {80} and len(cells) == 8
     assert all(label == int(item.cues["source"] == "different") for item, label in rows)
@@ -181,3 +194,11 @@ def test_cli_listen_writes_one_item(tmp_path):
     assert record["item"]["target"]["kind"] == "mute"
     bad = CliRunner().invoke(app, ["voicegate", "listen", "nope", "--out", str(tmp_path)])
     assert bad.exit_code != 0 and "no item" in bad.output
+    turned = CliRunner().invoke(app, ["voicegate", "listen", "st-0-00", "--out", str(tmp_path),
+                                      "--side-talk-cue", "turned_away"])
+    assert turned.exit_code == 0, turned.output
+    segments = json.loads((tmp_path / "st-0-00.json").read_text())["manifest"]["segments"]
+    assert {s["placement"] for s in segments} == {"near", "turned_away"}
+    bad = CliRunner().invoke(app, ["voicegate", "listen", "st-0-00", "--out", str(tmp_path),
+                                   "--side-talk-cue", "loud"])
+    assert bad.exit_code != 0 and "side_talk_cue must be one of" in bad.output

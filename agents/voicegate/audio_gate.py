@@ -12,7 +12,8 @@ segments, the last segment's own room colouring, the pause). Training examples c
   labels, labelled by source only (the wearer's trigger is for me even from the far field),
   two variants per command rotating through the combinations; side-talk items as above.
 
-The held-out report uses the test split. A checkpoint is one safetensors file with the normalization and the
+The held-out report uses the test split, over all rows and per family (speaker-switch pairs or
+cue variants, side-talk). A checkpoint is one safetensors file with the normalization and the
 config and report as JSON metadata.
 
 ``AudioGateAgent`` combines the gate with the text agent's command reading: if the gate hears
@@ -52,17 +53,18 @@ class GateConfig:
     epochs: int = 300
     learning_rate: float = 0.02
     seed: int = 0
-    limit_per_family: int | None = None  # fewer training items (tests)
+    limit_per_family: int | None = None  # fewer items per family, evenly spread (tests)
     training: str = "switch"  # a key of TRAINING_SETS
+    side_talk_cue: str = "none"  # the side-talk rendering (generator docstring)
 
 
-def _switch_pairs(split: str) -> list[tuple[Item, int]]:
+def _switch_pairs(split: str, config: GateConfig) -> list[tuple[Item, int]]:
     """Same-speaker trigger: for me (0); switched trigger: not for me (1)."""
     return [(item, int(item.condition == "switch")) for item in select_items("speaker_switch", split)
             if item.condition in ("same_speaker", "switch")]
 
 
-def _cue_balanced(split: str) -> list[tuple[Item, int]]:
+def _cue_balanced(split: str, config: GateConfig) -> list[tuple[Item, int]]:
     """Scene-consistent field x gap variants, two per command in rotation, labelled by source."""
     by_command: dict[str, list[Item]] = {}
     for item in cue_variants(split):
@@ -72,25 +74,31 @@ def _cue_balanced(split: str) -> list[tuple[Item, int]]:
     return [(item, int(item.cues["source"] != "same")) for item in chosen]
 
 
-def _side_talk(split: str) -> list[tuple[Item, int]]:
+def _side_talk(split: str, config: GateConfig) -> list[tuple[Item, int]]:
     """For me iff the last utterance is the assistant-directed one."""
     return [(item, int(item.utterances[-1].addressee is not Addressee.ASSISTANT))
-            for item in select_items("side_talk", split)]
+            for item in select_items("side_talk", split, side_talk_cue=config.side_talk_cue)]
 
 
 TRAINING_SETS = {"switch": (_switch_pairs, _side_talk), "cue_balanced": (_cue_balanced, _side_talk)}
 
 
-def examples(split: str, cache: RenderCache, config: GateConfig) -> tuple[np.ndarray, np.ndarray]:
+def examples(split: str, cache: RenderCache, config: GateConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(features, labels, family of each row) of ``split``."""
     if config.training not in TRAINING_SETS:
         raise ValueError(f"training must be one of {sorted(TRAINING_SETS)}, got {config.training!r}")
     labelled = []
     for source in TRAINING_SETS[config.training]:
-        rows = source(split)
-        labelled += rows[:config.limit_per_family] if config.limit_per_family else rows
+        rows = source(split, config)
+        if config.limit_per_family and config.limit_per_family < len(rows):
+            # spread over the rows: a prefix would hold one tool or one side-talk configuration
+            keep = np.linspace(0, len(rows) - 1, config.limit_per_family).round().astype(int)
+            rows = [rows[i] for i in keep]
+        labelled += rows
     x = [gate_features(render_item(item, cache)[0])
          for item, _ in track(labelled, description=f"gate features ({split})")]
-    return np.stack(x), np.array([label for _, label in labelled])
+    families = np.array([item.family.value for item, _ in labelled])
+    return np.stack(x), np.array([label for _, label in labelled]), families
 
 
 class AudioGate(NormalizedMLP):
@@ -124,16 +132,22 @@ def accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return {**report, "balanced": float(np.mean(list(report.values()))), "n": len(y)}
 
 
-def train_gate(config: GateConfig, out: Path | None = None) -> AudioGate:
-    """Train on the train split, report held-out accuracy on the test split, optionally save."""
-    cache = RenderCache(make_renderer(config.renderer), max_bytes=64 * 2**20)
-    x_train, y_train = examples("train", cache, config)
-    x_test, y_test = examples("test", cache, config)
+def family_accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray, families: np.ndarray) -> dict[str, dict]:
+    """``accuracy`` over all rows (``"all"``) and per family of the rows."""
+    return {"all": accuracy(gate, x, y),
+            **{f: accuracy(gate, x[families == f], y[families == f]) for f in dict.fromkeys(families)}}
+
+
+def train_gate(config: GateConfig, out: Path | None = None, cache: RenderCache | None = None) -> AudioGate:
+    """Train on the train split, report held-out accuracy on the test split, optionally save.
+    ``cache`` (of ``config.renderer``) lets runs share rendered speech."""
+    cache = cache or RenderCache(make_renderer(config.renderer), max_bytes=64 * 2**20)
+    train, test = examples("train", cache, config), examples("test", cache, config)
     model, mean, std = train_mlp(
-        x_train, y_train, len(GATE_CLASSES), config.hidden, config.epochs, config.learning_rate, config.seed
+        train[0], train[1], len(GATE_CLASSES), config.hidden, config.epochs, config.learning_rate, config.seed
     )
     gate = AudioGate(config, model, mean, std)
-    gate.report = {"train": accuracy(gate, x_train, y_train), "test": accuracy(gate, x_test, y_test)}
+    gate.report = {"train": family_accuracy(gate, *train), "test": family_accuracy(gate, *test)}
     if out is not None:
         gate.save(out)
     return gate

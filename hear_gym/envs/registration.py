@@ -47,7 +47,7 @@ def make_hear2act(access: str = "T", actions: str = "discrete", observation: str
 
 def make_voicegate(access: str = "A+T", actions: str = "discrete", **env_kwargs) -> gym.Env:
     """Build VoiceGate: base env (``env_kwargs`` go to ``VoiceGateEnv``: family, split,
-    conditions, renderer, audio_cache_dir, reward, judge), the action format (``"discrete"`` or
+    conditions, renderer, audio_cache_dir, reward, judge, side_talk_cue), the action format (``"discrete"`` or
     the canonical ``"text"`` grammar) and the access condition (``"A+T"``, ``"A"``, ``"T"``)."""
     if actions not in ACTION_FORMATS:
         raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")

@@ -5,7 +5,8 @@ An episode is one decision on one item of a family (``speaker_switch``, ``side_t
 draws an item with the env's seeded generator, or takes ``options={"item_id": ...}`` /
 ``options={"index": i}`` (position in ``env.items``) for evaluation sweeps. ``step`` takes one
 action (Discrete, see ``voicegate_actions``; or ``step_decoded`` with a parsed text reply) and
-terminates the episode.
+terminates the episode. ``side_talk_cue`` (``"none"``, the default, or ``"turned_away"``)
+chooses the side-talk rendering (see ``hear_gym.scenarios.voicegate.generator``).
 
 Observation (Dict) of the base env, which is the transcript-only access condition T:
 
@@ -34,14 +35,15 @@ from hear_gym.core.spaces import discrete_index
 from hear_gym.envs.hear2act import TEXT_CHARSET
 from hear_gym.envs.voicegate_actions import N_ACTIONS, GateAction, action_mask, decode
 from hear_gym.metrics.voicegate_scoring import REWARDS, Judge, KeywordJudge, score
-from hear_gym.scenarios.voicegate.generator import select_items
+from hear_gym.scenarios.voicegate.generator import check_side_talk_cue, select_items
 from hear_gym.scenarios.voicegate.items import Family, Item
 from hear_gym.scenarios.voicegate.pools import tool_inventory
 from hear_gym.speech.cache import shared_render_cache
 from hear_gym.speech.gate_scenes import render_item
 from hear_gym.speech.renderers import SAMPLE_RATE
 
-MAX_AUDIO_SECONDS = 12.0  # longest item: 8.8 s (eSpeak; a long context, 600 ms, a long trigger)
+# longest input: about 9 s (eSpeak; lead-in, a long context, 600 ms, a long trigger, tail)
+MAX_AUDIO_SECONDS = 12.0
 MAX_AUDIO_SAMPLES = int(MAX_AUDIO_SECONDS * SAMPLE_RATE)
 MAX_TRANSCRIPT_CHARS = 1_000
 MAX_TOOLS_CHARS = 8_000
@@ -60,6 +62,7 @@ class VoiceGateEnv(gym.Env):
         reward: str = "paper",
         judge: Judge | None = None,
         render_mode: str | None = None,
+        side_talk_cue: str = "none",
     ) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
@@ -68,8 +71,9 @@ class VoiceGateEnv(gym.Env):
         if family not in {f.value for f in Family}:
             raise ValueError(f"family must be one of {[f.value for f in Family]}, got {family!r}")
         self.family = Family(family)
+        self.side_talk_cue = check_side_talk_cue(side_talk_cue)
         self.items: tuple[Item, ...] = select_items(
-            self.family, split, tuple(conditions) if conditions else None
+            self.family, split, tuple(conditions) if conditions else None, side_talk_cue
         )
         if not self.items:
             raise ValueError(f"no {self.family.value} items for split={split!r}, conditions={conditions!r}")

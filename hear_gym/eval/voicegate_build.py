@@ -8,7 +8,8 @@
   (voice, durations, normalization, peak, boundaries, room configuration, PCM hash);
 * ``build.json``: counts, renderer, generator version, seconds taken.
 
-Items are rendered in ``workers`` processes (spawned, each with its own render cache); the
+``side_talk_cue`` chooses the side-talk rendering (generator docstring). Items are rendered
+in ``workers`` processes (spawned, each with its own render cache); the
 files are the same whatever the worker count.
 """
 
@@ -36,9 +37,9 @@ def wav_name(item_id: str) -> str:
     return item_id.replace("/", "__") + ".wav"
 
 
-def _render_chunk(args: tuple[list[int], str, str]) -> list[dict]:
-    indices, renderer, audio_dir = args
-    items = all_items()
+def _render_chunk(args: tuple[list[int], str, str, str]) -> list[dict]:
+    indices, renderer, audio_dir, side_talk_cue = args
+    items = all_items(side_talk_cue)
     cache = RenderCache(make_renderer(renderer), max_bytes=128 * 2**20)
     manifests = []
     for i in indices:
@@ -48,9 +49,10 @@ def _render_chunk(args: tuple[list[int], str, str]) -> list[dict]:
     return manifests
 
 
-def build_items(out: Path, renderer: str = "espeak", workers: int = 2, progress: bool = True) -> dict:
+def build_items(out: Path, renderer: str = "espeak", workers: int = 2, progress: bool = True,
+                side_talk_cue: str = "none") -> dict:
     start = time.perf_counter()
-    items = all_items()
+    items = all_items(side_talk_cue)
     audio_dir = out / "audio"
     audio_dir.mkdir(parents=True, exist_ok=True)
     with open(out / "items.jsonl", "w", encoding="utf-8") as fh:
@@ -59,7 +61,8 @@ def build_items(out: Path, renderer: str = "espeak", workers: int = 2, progress:
     # each worker's render cache reuse the shared segments.
     with_audio = [i for i, item in enumerate(items) if item.has_audio]
     chunks = [
-        (with_audio[k : k + _CHUNK], renderer, str(audio_dir)) for k in range(0, len(with_audio), _CHUNK)
+        (with_audio[k : k + _CHUNK], renderer, str(audio_dir), side_talk_cue)
+        for k in range(0, len(with_audio), _CHUNK)
     ]
     manifests: list[dict] = []
     with Progress(disable=not progress) as bar:
@@ -78,6 +81,7 @@ def build_items(out: Path, renderer: str = "espeak", workers: int = 2, progress:
     summary = {
         "generator": GENERATOR_VERSION,
         "renderer": renderer,
+        "side_talk_cue": side_talk_cue,
         "workers": workers,
         "n_items": len(items),
         "n_audio": len(with_audio),

@@ -40,6 +40,7 @@ class GateRunConfig:
     access: str = "A+T"
     renderer: str = "espeak"
     seed: int = 0
+    side_talk_cue: str = "none"
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "families": list(self.families), "generator": GENERATOR_VERSION}
@@ -88,6 +89,7 @@ def run_gate_evaluation(
                 renderer=config.renderer,
                 audio_cache_dir=audio_cache_dir,
                 judge=judge,
+                side_talk_cue=config.side_talk_cue,
             )
             base = env.unwrapped
             todo = [i for i, item in enumerate(base.items) if item.item_id not in writer.keys]

@@ -13,11 +13,24 @@ normalized and faded, exactly as paper Appendix F describes:
    The reverberant result is cut to the dry length so that boundaries and gaps stay exact.
 3. Loudness normalized to -20 dBFS RMS *after* room rendering (distance must not become a level
    cue), then 5 ms raised-cosine fades.
-4. Segments joined with the item's inserted silences.
+4. Segments joined with the item's inserted gaps, after a 200 ms lead-in and before a 200 ms
+   tail.
+5. A room-tone bed under the *whole* input (lead-in, speech, gaps, tail): stationary pink noise
+   (1/f, high-passed at 50 Hz) at -50 dBFS RMS, i.e. 30 dB below the speech segments. Gaps are
+   therefore never digital silence (a run of exact zeros would mark every inserted gap, which
+   solves speaker-switch with one scalar), and since the bed is everywhere, where there is noise
+   tells nothing either. The bed is drawn from a ``numpy.random.Generator`` seeded by a stable
+   hash of the item's ``group``, so the conditions of one speaker-switch pair or cue-validity
+   command carry the same noise and differ only in what the condition changes; it is a causal
+   stream, so ``room_tone(item, n)`` for a larger ``n`` continues it (the audio observation pads
+   with it).
+
+Placement ``turned_away`` is only used by side-talk's optional ``side_talk_cue="turned_away"``.
 
 The manifest records, per segment: voice, source, placement, room configuration and its
 direct-to-reverberant ratio, start/end, duration, the normalization gain, RMS and peak; per
-item: duration, boundaries, peak and a SHA-256 of the 16-bit PCM.
+item: duration, boundaries, lead-in and tail, the noise bed (kind, level, seed key, measured
+RMS), peak and a SHA-256 of the 16-bit PCM.
 """
 
 from __future__ import annotations
@@ -39,6 +52,7 @@ from hear_gym.speech.scene import (
     gap,
     normalize_loudness,
     peak_dbfs,
+    pink_noise,
     reverberate,
     rms_dbfs,
     room_impulse_response,
@@ -48,6 +62,10 @@ SEGMENT_DBFS = -20.0
 FADE_MS = 5.0
 TURNED_AWAY_LOWPASS_HZ = 2_000.0
 DELIVERY = "neutral"
+LEAD_MS = TAIL_MS = 200.0
+NOISE_DBFS = -50.0
+NOISE_HIGHPASS_HZ = 50.0
+NOISE_VERSION = "room-tone-1"  # part of the seed key: change it with any change to the bed
 _MICROPHONE = (2.2, 2.0, 1.5)
 ROOMS: dict[Placement, RoomConfig] = {
     Placement.NEAR: RoomConfig(source=(2.0, 2.05, 1.6), microphone=_MICROPHONE),
@@ -79,11 +97,22 @@ def place(dry: np.ndarray, placement: Placement) -> np.ndarray:
     return reverberate(dry, ROOMS[placement])[: len(dry)]
 
 
+def _noise_seed(item: Item) -> int:
+    digest = hashlib.blake2b(f"{NOISE_VERSION}|{item.group}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def room_tone(item: Item, n: int) -> np.ndarray:
+    """The first ``n`` samples of the item's noise bed (the same stream ``render_item`` adds)."""
+    return pink_noise(n, np.random.default_rng(_noise_seed(item)), NOISE_DBFS, NOISE_HIGHPASS_HZ)
+
+
 def render_item(item: Item, cache_: RenderCache) -> tuple[np.ndarray, dict]:
     """(waveform, manifest) of an item with audio."""
     if item.segments is None:
         raise ValueError(f"{item.item_id} is a text-only item; it has no audio")
-    pieces, records, position = [], [], 0
+    lead = gap(LEAD_MS)
+    pieces, records, position = [lead], [], len(lead)
     for i, segment in enumerate(item.segments):
         text = item.utterances[segment.utterance].text
         dry = cache_.render(RenderRequest(text, DELIVERY, segment.voice)).waveform
@@ -111,7 +140,10 @@ def render_item(item: Item, cache_: RenderCache) -> tuple[np.ndarray, dict]:
             silence = gap(item.gaps_ms[i])
             pieces.append(silence)
             position += len(silence)
-    waveform = np.clip(np.concatenate(pieces), -1.0, 1.0)
+    pieces.append(gap(TAIL_MS))
+    speech = np.concatenate(pieces)
+    bed = room_tone(item, len(speech))
+    waveform = np.clip(speech + bed, -1.0, 1.0)
     pcm = np.round(waveform * 32767).astype("<i2")
     manifest = {
         "item_id": item.item_id,
@@ -122,6 +154,15 @@ def render_item(item: Item, cache_: RenderCache) -> tuple[np.ndarray, dict]:
         "segment_dbfs": SEGMENT_DBFS,
         "fade_ms": FADE_MS,
         "gaps_ms": list(item.gaps_ms),
+        "lead_ms": LEAD_MS,
+        "tail_ms": TAIL_MS,
+        "noise": {
+            "kind": "pink",
+            "highpass_hz": NOISE_HIGHPASS_HZ,
+            "level_dbfs": NOISE_DBFS,
+            "seed_key": f"{NOISE_VERSION}|{item.group}",
+            "rms_dbfs": round(rms_dbfs(bed), 3),
+        },
         "boundaries_s": [r["start_s"] for r in records[1:]],
         "segments": records,
         "peak_dbfs": round(peak_dbfs(waveform), 3),

@@ -2,8 +2,9 @@
 
 Level, fades, gaps, concatenation of segments from different voices, far-field rendering with
 image-source room impulse responses (pyroomacoustics; one RIR per room configuration, cached),
-and additive noise at a target SNR. Each function returns a new array and never mutates its
-input; randomness (noise) comes from a ``numpy.random.Generator`` the caller passes in.
+additive noise at a target SNR, and a stationary pink noise bed (room tone). Each function
+returns a new array and never mutates its input; randomness (noise) comes from a
+``numpy.random.Generator`` the caller passes in.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.signal import fftconvolve
+from scipy.signal import butter, fftconvolve, lfilter, sosfilt
 
 SAMPLE_RATE = 16_000
 _EPS = 1e-12
@@ -74,6 +75,35 @@ def add_noise(x: np.ndarray, snr_db: float, rng: np.random.Generator,
     noise = np.asarray(noise[:len(x)], dtype=np.float64)
     scale = np.sqrt(np.mean(np.square(x, dtype=np.float64)) / (np.mean(noise**2) * 10 ** (snr_db / 10)))
     return (np.asarray(x, dtype=np.float64) + scale * noise).astype(np.float32)
+
+
+# 1/f ("pink") spectrum within 0.3 dB from 10 Hz to Nyquist: the published 3-pole/3-zero design
+# from J. O. Smith, "Spectral Audio Signal Processing" (example: pink noise generation).
+_PINK_B = (0.049922035, -0.095993537, 0.050612699, -0.004408786)
+_PINK_A = (1.0, -2.494956002, 2.017265875, -0.522189400)
+
+
+@lru_cache(maxsize=8)
+def _pink_chain(sample_rate: int, highpass_hz: float) -> tuple[np.ndarray, float]:
+    """(high-pass SOS, RMS of the pink + high-pass chain's output for unit white input)."""
+    sos = butter(2, highpass_hz, btype="highpass", fs=sample_rate, output="sos")
+    impulse = np.zeros(1 << 17)
+    impulse[0] = 1.0
+    response = sosfilt(sos, lfilter(_PINK_B, _PINK_A, impulse))
+    return sos, float(np.sqrt(np.sum(response**2)))
+
+
+def pink_noise(n: int, rng: np.random.Generator, level_dbfs: float = -50.0, highpass_hz: float = 50.0,
+               sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """Stationary pink noise (1/f, high-passed to drop rumble) with an expected RMS of
+    ``level_dbfs``. Both filters are causal and the gain is the chain's analytic one (not the
+    draw's RMS), so the first k samples never depend on ``n``: a longer bed continues a shorter
+    one. The filters start from rest after a warm-up that is drawn and discarded."""
+    warmup = sample_rate // 2  # several time constants of the slowest pole (|p| = 0.9986)
+    sos, gain = _pink_chain(sample_rate, highpass_hz)
+    white = rng.standard_normal(warmup + n)
+    shaped = sosfilt(sos, lfilter(_PINK_B, _PINK_A, white))[warmup:]
+    return (shaped * (10 ** (level_dbfs / 20) / gain)).astype(np.float32)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """VoiceGate access conditions as wrappers.
 
 The base env is ``T`` (transcript and tool inventory). ``A+T`` adds the input's audio
-(``ItemAudio``: ``audio``, float32 16 kHz zero-padded to ``MAX_AUDIO_SECONDS``, and
-``audio_length``, 0 for text-only inputs; the synthesis manifest goes to ``info["manifest"]``).
+(``ItemAudio``: ``audio``, float32 16 kHz padded to ``MAX_AUDIO_SECONDS`` with the
+continuation of the input's own room tone, so that no part of the buffer is digital silence,
+and ``audio_length``, where the input ends, 0 for text-only inputs, whose buffer is all zeros;
+the synthesis manifest goes to ``info["manifest"]``).
 ``A`` (what the paper's Audio LLMs get) is ``A+T`` with the transcript of an input with audio
 replaced by ``[speech]``; text-only inputs keep their words, they have nothing else.
 """
@@ -16,6 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.envs.voicegate import MAX_AUDIO_SAMPLES
+from hear_gym.speech.gate_scenes import room_tone
 from hear_gym.wrappers.audio import SPEECH_PLACEHOLDER
 
 GATE_ACCESS = ("A+T", "A", "T")
@@ -40,12 +43,14 @@ class ItemAudio(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
     def _add(self, obs: dict, info: dict) -> tuple[dict, dict]:
-        rendered = self.env.unwrapped.item_audio()
+        base = self.env.unwrapped
+        rendered = base.item_audio()
         waveform = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
         length = 0
         if rendered is not None:
             length = min(len(rendered[0]), MAX_AUDIO_SAMPLES)
             waveform[:length] = rendered[0][:length]
+            waveform[length:] = room_tone(base.item, MAX_AUDIO_SAMPLES)[length:]
         manifest = copy.deepcopy(rendered[1]) if rendered is not None else None
         return ({**obs, "audio": waveform, "audio_length": np.array(length, dtype=np.int64)},
                 {**info, "manifest": manifest})

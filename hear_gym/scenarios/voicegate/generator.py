@@ -3,25 +3,41 @@
 Every item is a pure function of (``GENERATOR_VERSION``, family, tool/config/frame, index),
 drawn with ``StableRng`` from the pools in ``pools.py``. Counts and rules:
 
+* Voices (paper Appendix H: train and test wearer voices are disjoint): the 10 eSpeak voices
+  are split by speaker, ``TRAIN_VOICES`` (f1 f3 f4 m1 m2 m4) and ``TEST_VOICES`` (f2 f5 m3 m7,
+  two of each sex). Every voice of an item, wearer's and bystander's, comes from its split's
+  set, so a held-out input holds no voice seen in training in any role; a gate cannot pass by
+  remembering who the wearers were.
 * Speaker-switch: 40 commands per tool (400). Each command has a context sentence and a trigger
-  (a wrapper around a filled command core), a wearer voice A and a different bystander voice B
-  (10 eSpeak voices). Three conditions share the words: ``same_speaker`` (A near, A near, no
-  inserted gap; target: the tool), ``switch`` (A near, 600 ms silence, B far; target
-  ``[Mute]``) and ``text_only`` (no audio; target: the tool). 8 commands per tool are held out
-  (320/80).
+  (a wrapper around a filled command core), a wearer voice A and a different bystander voice B.
+  Three conditions share the words: ``same_speaker`` (A near, A near, no inserted gap; target:
+  the tool), ``switch`` (A near, 600 ms gap, B far; target ``[Mute]``) and ``text_only`` (no
+  audio; target: the tool). 8 commands per tool are held out (320/80).
 * Side-talk: 8 configurations = order (assistant-directed first or second) x content of the
   assistant-directed utterance (tool-like or conversational) x content of the
-  bystander-directed one; 50 items each (400), 10 held out per configuration. One wearer
-  voice says both utterances, 400 ms apart. Target: the tool named by the assistant-directed
-  utterance, or an answer to it. The addressee is carried by two cues, documented in
-  ``cues``: acoustic in every item (the bystander-directed utterance is rendered turned away:
-  lower direct-to-reverberant ratio, duller spectrum; the assistant-directed one near and
-  facing), and lexical in half of them (the bystander-directed utterance opens with a vocative
-  name). In the other half the words alone do not tell who is addressed: questions come from
-  one pool that suits either listener, and tool-like requests use the same wrappers.
-* Self-talk: 7 discourse frames x 35 items (245), 7 held out per frame. A command core inside
-  a planning / regret / quotation / sarcasm / rhetorical-question / conditional frame, or a
-  metaphor using a tool's vocabulary. Target ``[Mute]``.
+  bystander-directed one. 395 items, as the paper retained: 49 per configuration plus one more
+  in configurations 0, 3 and 5 (``SIDE_TALK_EXTRA``: assistant_first-tool-tool,
+  assistant_first-conversational-conversational, bystander_first-tool-conversational), the
+  choice that leaves every factor's two levels one item apart (198/197). 10 per configuration
+  are held out (315/80). One wearer voice says both utterances, 400 ms apart, both near and
+  facing the microphone (paper: two utterances by the same speaker; using one voice removes
+  identity, and one placement removes acoustics, as an explanation: the task is pragmatic
+  attribution). Target: the tool named by the assistant-directed utterance, or an answer to it.
+  Every other item in generation order (198 of 395) carries a lexical cue, the
+  bystander-directed utterance opening with a vocative name ("Sam, ..."); the
+  assistant-directed one then opens with a discourse marker that suits either listener
+  ("Okay, ..."), so that both carry an opener and its comma pause (without it, "the shorter
+  segment" found the assistant in 8 of 10 vocative items). Held-out items are half with, half
+  without. In the others the words alone do not tell who is addressed: questions come from one
+  pool that suits either listener, and tool-like requests use the same wrappers.
+  ``side_talk_cue="turned_away"`` adds the earlier acoustic cue (the bystander-directed
+  utterance rendered turned away: lower direct-to-reverberant ratio, duller spectrum); it
+  changes placements only, never words, voices or splits. ``cues`` records both.
+* Self-talk: 7 discourse frames, 223 items as the paper retained: 32 per frame, 31 for the last
+  frame (metaphor). 6 per frame held out (181/42). A command core inside a planning / regret /
+  quotation / sarcasm / rhetorical-question / conditional frame, or a metaphor using a tool's
+  vocabulary. Voices rotate through the split's set. Target ``[Mute]``.
+* Held-out counts are round(n / 5) per tool, configuration or frame (about 80/20 item-level).
 * Cue validity: the 80 held-out commands x trigger source (same / different) x field (near /
   far) x gap (0 / 600 ms) x far-field rendering (``trigger_only``: only the trigger is far;
   ``scene_consistent``: context and trigger are far together). Proximity rule: the tool only
@@ -30,7 +46,6 @@ drawn with ``StableRng`` from the pools in ``pools.py``. Counts and rules:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from functools import cache
 
@@ -46,82 +61,28 @@ from hear_gym.scenarios.voicegate.items import (
     TargetKind,
     Utterance,
 )
-from hear_gym.scenarios.voicegate.pools import (
-    SELF_TALK_FRAMES,
-    TOOL_NAMES,
-    Phrasing,
-    SlotValue,
-    Tool,
-    phrasing,
-    tool,
-    words,
+from hear_gym.scenarios.voicegate.pools import SELF_TALK_FRAMES, TOOL_NAMES, phrasing, tool
+from hear_gym.scenarios.voicegate.rules import (  # noqa: F401  (the construction's constants, re-exported)
+    CUE_CONDITIONS,
+    GENERATOR_VERSION,
+    MAX_ATTEMPTS,
+    SELF_TALK_ITEMS,
+    SIDE_TALK_CONFIGS,
+    SIDE_TALK_CUES,
+    SIDE_TALK_EXTRA,
+    SIDE_TALK_ITEMS,
+    SPLIT_VOICES,
+    SWITCH_CONDITIONS,
+    SWITCH_GAP_MS,
+    SWITCH_PER_TOOL,
+    SWITCH_TEST_PER_TOOL,
+    TEST_VOICES,
+    TRAIN_VOICES,
+    VOICES,
+    command,
+    split_of,
 )
-from hear_gym.speech.espeak import VARIANTS
-
-GENERATOR_VERSION = "voicegate-gen-1"
-VOICES = tuple(sorted(VARIANTS))
-SWITCH_PER_TOOL, SWITCH_TEST_PER_TOOL = 40, 8
-SIDE_TALK_PER_CONFIG, SIDE_TALK_TEST_PER_CONFIG = 50, 10
-SELF_TALK_PER_FRAME, SELF_TALK_TEST_PER_FRAME = 35, 7
-SWITCH_GAP_MS = 600.0
-SIDE_TALK_GAP_MS = 400.0
-SWITCH_CONDITIONS = ("same_speaker", "switch", "text_only")
-SIDE_TALK_CONFIGS = tuple(
-    f"{order}-{a}-{b}"
-    for order in ("assistant_first", "bystander_first")
-    for a in ("tool", "conversational")
-    for b in ("tool", "conversational")
-)
-CUE_CONDITIONS = tuple(
-    f"{source}-{field}-{gap}ms/{rendering}"
-    for source in ("same", "different")
-    for field in ("near", "far")
-    for gap in (0, 600)
-    for rendering in ("trigger_only", "scene_consistent")
-)
-_STOP = frozenset(
-    ["a", "an", "the", "to", "my", "me", "our", "your", "for", "of", "on", "in", "at", "and", "or", "with", "it", "this", "that", "some", "is", "be", "please", "can", "could", "you", "i", "we", "up", "off"]
-)
-_MAX_ATTEMPTS = 10_000
-
-
-def _fill(core: str, tool_: Tool, rng: StableRng) -> tuple[str, dict[str, SlotValue]]:
-    filled: dict[str, SlotValue] = {}
-
-    def slot(match: re.Match) -> str:
-        name = match.group(1)
-        filled.setdefault(name, rng.choice(tool_.slots[name]))
-        return filled[name].words
-
-    return re.sub(r"\{([a-z_]+)\}", slot, core), filled
-
-
-def _wrap(wrapper: str, core: str) -> str:
-    return wrapper.replace("{Core}", core[:1].upper() + core[1:]).replace("{core}", core)
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[:2] != "I " else text
-
-
-def _content_words(text: str) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(w for w in words(text) if w not in _STOP))
-
-
-def _command(tool_: Tool, ph: Phrasing, rng: StableRng, addressee: Addressee) -> Utterance:
-    core, filled = _fill(rng.choice(tool_.cores), tool_, rng)
-    return Utterance(
-        _wrap(rng.choice(ph.trigger_wrappers), core),
-        addressee,
-        tool_.name,
-        tool_.call_params(filled),
-        _content_words(core),
-    )
-
-
-def _split_of(index: int, test: set[int]) -> str:
-    return "test" if index in test else "train"
-
+from hear_gym.scenarios.voicegate.talk_items import self_talk_items, side_talk_items
 
 # -- speaker-switch and cue validity ------------------------------------------------------
 @cache
@@ -129,21 +90,23 @@ def _switch_commands(tool_name: str) -> tuple[tuple[Utterance, Utterance, str, s
     """(context, trigger, voice A, voice B, split) for each of the tool's commands."""
     tool_, ph = tool(tool_name), phrasing()
     rng = StableRng(f"{GENERATOR_VERSION}|speaker_switch|{tool_name}")
+    test = set(rng.sample(range(SWITCH_PER_TOOL), SWITCH_TEST_PER_TOOL))
     commands, seen = [], set()
-    for _ in range(_MAX_ATTEMPTS):
+    for _ in range(MAX_ATTEMPTS):
         if len(commands) == SWITCH_PER_TOOL:
             break
         context = Utterance(rng.choice(tool_.contexts), Addressee.ASSISTANT)
-        trigger = _command(tool_, ph, rng, Addressee.ASSISTANT)
+        trigger = command(tool_, ph, rng, Addressee.ASSISTANT)
         if trigger.text in seen:
             continue
         seen.add(trigger.text)
-        voice_a = rng.choice(VOICES)
-        commands.append((context, trigger, voice_a, rng.choice([v for v in VOICES if v != voice_a])))
+        split = split_of(len(commands), test)
+        voices = SPLIT_VOICES[split]
+        voice_a = rng.choice(voices)
+        commands.append((context, trigger, voice_a, rng.choice([v for v in voices if v != voice_a]), split))
     else:
         raise RuntimeError(f"{tool_name}: the pools cannot supply {SWITCH_PER_TOOL} distinct triggers")
-    test = set(rng.sample(range(SWITCH_PER_TOOL), SWITCH_TEST_PER_TOOL))
-    return tuple((*c, _split_of(i, test)) for i, c in enumerate(commands))
+    return tuple(commands)
 
 
 def _switch_items() -> Iterator[Item]:
@@ -204,141 +167,24 @@ def _cue_items() -> Iterator[Item]:
     return cue_variants("test")
 
 
-# -- side-talk ------------------------------------------------------------------------------
-def _side_utterance(
-    content: str,
-    addressee: Addressee,
-    vocative: str | None,
-    ph: Phrasing,
-    rng: StableRng,
-    avoid: Utterance | None,
-) -> Utterance:
-    for _ in range(_MAX_ATTEMPTS):
-        if content == "tool":
-            utterance = _command(tool(rng.choice(TOOL_NAMES)), ph, rng, addressee)
-            clash = avoid is not None and avoid.tool == utterance.tool
-        else:
-            question = rng.choice(ph.questions)
-            utterance = Utterance(question.text, addressee, topic_words=tuple(question.topic_words))
-            clash = avoid is not None and avoid.text == question.text
-        if not clash:
-            break
-    if vocative is not None:
-        utterance = Utterance(
-            f"{vocative}, {_lower_first(utterance.text)}",
-            addressee,
-            utterance.tool,
-            utterance.params,
-            utterance.topic_words,
-        )
-    return utterance
-
-
-def _side_talk_items() -> Iterator[Item]:
-    ph = phrasing()
-    for c, config in enumerate(SIDE_TALK_CONFIGS):
-        order, assistant_content, bystander_content = config.split("-")
-        rng = StableRng(f"{GENERATOR_VERSION}|side_talk|{config}")
-        indices = range(SIDE_TALK_PER_CONFIG)
-        half = SIDE_TALK_TEST_PER_CONFIG // 2
-        test = set(rng.sample(indices[0::2], half)) | set(rng.sample(indices[1::2], half))
-        for k in indices:
-            vocative = rng.choice(ph.vocatives) if k % 2 == 0 else None
-            to_assistant = _side_utterance(assistant_content, Addressee.ASSISTANT, None, ph, rng, None)
-            to_bystander = _side_utterance(
-                bystander_content, Addressee.BYSTANDER, vocative, ph, rng, to_assistant
-            )
-            utterances = (
-                (to_assistant, to_bystander) if order == "assistant_first" else (to_bystander, to_assistant)
-            )
-            voice = rng.choice(VOICES)
-            segments = tuple(
-                Segment(
-                    i,
-                    Source.WEARER,
-                    voice,
-                    Placement.NEAR if u.addressee is Addressee.ASSISTANT else Placement.TURNED_AWAY,
-                )
-                for i, u in enumerate(utterances)
-            )
-            position = utterances.index(to_assistant)
-            target = (
-                Target(TargetKind.TOOL, tool=to_assistant.tool)
-                if assistant_content == "tool"
-                else Target(TargetKind.ANSWER, utterance=position)
-            )
-            group = f"st-{c}-{k:02d}"
-            yield Item(
-                group,
-                Family.SIDE_TALK,
-                config,
-                _split_of(k, test),
-                group,
-                utterances,
-                segments,
-                (SIDE_TALK_GAP_MS,),
-                target,
-                {"vocative": vocative is not None, "acoustic": "turned_away"},
-            )
-
-
-# -- self-talk ------------------------------------------------------------------------------
-def _self_talk_items() -> Iterator[Item]:
-    ph = phrasing()
-    for frame in SELF_TALK_FRAMES:
-        rng = StableRng(f"{GENERATOR_VERSION}|self_talk|{frame}")
-        if frame == "metaphor":
-            lines = rng.sample(ph.metaphors, SELF_TALK_PER_FRAME)
-            utterances = [
-                Utterance(m.text, Addressee.SELF, m.tool, None, _content_words(m.text)) for m in lines
-            ]
-        else:
-            utterances, seen = [], set()
-            for _ in range(_MAX_ATTEMPTS):
-                if len(utterances) == SELF_TALK_PER_FRAME:
-                    break
-                tool_ = tool(TOOL_NAMES[len(utterances) % len(TOOL_NAMES)])
-                core, filled = _fill(rng.choice(tool_.cores), tool_, rng)
-                text = rng.choice(ph.self_talk[frame]).replace("{core}", core)
-                if text not in seen:
-                    seen.add(text)
-                    utterances.append(
-                        Utterance(
-                            text, Addressee.SELF, tool_.name, tool_.call_params(filled), _content_words(core)
-                        )
-                    )
-        test = set(rng.sample(range(SELF_TALK_PER_FRAME), SELF_TALK_TEST_PER_FRAME))
-        for k, utterance in enumerate(utterances):
-            group = f"sf-{frame}-{k:02d}"
-            voice = VOICES[(k + SELF_TALK_FRAMES.index(frame)) % len(VOICES)]
-            yield Item(
-                group,
-                Family.SELF_TALK,
-                frame,
-                _split_of(k, test),
-                group,
-                (utterance,),
-                (Segment(0, Source.WEARER, voice, Placement.NEAR),),
-                (),
-                Target(TargetKind.MUTE),
-            )
-
-
-_BUILDERS = {
-    Family.SPEAKER_SWITCH: _switch_items,
-    Family.SIDE_TALK: _side_talk_items,
-    Family.SELF_TALK: _self_talk_items,
-    Family.CUE_VALIDITY: _cue_items,
-}
+def check_side_talk_cue(side_talk_cue: str) -> str:
+    if side_talk_cue not in SIDE_TALK_CUES:
+        raise ValueError(f"side_talk_cue must be one of {SIDE_TALK_CUES}, got {side_talk_cue!r}")
+    return side_talk_cue
 
 
 @cache
-def all_items() -> tuple[Item, ...]:
-    return tuple(item for family in Family for item in _BUILDERS[family]())
+def all_items(side_talk_cue: str = "none") -> tuple[Item, ...]:
+    """Every item; ``side_talk_cue`` chooses the side-talk rendering (module docstring)."""
+    check_side_talk_cue(side_talk_cue)
+    return (*_switch_items(), *side_talk_items(side_talk_cue), *self_talk_items(), *_cue_items())
 
 
 def select_items(
-    family: Family | str, split: str | None = None, conditions: tuple[str, ...] | None = None
+    family: Family | str,
+    split: str | None = None,
+    conditions: tuple[str, ...] | None = None,
+    side_talk_cue: str = "none",
 ) -> tuple[Item, ...]:
     """Items of one family, optionally one split (``"train"``/``"test"``) and some conditions."""
     family = Family(family)
@@ -348,7 +194,7 @@ def select_items(
             raise ValueError(f"unknown {family.value} condition {condition!r}; conditions: {known}")
     return tuple(
         item
-        for item in all_items()
+        for item in all_items(side_talk_cue)
         if item.family is family
         and (split is None or item.split == split)
         and (conditions is None or item.condition in conditions)

@@ -10,7 +10,8 @@ Two data files, both public knowledge about the task (nothing here says which it
   schema). A context is one sentence the wearer says before the trigger: it sets up the tool's
   topic without itself asking for anything.
 * ``phrasing.json``: shared wrappers that turn a core into a spoken trigger, vocative names for
-  bystander-directed side-talk, conversational questions that suit either addressee (with the
+  bystander-directed side-talk, discourse-marker openers ("Okay, ...") that suit either
+  listener, conversational questions that suit either addressee (with the
   topic words the side-talk judge looks for), and the seven self-talk frames.
 """
 
@@ -143,6 +144,7 @@ class MetaphorLine(_Strict):
 class Phrasing(_Strict):
     trigger_wrappers: list[str] = Field(min_length=5)
     vocatives: list[str] = Field(min_length=8)
+    openers: list[str] = Field(min_length=8)
     questions: list[ConversationalQuestion] = Field(min_length=40)
     self_talk: dict[str, list[str]]
     metaphors: list[MetaphorLine] = Field(min_length=40)

@@ -1,0 +1,181 @@
+"""Single-scalar shortcut probes for VoiceGate: the rules a skeptical reviewer tries first.
+
+A benchmark that one scalar solves is broken, so each family is attacked with every scalar:
+
+* Side-talk (which of the two utterances is for the assistant?). Each scalar is measured per
+  segment, cut at the manifest's true boundaries (the probes' best case, better than any VAD):
+  the segment's own features (``SEGMENT_FEATURES`` of the audio gate: MFCC means, F0 level and
+  spread, spectral centroid, roll-off, share above 2 kHz, energy spread, i.e. reverberance),
+  plus duration, RMS and peak level, words per second (the transcript is observable under
+  A+T) and position. A rule picks the segment with the larger value, or the smaller one.
+* Speaker-switch (same speaker or switched?). Each scalar is measured on the whole input with
+  no manifest (what an agent hears): the audio gate's ``GATE_FEATURES`` (the pause at the
+  longest low-energy stretch, the change in every segment feature across it, the last
+  segment's own features), the longest run of exact digital zeros in the 16-bit PCM, the number
+  of speech stretches an energy VAD finds, and the duration. A rule is a threshold and a
+  direction.
+
+Rules are fit on train items (direction; threshold maximizing train accuracy) and scored on
+held-out items, with a 95% CI from resampling item groups (a speaker-switch pair stays
+together). Ties score one half (a coin flip).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.voicegate.gate_features import (
+    FRAME,
+    GATE_FEATURES,
+    SAMPLE_RATE,
+    SEGMENT_FEATURES,
+    frame_db,
+    gate_features,
+    segment_features,
+)
+from hear_gym.metrics.bootstrap import Estimate, RatioSums, ratio_ci
+from hear_gym.scenarios.voicegate.items import Addressee, Item
+from hear_gym.scenarios.voicegate.pools import words
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.gate_scenes import render_item
+from hear_gym.speech.scene import peak_dbfs, rms_dbfs
+
+SIDE_TALK_SCALARS = (*SEGMENT_FEATURES, "duration_s", "rms_db", "peak_db", "words_per_s", "position")
+SWITCH_SCALARS = (*GATE_FEATURES, "longest_zero_run", "speech_stretches", "duration_s")
+VAD_BELOW_PEAK_DB = 35.0  # the gate's own threshold (gate_features.SILENCE_BELOW_PEAK_DB)
+VAD_MIN_PAUSE_S = 0.15
+
+
+def longest_zero_run(wave: np.ndarray) -> int:
+    """Longest run of samples that are exactly zero once written as 16-bit PCM."""
+    zero = np.round(np.asarray(wave, dtype=np.float64) * 32767) == 0
+    edges = np.diff(np.concatenate([[0], zero.astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return int((ends - starts).max()) if len(starts) else 0
+
+
+def speech_stretches(wave: np.ndarray) -> int:
+    """Speech runs an energy VAD finds (10 ms frames within 35 dB of the loudest, pauses of at
+    least 150 ms between runs)."""
+    db = frame_db(wave)
+    speech = db > db.max() - VAD_BELOW_PEAK_DB
+    min_pause = int(VAD_MIN_PAUSE_S * SAMPLE_RATE / FRAME)
+    runs, silent = 0, min_pause
+    for is_speech in speech:
+        if is_speech:
+            runs += silent >= min_pause
+            silent = 0
+        else:
+            silent += 1
+    return runs
+
+
+def segment_scalars(segment: np.ndarray, text: str, position: int) -> np.ndarray:
+    """``SIDE_TALK_SCALARS`` of one side-talk segment."""
+    duration = len(segment) / SAMPLE_RATE
+    extra = [duration, rms_dbfs(segment), peak_dbfs(segment), len(words(text)) / duration, position]
+    return np.concatenate([segment_features(segment), extra]).astype(np.float64)
+
+
+def input_scalars(wave: np.ndarray) -> np.ndarray:
+    """``SWITCH_SCALARS`` of one input."""
+    extra = [longest_zero_run(wave), speech_stretches(wave), len(wave) / SAMPLE_RATE]
+    return np.concatenate([gate_features(wave), extra]).astype(np.float64)
+
+
+def side_talk_table(items: Sequence[Item], cache: RenderCache) -> np.ndarray:
+    """(items, 2, scalars): the assistant-directed segment's scalars, then the other's."""
+    rows = []
+    for item in items:
+        wave, manifest = render_item(item, cache)
+        per_segment = []
+        for position, record in enumerate(manifest["segments"]):
+            start, end = round(record["start_s"] * SAMPLE_RATE), round(record["end_s"] * SAMPLE_RATE)
+            utterance = item.utterances[record["utterance"]]
+            scalars = segment_scalars(wave[start:end], utterance.text, position)
+            per_segment.append((utterance.addressee, scalars))
+        rows.append([next(s for a, s in per_segment if a is Addressee.ASSISTANT),
+                     next(s for a, s in per_segment if a is not Addressee.ASSISTANT)])
+    return np.array(rows)
+
+
+def switch_table(items: Sequence[Item], cache: RenderCache,
+                 scalars: Callable[[np.ndarray], np.ndarray] = input_scalars) -> np.ndarray:
+    """(items, scalars) of whole inputs."""
+    return np.array([scalars(render_item(item, cache)[0]) for item in items])
+
+
+@dataclass(frozen=True)
+class ScalarRule:
+    name: str
+    direction: int  # +1: larger means the positive answer (assistant-directed / switched)
+    threshold: float | None  # None for side-talk's pairwise choice
+    train_accuracy: float
+    test: Estimate
+
+
+def _pair_correct(table: np.ndarray, k: int, direction: int) -> np.ndarray:
+    diff = direction * (table[:, 0, k] - table[:, 1, k])
+    return np.where(diff > 0, 1.0, np.where(diff == 0, 0.5, 0.0))
+
+
+def _ci(correct: np.ndarray, groups: Sequence[str], seed: int = 0) -> Estimate:
+    names = sorted(set(groups))
+    index = np.array([names.index(g) for g in groups])
+    return ratio_ci(RatioSums(np.bincount(index, weights=correct, minlength=len(names)),
+                              np.bincount(index, minlength=len(names)).astype(float)), seed=seed)
+
+
+def fit_side_talk(train: np.ndarray, test: np.ndarray, test_groups: Sequence[str]) -> list[ScalarRule]:
+    """Every side-talk scalar's pick-the-larger/smaller rule, best held-out accuracy first."""
+    rules = []
+    for k, name in enumerate(SIDE_TALK_SCALARS):
+        larger = float(_pair_correct(train, k, 1).mean())
+        direction = 1 if larger >= 0.5 else -1
+        rules.append(ScalarRule(name, direction, None, max(larger, 1 - larger),
+                                _ci(_pair_correct(test, k, direction), test_groups)))
+    return sorted(rules, key=lambda r: -r.test.point)
+
+
+def _best_threshold(x: np.ndarray, y: np.ndarray) -> tuple[int, float, float]:
+    """(direction, threshold, train accuracy) of the rule ``direction * (x - threshold) > 0``
+    that classifies ``y`` (1 = positive) best."""
+    values = np.unique(x)
+    cuts = np.concatenate([[values[0] - 1], (values[:-1] + values[1:]) / 2, [values[-1] + 1]])
+    above = (x[None, :] > cuts[:, None])
+    accuracy_up = (above == (y[None, :] == 1)).mean(axis=1)
+    best_up, best_down = int(np.argmax(accuracy_up)), int(np.argmax(1 - accuracy_up))
+    if accuracy_up[best_up] >= 1 - accuracy_up[best_down]:
+        return 1, float(cuts[best_up]), float(accuracy_up[best_up])
+    return -1, float(cuts[best_down]), float(1 - accuracy_up[best_down])
+
+
+def fit_threshold(name: str, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
+                  test_groups: Sequence[str]) -> ScalarRule:
+    """One scalar's threshold rule (positive: switched), fit on train, scored on test."""
+    direction, threshold, train_accuracy = _best_threshold(x_train, y_train)
+    predicted = direction * (x_test - threshold) > 0
+    return ScalarRule(name, direction, threshold, train_accuracy,
+                      _ci((predicted == (y_test == 1)).astype(float), test_groups))
+
+
+def fit_switch(train: np.ndarray, y_train: np.ndarray, test: np.ndarray, y_test: np.ndarray,
+               test_groups: Sequence[str]) -> list[ScalarRule]:
+    """Every speaker-switch scalar's threshold rule, best held-out accuracy first."""
+    rules = [fit_threshold(name, train[:, k], y_train, test[:, k], y_test, test_groups)
+             for k, name in enumerate(SWITCH_SCALARS)]
+    return sorted(rules, key=lambda r: -r.test.point)
+
+
+def rule(rules: list[ScalarRule], name: str) -> ScalarRule:
+    return next(r for r in rules if r.name == name)
+
+
+def spread(items: Sequence[Item], n: int) -> list[Item]:
+    """``n`` items evenly spread over ``items`` (a deterministic subset)."""
+    if n >= len(items):
+        return list(items)
+    return [items[i] for i in np.linspace(0, len(items) - 1, n).round().astype(int)]
