@@ -7,7 +7,11 @@ import pytest
 from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
 
 import hear_gym
+from hear_gym.envs.voicegate_actions import format_tool_call
+from hear_gym.scenarios.voicegate.items import Family
+from hear_gym.scenarios.voicegate.pools import TOOL_NAMES
 from hear_gym.wrappers.access import ACCESS_CONDITIONS
+from hear_gym.wrappers.gate_access import GATE_ACCESS
 
 STEPS = 200
 
@@ -27,12 +31,22 @@ P6A = ("[ACTION: RECOMMEND] [OPTION: {n}] this one", "[ACTION: ASK] Anything els
        "[ACTION: CLARIFY] Does it work?", "not an action")
 VARIANTS = [("hear_gym/Hear2Act-v0", access, actions) for access in ACCESS_CONDITIONS
             for actions in ("discrete", "text")]
+VARIANTS += [("hear_gym/VoiceGate-v0", access, actions) for access in GATE_ACCESS for actions in ("discrete", "text")]
 
 
-def _actions(obs, actions: str, rng: np.random.Generator, n: int):
-    if actions == "text":
-        return tuple(rng.choice(P6A).format(n=rng.integers(1, 12)) for _ in range(n))
-    return np.array([rng.choice(np.flatnonzero(mask)) for mask in obs["action_mask"]])
+def _gate_reply(rng: np.random.Generator) -> str:
+    tool = str(rng.choice(TOOL_NAMES))
+    return str(rng.choice(["[Mute]", format_tool_call(tool, {"x": int(rng.integers(9))}),
+                           format_tool_call(tool, {"x": "nine", "y": [1, {"z": None}]}),
+                           "The pharmacy closes at nine.", "<|TOOL|>{broken</|TOOL|>"]))
+
+
+def _actions(obs, env_id: str, actions: str, rng: np.random.Generator, n: int):
+    if actions == "discrete":
+        return np.array([rng.choice(np.flatnonzero(mask)) for mask in obs["action_mask"]])
+    if env_id == "hear_gym/VoiceGate-v0":
+        return tuple(_gate_reply(rng) for _ in range(n))
+    return tuple(rng.choice(P6A).format(n=rng.integers(1, 12)) for _ in range(n))
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -46,7 +60,7 @@ def test_vector_envs_run(vector_class, env_id, access, actions):
         obs, _ = env.reset(seed=0)
         ended = 0
         for _ in range(STEPS):
-            obs, _, terminated, truncated, info = env.step(_actions(obs, actions, rng, 2))
+            obs, _, terminated, truncated, info = env.step(_actions(obs, env_id, actions, rng, 2))
             ended += int(np.sum(terminated | truncated))
         assert ended > 0  # autoreset was exercised
     finally:
@@ -58,10 +72,61 @@ def test_make_vec_with_the_features_observation():
     obs, _ = env.reset(seed=1)
     rng = np.random.default_rng(1)
     for _ in range(50):
-        obs, *_ = env.step(_actions(obs, "discrete", rng, 2))
+        obs, *_ = env.step(_actions(obs, "hear_gym/Hear2Act-v0", "discrete", rng, 2))
     assert obs["dialogue"].shape[0] == 2
     env.close()
 
 
 def test_every_registered_id_is_covered():
-    assert {v[0] for v in VARIANTS} == set(hear_gym.ENV_IDS) - {"hear_gym/VoiceGate-v0"}
+    assert {v[0] for v in VARIANTS} == set(hear_gym.ENV_IDS)
+
+
+def _leaf_types(info: dict, prefix: str, seen: dict) -> None:
+    """How a vector env batches each info key: recursively (dict), into a typed array (numbers
+    and bools, by their type) or into an object array (anything else, None included)."""
+    for key, value in info.items():
+        name = f"{prefix}.{key}"
+        if isinstance(value, dict):
+            seen.setdefault(name, set()).add("dict")
+            _leaf_types(value, name, seen)
+        elif type(value) in (int, float, bool) or isinstance(value, np.number):
+            seen.setdefault(name, set()).add(type(value).__name__)
+        else:
+            seen.setdefault(name, set()).add("object")
+
+
+def _unstable(seen: dict) -> dict:
+    """Keys batched two ways: a dict next to anything else, or a typed array next to another type."""
+    return {k: v for k, v in seen.items() if len(v) > 1}
+
+
+def test_voicegate_info_keeps_one_type_per_key_over_every_family():
+    seen: dict = {}
+    rng = np.random.default_rng(0)
+    for family in Family:
+        env = gym.make("hear_gym/VoiceGate-v0", access="T", actions="text", family=family.value, split=None)
+        for index in range(0, len(env.unwrapped.items), 7):
+            _, info = env.reset(options={"index": index})
+            _leaf_types(info, "", seen)
+            _, _, _, _, info = env.step(_gate_reply(rng))
+            _leaf_types(info, "", seen)
+    env = gym.make("hear_gym/VoiceGate-v0", access="A+T", family="speaker_switch", split="test")
+    for index in range(12):  # text-only and audio conditions interleave
+        _, info = env.reset(options={"index": index})
+        _leaf_types(info, "", seen)
+    assert not _unstable(seen)
+
+
+def test_hear2act_info_keeps_one_type_per_key():
+    seen: dict = {}
+    rng = np.random.default_rng(0)
+    env = gym.make("hear_gym/Hear2Act-v0", actions="text", split="all")
+    for seed in range(40):
+        _, info = env.reset(seed=seed)
+        _leaf_types(info, "", seen)
+        for _ in range(8):
+            _, _, terminated, truncated, info = env.step(rng.choice(P6A).format(n=rng.integers(1, 12)))
+            _leaf_types(info, "", seen)
+            if terminated or truncated:
+                break
+    assert not _unstable(seen)

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from hear_gym.scenarios.voicegate.items import NO_UTTERANCE
 from hear_gym.scenarios.voicegate.pools import TOOL_NAMES
 
 MUTE_TOKEN = "[Mute]"
@@ -68,12 +69,15 @@ class GateAction:
     error: str | None = None  # why it is malformed
 
     def as_record(self) -> dict[str, Any]:
+        """JSON-ready. Vector envs batch ``info`` by type, so numbers are never null (an absent
+        utterance is ``NO_UTTERANCE``) and the call's arguments, whatever the agent wrote, are
+        kept as canonical JSON text rather than as a nested object."""
         return {
             "kind": self.kind.value,
             "tool": self.tool,
-            "params": self.params,
+            "params": None if self.params is None else json.dumps(self.params, sort_keys=True),
             "text": self.text,
-            "utterance": self.utterance,
+            "utterance": NO_UTTERANCE if self.utterance is None else self.utterance,
             "error": self.error,
         }
 

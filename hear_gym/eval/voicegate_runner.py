@@ -111,7 +111,7 @@ def _accesses(agent) -> tuple[str, ...]:
 
 
 def _record(item: Item, info: dict, reward: float, config: GateRunConfig) -> dict[str, Any]:
-    manifest = info.get("manifest")  # absent under access T (no audio rendered)
+    manifest = info.get("manifest")  # absent under access T, {} for text-only inputs
     return {
         "key": item.item_id,
         "agent": config.agent,
@@ -128,7 +128,7 @@ def _record(item: Item, info: dict, reward: float, config: GateRunConfig) -> dic
         "reply": info["reply"],
         "outcome": info["outcome"],
         "reward": reward,
-        "audio": None if manifest is None else {k: manifest[k] for k in ("duration_s", "pcm16_sha256")},
+        "audio": {k: manifest[k] for k in ("duration_s", "pcm16_sha256")} if manifest else None,
     }
 
 

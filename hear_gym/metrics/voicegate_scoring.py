@@ -82,7 +82,7 @@ class Outcome:
             "correct": self.correct,
             "action": self.action.as_record(),
             "judge_label": self.judge_label.value if self.judge_label else None,
-            "params_valid": self.params_valid,
+            "params_valid": bool(self.params_valid),  # False also when there is no tool call
             "false_execution": self.false_execution,
         }
 

@@ -4,7 +4,7 @@ The base env is ``T`` (transcript and tool inventory). ``A+T`` adds the input's 
 (``ItemAudio``: ``audio``, float32 16 kHz padded to ``MAX_AUDIO_SECONDS`` with the
 continuation of the input's own room tone, so that no part of the buffer is digital silence,
 and ``audio_length``, where the input ends, 0 for text-only inputs, whose buffer is all zeros;
-the synthesis manifest goes to ``info["manifest"]``).
+the synthesis manifest goes to ``info["manifest"]``, ``{}`` for text-only inputs).
 ``A`` (what the paper's Audio LLMs get) is ``A+T`` with the transcript of an input with audio
 replaced by ``[speech]``; text-only inputs keep their words, they have nothing else.
 """
@@ -51,7 +51,7 @@ class ItemAudio(gym.Wrapper):
             length = min(len(rendered[0]), MAX_AUDIO_SAMPLES)
             waveform[:length] = rendered[0][:length]
             waveform[length:] = room_tone(base.item, MAX_AUDIO_SAMPLES)[length:]
-        manifest = copy.deepcopy(rendered[1]) if rendered is not None else None
+        manifest = copy.deepcopy(rendered[1]) if rendered is not None else {}  # {}: text-only input
         return ({**obs, "audio": waveform, "audio_length": np.array(length, dtype=np.int64)},
                 {**info, "manifest": manifest})
 

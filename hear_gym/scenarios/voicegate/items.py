@@ -42,6 +42,9 @@ class Placement(str, Enum):
     TURNED_AWAY = "turned_away"  # the wearer's head turned toward someone else
 
 
+NO_UTTERANCE = -1  # records: the target or action addresses no utterance
+
+
 class TargetKind(str, Enum):
     MUTE = "mute"
     TOOL = "tool"
@@ -113,13 +116,15 @@ class Item:
         return " ".join(u.text for u in self.utterances)
 
     def as_record(self) -> dict[str, Any]:
-        """JSON-ready description (for manifests and results files)."""
+        """JSON-ready description (for manifests, ``info`` and results files). Numbers are never
+        null (vector envs batch ``info`` numbers into typed arrays): an absent utterance index
+        is ``NO_UTTERANCE``."""
         record = asdict(self)
         record["family"] = self.family.value
         record["target"] = {
             "kind": self.target.kind.value,
             "tool": self.target.tool,
-            "utterance": self.target.utterance,
+            "utterance": NO_UTTERANCE if self.target.utterance is None else self.target.utterance,
         }
         record["utterances"] = [
             {**asdict(u), "addressee": u.addressee.value, "topic_words": list(u.topic_words)}
