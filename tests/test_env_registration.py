@@ -35,7 +35,7 @@ TRACED_INFO = {"hear_gym/Hear2Act-v0": "delivery_label", "hear_gym/VoiceGate-v0"
 VARIANTS = [(env_id, access, actions) for env_id in hear_gym.ENV_IDS
             for access in ACCESS[env_id] for actions in ("discrete", "text")]
 VARIANTS += [("hear_gym/Hear2Act-v0", "T+S|shuffled", "discrete")]
-VARIANTS += [("hear_gym/Hear2Act-v0", f"{access}|features", "discrete") for access in ACCESS_CONDITIONS]
+VARIANTS += [(env_id, f"{access}|features", "discrete") for env_id in hear_gym.ENV_IDS for access in ACCESS[env_id]]
 
 
 def _make(env_id, access, actions, **kwargs):

@@ -14,6 +14,7 @@ from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
 
 from hear_gym.wrappers.features import ACCESS_CHANNELS  # noqa: E402
+from hear_gym.wrappers.gate_access import GATE_ACCESS  # noqa: E402
 
 
 class FixedInferrer:
@@ -33,15 +34,20 @@ def make(env_id: str, access: str) -> gym.Env:
     return gym.make(env_id, access=access, observation="features", **PLUGINS.get(access, {}))
 
 
-@pytest.mark.parametrize("access", sorted(ACCESS_CHANNELS))
-def test_sb3_env_checker_passes_without_warnings(access):
+VARIANTS = [("hear_gym/Hear2Act-v0", a) for a in sorted(ACCESS_CHANNELS)] + [
+    ("hear_gym/VoiceGate-v0", a) for a in GATE_ACCESS]
+
+
+@pytest.mark.parametrize("env_id,access", VARIANTS)
+def test_sb3_env_checker_passes_without_warnings(env_id, access):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_env(make("hear_gym/Hear2Act-v0", access))
+        check_env(make(env_id, access))
 
 
-def test_ppo_smoke_run_and_predict_step():
-    env = make("hear_gym/Hear2Act-v0", "T")
+@pytest.mark.parametrize("env_id,access", [("hear_gym/Hear2Act-v0", "T"), ("hear_gym/VoiceGate-v0", "A+T")])
+def test_ppo_smoke_run_and_predict_step(env_id, access):
+    env = make(env_id, access)
     model = PPO("MultiInputPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
     model.learn(128)
     obs, _ = env.reset(seed=0)

@@ -206,3 +206,20 @@ def test_llm_judge_hook_plugs_into_the_env():
     assert info["outcome"]["judge_label"] == "assistant" and info["outcome"]["correct"]
     with pytest.raises(JudgeError, match="expected one of"):
         LLMJudge(MockChatClient(lambda m: "maybe")).label(item, "hi")
+
+
+def test_feature_observation_grants_each_condition_its_channel():
+    import hear_gym.wrappers.gate_features as gf
+
+    made = {a: gym.make("hear_gym/VoiceGate-v0", access=a, observation="features", conditions=["switch"])
+            for a in ("T", "A+T", "A")}
+    obs = {a: env.reset(seed=3)[0] for a, env in made.items()}
+    assert set(obs["T"]) == {"words", "action_mask"}
+    assert set(obs["A+T"]) == set(obs["A"]) == {"words", "has_audio", "change", "action_mask"}
+    assert obs["A+T"]["has_audio"][0] == 1.0 and obs["A+T"]["change"].any()
+    assert np.array_equal(obs["A+T"]["change"], obs["A"]["change"])
+    assert np.array_equal(obs["T"]["words"], obs["A+T"]["words"])  # the command's words
+    assert np.array_equal(obs["A"]["words"], gf.hashed_words("[speech]", gf.WORD_BINS))  # hidden
+    text_only = gym.make("hear_gym/VoiceGate-v0", access="A+T", observation="features", conditions=["text_only"])
+    first, _ = text_only.reset(seed=3)
+    assert first["has_audio"][0] == 0.0 and not first["change"].any() and first["words"].any()

@@ -35,7 +35,7 @@ from rich.progress import track
 
 from agents.audio_probe import NormalizedMLP, train_mlp
 from agents.voicegate.baselines import TextOnlyGateAgent, respond_to, tool_named, utterances
-from agents.voicegate.gate_features import GATE_FEATURES, gate_features
+from hear_gym.speech.change_features import GATE_FEATURES, gate_features
 from hear_gym.envs.voicegate_actions import MUTE_TOKEN
 from hear_gym.scenarios.voicegate.generator import cue_variants, select_items
 from hear_gym.scenarios.voicegate.items import Addressee, Item

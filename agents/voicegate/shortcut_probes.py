@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.voicegate.gate_features import (
+from hear_gym.speech.change_features import (
     FRAME,
     GATE_FEATURES,
     SAMPLE_RATE,

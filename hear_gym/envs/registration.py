@@ -12,6 +12,7 @@ from hear_gym.wrappers.access import AccessContext, apply_access
 from hear_gym.wrappers.features import FeatureObservation
 from hear_gym.wrappers.interventions import StateIntervention
 from hear_gym.wrappers.gate_access import apply_gate_access
+from hear_gym.wrappers.gate_features import GateFeatureObservation
 from hear_gym.wrappers.text_actions import TextActions, VoiceGateTextActions
 
 ACTION_FORMATS = ("discrete", "text")
@@ -45,16 +46,23 @@ def make_hear2act(access: str = "T", actions: str = "discrete", observation: str
     return env
 
 
-def make_voicegate(access: str = "A+T", actions: str = "discrete", **env_kwargs) -> gym.Env:
+def make_voicegate(access: str = "A+T", actions: str = "discrete", observation: str = "dict",
+                   **env_kwargs) -> gym.Env:
     """Build VoiceGate: base env (``env_kwargs`` go to ``VoiceGateEnv``: family, split,
-    conditions, renderer, audio_cache_dir, reward, judge, side_talk_cue), the action format (``"discrete"`` or
-    the canonical ``"text"`` grammar) and the access condition (``"A+T"``, ``"A"``, ``"T"``)."""
+    conditions, renderer, audio_cache_dir, reward, judge, side_talk_cue), the action format
+    (``"discrete"`` or the canonical ``"text"`` grammar), the access condition (``"A+T"``,
+    ``"A"``, ``"T"``) and the observation format (``"dict"`` or SB3-ready ``"features"``)."""
     if actions not in ACTION_FORMATS:
         raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
+    if observation not in OBSERVATION_FORMATS:
+        raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
     env: gym.Env = VoiceGateEnv(**env_kwargs)
     if actions == "text":
         env = VoiceGateTextActions(env)
-    return apply_gate_access(env, access)
+    env = apply_gate_access(env, access)
+    if observation == "features":
+        env = GateFeatureObservation(env)
+    return env
 
 
 _FACTORIES = {"hear_gym/Hear2Act-v0": "hear_gym.envs.registration:make_hear2act",

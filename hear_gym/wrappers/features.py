@@ -34,8 +34,6 @@ Leaves (``action_mask`` always):
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,6 +41,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.text import hashed_words
 from hear_gym.envs.hear2act_actions import N_ACTIONS
 from hear_gym.scenarios.domain_schema import MAX_CONCERN_DIMENSIONS
 from hear_gym.scenarios.model import N_CANDIDATES
@@ -59,7 +58,6 @@ WORDS_SIZE = len(REACTION_KINDS) + 2 * MAX_CONCERN_DIMENSIONS
 OPTION_COLUMNS = 2 + MAX_CONCERN_DIMENSIONS
 HASH_BINS = 32
 _BIG = np.float32(1e4)
-_WORD = re.compile(r"[a-z']+")
 
 ACCESS_CHANNELS: dict[str, tuple[str, ...]] = {
     "T": ("user_words",),
@@ -85,14 +83,6 @@ def _one_hot(labels: tuple[str, ...], value: str) -> np.ndarray:
     return out
 
 
-def _hashed_words(text: str) -> np.ndarray:
-    out = np.zeros(HASH_BINS, dtype=np.float32)
-    for word in _WORD.findall(text.lower()):
-        digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
-        out[int.from_bytes(digest, "little") % HASH_BINS] = 1.0
-    return out
-
-
 def _box(shape: tuple[int, ...], low: float = 0.0, high: float = 1.0) -> spaces.Box:
     return spaces.Box(np.float32(low), np.float32(high), shape, np.float32)
 
@@ -105,7 +95,7 @@ CHANNELS: dict[str, Channel] = {
     "concern_state": Channel({"concern_state": _box((len(ALL_DELIVERY_LABELS),))},
                              lambda w, obs: {"concern_state": _one_hot(ALL_DELIVERY_LABELS, obs["concern_state"])}),
     "inferred_state": Channel({"inferred_state": _box((HASH_BINS,))},
-                              lambda w, obs: {"inferred_state": _hashed_words(obs["inferred_state"])}),
+                              lambda w, obs: {"inferred_state": hashed_words(obs["inferred_state"], HASH_BINS)}),
     "affect": Channel({"affect": _box((len(AFFECT_LABELS),))},
                       lambda w, obs: {"affect": _one_hot(AFFECT_LABELS, obs["affect"])}),
 }

@@ -1,6 +1,7 @@
-"""Segment-level speaker and room features for the trained VoiceGate audio gate.
+"""Speaker and room *change* features of a recording: what changed across its longest pause.
 
-The gate never sees item metadata. It finds the two utterances itself: the input is cut at its
+Used by the VoiceGate audio gate and by VoiceGate's feature observation. Nothing here reads item
+metadata: the two utterances are found from the audio alone. The input is cut at its
 longest internal pause (energy below the clip's peak by ``SILENCE_BELOW_PEAK_DB``), giving a
 ``head`` and a ``tail`` segment. When the speaker left no pause (the 0 ms cue-validity
 conditions) the longest pause may fall inside an utterance; the gate then compares mixed
