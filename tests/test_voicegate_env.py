@@ -223,3 +223,8 @@ def test_feature_observation_grants_each_condition_its_channel():
     text_only = gym.make("hear_gym/VoiceGate-v0", access="A+T", observation="features", conditions=["text_only"])
     first, _ = text_only.reset(seed=3)
     assert first["has_audio"][0] == 0.0 and not first["change"].any() and first["words"].any()
+
+
+def test_unknown_split_lists_the_valid_ones():
+    with pytest.raises(ValueError, match=r"one of \('train', 'test'\)"):
+        gym.make("hear_gym/VoiceGate-v0", split="dev")

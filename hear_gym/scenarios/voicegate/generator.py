@@ -57,6 +57,7 @@ from hear_gym.scenarios.voicegate.items import (
     Placement,
     Segment,
     Source,
+    SPLITS,
     Target,
     TargetKind,
     Utterance,
@@ -188,6 +189,8 @@ def select_items(
 ) -> tuple[Item, ...]:
     """Items of one family, optionally one split (``"train"``/``"test"``) and some conditions."""
     family = Family(family)
+    if split not in (None, *SPLITS):
+        raise ValueError(f"VoiceGate split must be one of {SPLITS} or None (every item), got {split!r}")
     known = conditions_of(family)
     for condition in conditions or ():
         if condition not in known:
