@@ -18,6 +18,7 @@ JSON metadata.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import torch
 from rich.progress import track
 from safetensors.torch import load_file, save_file
 
+from hear_gym.core.paths import writable_file
 from hear_gym.scenarios.bank import scenarios_for
 from hear_gym.scenarios.domain_schema import domain_by_id
 from hear_gym.speech.cache import RenderCache
@@ -131,9 +133,14 @@ class NormalizedMLP:
         return logits.argmax(dim=-1).numpy()
 
     def save_checkpoint(self, path: Path, metadata: dict[str, str]) -> None:
+        """Written next to ``path`` and moved into place: a failed save never leaves half a file
+        where an earlier checkpoint was."""
         tensors = {f"model.{k}": v.contiguous() for k, v in self.model.state_dict().items()}
         tensors["norm.mean"], tensors["norm.std"] = torch.from_numpy(self.mean), torch.from_numpy(self.std)
-        save_file(tensors, str(path), metadata=metadata)
+        path = writable_file(path)
+        partial = path.with_name(f".{path.name}.partial")
+        save_file(tensors, str(partial), metadata=metadata)
+        os.replace(partial, path)
 
     @staticmethod
     def checkpoint_metadata(path: str | Path) -> dict[str, str]:

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hear_gym.cli_voicegate import app as voicegate_app
+from hear_gym.core.paths import writable_file
 from hear_gym.envs.hear2act import MIN_TURNS
 from hear_gym.eval.report import print_summary, to_markdown
 from hear_gym.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
@@ -53,6 +54,14 @@ AGENT_GROUP = "hear_gym.agents"
 FEEDBACKS = ("prosody", "explicit")
 DEFAULT_CELLS = ("transcript_only@T", "state_aware@T+S", "random@T")  # first = contrast base
 SplitOption = Annotated[str, typer.Option(help=f"One of {', '.join(SPLITS)} or all.")]
+
+
+def output_file(path: Path) -> Path:
+    """A checkpoint path that can be written (parents created), checked before training."""
+    try:
+        return writable_file(path)
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot write {path}: {exc}", param_hint="--out") from None
 
 
 def available_agents() -> dict[str, object]:
@@ -340,7 +349,7 @@ def train_probe_command(
                              max_scenarios=max_scenarios, seed=seed)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    probe = train_probe(config, out)
+    probe = train_probe(config, output_file(out))
     table = Table("split", *probe.config.classes, "balanced", "n", title=f"{task} probe ({features})")
     for split, report in probe.report.items():
         table.add_row(split, *(f"{report.get(c, float('nan')):.3f}" for c in probe.config.classes),

@@ -92,9 +92,11 @@ def train_gate_command(
 ) -> None:
     """Train the audio gate on the train split; print its held-out accuracy (needs hear-gym[agents])."""
     from agents.voicegate.audio_gate import GateConfig, train_gate
+    from hear_gym.cli import output_file
 
     config = GateConfig(renderer=renderer, seed=seed, training=training,
                         side_talk_cue=_side_talk_cue(side_talk_cue))
+    out = output_file(out)
     try:
         gate = train_gate(config, out)
     except ValueError as exc:

@@ -1,4 +1,5 @@
 import json
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -163,7 +164,7 @@ def test_render_fills_the_disk_cache_for_eval(tmp_path):
 
 
 def test_train_a_probe_then_evaluate_with_it(tmp_path):
-    probe = tmp_path / "concern.safetensors"
+    probe = tmp_path / "probes" / "new" / "concern.safetensors"  # folders that do not exist yet
     result = invoke("train", "probe", "--out", str(probe), "--max-scenarios", "3")
     assert result.exit_code == 0, result.output
     assert probe.exists() and "balanced" in result.output
@@ -175,6 +176,18 @@ def test_train_a_probe_then_evaluate_with_it(tmp_path):
     assert dict(map(tuple, config["env_options"]))["state_inferrer"].startswith("concern.safetensors@sha256:")
     missing = invoke("eval", "--out", str(tmp_path / "x"), "--state-probe", str(tmp_path / "none.safetensors"))
     assert missing.exit_code == 2 and "no probe checkpoint" in missing.output
+
+
+@pytest.mark.parametrize("command", [["train", "probe"], ["voicegate", "train-gate"]])
+def test_checkpoint_paths_are_checked_before_training(tmp_path, command):
+    start = time.perf_counter()
+    result = invoke(*command, "--out", str(tmp_path))  # a folder, not a file
+    assert result.exit_code == 2 and "is a folder" in result.output
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    result = invoke(*command, "--out", str(blocked / "x.safetensors"))  # parent is a file
+    assert result.exit_code == 2 and "cannot write" in result.output
+    assert time.perf_counter() - start < 10  # refused up front, no training
 
 
 def test_eval_logs_to_wandb_offline_without_a_key(tmp_path, monkeypatch):
