@@ -17,8 +17,9 @@ any option that meets the hard constraint, so the pick is the episode's outcome)
 
 ``option_features`` turns the same view into per-option features (including the structural
 votes) for a learned classifier; ``fit_option_classifier`` trains gradient-boosted trees on
-them (scikit-learn, the ``dev`` extra). The tests bound all of these at near chance on held-out
-scenarios; they are kept here so that anyone can rerun the attack.
+them (scikit-learn, the ``dev`` extra). ``clarify_replies`` and ``lexical_accuracy`` are the
+attack on the words of the user's replies to clarify. The tests bound all of these at near
+chance on held-out scenarios; they are kept here so that anyone can rerun the attack.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ import numpy as np
 
 from agents.lexicon import DialogueView, Lexicon, OptionView, domain_named, parse_options
 from hear_gym.envs.hear2act_actions import CONFIRM, RECOMMEND0
+from hear_gym.scenarios.domain_schema import domain_by_id
+from hear_gym.scenarios.model import Scenario
+from hear_gym.user.engine import ActionKind, AssistantAction, UserEngine
+from hear_gym.user.realizer import realize
+from hear_gym.user.states import Feedback
 
 ALL_PATTERNS = tuple(itertools.product((True, False), repeat=3))
 SAFE_ALTERNATIVE = (True, True, False)
@@ -185,3 +191,33 @@ def fit_option_classifier(views: Sequence[OptionListView], golds: Sequence[int],
 def classifier_scores(model, view: OptionListView) -> dict[int, float]:
     ids, rows = option_features(view)
     return dict(zip(ids, model.predict_proba(rows)[:, 1].tolist(), strict=True))
+
+
+def clarify_replies(scenarios: Sequence[Scenario], feedback: Feedback, seed: int = 0
+                    ) -> tuple[list[str], np.ndarray]:
+    """The user's words when asked to clarify each in-budget option meeting L1, right after its
+    recommendation, and whether that option is resolved (the gold) or not."""
+    rng = np.random.default_rng(seed)
+    texts, resolved = [], []
+    for scenario in scenarios:
+        domain, engine = domain_by_id(scenario.domain), UserEngine(scenario, feedback)
+        opened, _ = engine.open()
+        for cand in scenario.candidates:
+            if cand.role == "violates_visible" or not cand.satisfies[0]:
+                continue
+            state, _ = engine.respond(opened, AssistantAction(ActionKind.RECOMMEND, option=cand.option_id))
+            _, reply = engine.respond(state, AssistantAction(ActionKind.CLARIFY))
+            texts.append(realize(reply, scenario, domain, rng))
+            resolved.append(reply.state.resolved)
+    return texts, np.array(resolved)
+
+
+def lexical_accuracy(texts: Sequence[str], labels: np.ndarray) -> float:
+    """5-fold balanced accuracy of a 1-2-gram logistic regression on the words alone."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+
+    features = CountVectorizer(ngram_range=(1, 2)).fit_transform(texts)
+    model = LogisticRegression(max_iter=2000, class_weight="balanced")
+    return float(cross_val_score(model, features, labels, cv=5, scoring="balanced_accuracy").mean())

@@ -15,23 +15,19 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import cross_val_score
 
 import hear_gym  # noqa: F401  (registers the env ids)
 from agents.shortcuts import (
     SCORERS,
     OptionListView,
+    clarify_replies,
     classifier_scores,
     expected_hit,
     fit_option_classifier,
+    lexical_accuracy,
 )
 from hear_gym.metrics.bootstrap import RatioSums, ratio_ci
 from hear_gym.scenarios.bank import GENERATOR_VERSION, scenario_bank, split_of
-from hear_gym.scenarios.domain_schema import domain_by_id
-from hear_gym.user.engine import ActionKind, AssistantAction, UserEngine
-from hear_gym.user.realizer import realize
 from hear_gym.user.states import Feedback
 
 OUT = Path(__file__).parent / "out"
@@ -40,26 +36,6 @@ OUT = Path(__file__).parent / "out"
 def _ci(hits: list[float]) -> str:
     values = np.asarray(hits, dtype=float)
     return ratio_ci(RatioSums(values, np.ones_like(values))).percent()
-
-
-def _clarify_accuracy(feedback: Feedback) -> float:
-    """Balanced accuracy (5-fold) of a 1-2-gram classifier on the replies to clarify after each
-    in-budget option meeting L1, over every scenario."""
-    rng = np.random.default_rng(0)
-    texts, labels = [], []
-    for scenario in scenario_bank():
-        domain, engine = domain_by_id(scenario.domain), UserEngine(scenario, feedback)
-        opened, _ = engine.open()
-        for cand in scenario.candidates:
-            if cand.role == "violates_visible" or not cand.satisfies[0]:
-                continue
-            state, _ = engine.respond(opened, AssistantAction(ActionKind.RECOMMEND, option=cand.option_id))
-            _, reply = engine.respond(state, AssistantAction(ActionKind.CLARIFY))
-            texts.append(realize(reply, scenario, domain, rng))
-            labels.append(reply.state.resolved)
-    features = CountVectorizer(ngram_range=(1, 2)).fit_transform(texts)
-    return float(cross_val_score(LogisticRegression(max_iter=2000, class_weight="balanced"), features,
-                                 np.array(labels), cv=5, scoring="balanced_accuracy").mean())
 
 
 def main() -> None:
@@ -82,7 +58,7 @@ def main() -> None:
     rows.append(f"| gradient-boosted trees on option features (trained on train) | | {_ci(hits)} |")
     rows += ["", "| clarify replies, text classifier | balanced accuracy |", "|---|---|"]
     for feedback in Feedback:
-        rows.append(f"| {feedback.value} | {_clarify_accuracy(feedback):.3f} |")
+        rows.append(f"| {feedback.value} | {lexical_accuracy(*clarify_replies(scenario_bank(), feedback)):.3f} |")
     rows.append(f"\n{time.perf_counter() - start:.1f} s")
     table = "\n".join(rows)
     print(table)

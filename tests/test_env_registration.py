@@ -11,25 +11,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import hear_gym
-from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
 from hear_gym.wrappers.access import ACCESS_CONDITIONS
 from hear_gym.wrappers.gate_access import GATE_ACCESS
+from stand_ins import PLUGINS
 
 
-class PitchRangeInferrer:
-    """A stand-in inferrer for the T+S^ plumbing: wide pitch range reads as resolved."""
-
-    def infer(self, waveform, sample_rate, transcript, reference):
-        f0_range = prosodic_features(waveform, sample_rate)[FEATURE_NAMES.index("f0_range_st")]
-        return "The user sounds satisfied." if f0_range > 6 else "The user sounds unconvinced."
-
-
-class LoudnessAffect:
-    def classify(self, waveform, sample_rate):
-        return "happy" if np.sqrt(np.mean(waveform**2)) > 0.05 else "neutral"
-
-
-PLUGINS = {"T+S^": {"state_inferrer": PitchRangeInferrer()}, "T+SER": {"affect_classifier": LoudnessAffect()}}
 ACCESS = {"hear_gym/Hear2Act-v0": ACCESS_CONDITIONS, "hear_gym/VoiceGate-v0": GATE_ACCESS}
 TRACED_INFO = {"hear_gym/Hear2Act-v0": "delivery_label", "hear_gym/VoiceGate-v0": "outcome"}
 VARIANTS = [(env_id, access, actions) for env_id in hear_gym.ENV_IDS
@@ -86,7 +72,8 @@ def test_same_seed_same_episodes(env_id, access, actions):
 
 @pytest.mark.parametrize("env_id,access", [("hear_gym/Hear2Act-v0", "T+S"), ("hear_gym/VoiceGate-v0", "A+T")])
 def test_same_seed_same_episodes_across_processes(env_id, access):
-    code = ("import json, hear_gym; from tests.test_env_registration import rollout; "
+    code = ("import json, sys, hear_gym; sys.path.insert(0, 'tests'); "
+            "from tests.test_env_registration import rollout; "
             f"print(json.dumps(rollout({env_id!r}, {access!r}, 'discrete', 11)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == rollout(env_id, access, "discrete", 11)

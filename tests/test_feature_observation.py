@@ -9,22 +9,12 @@ from hear_gym.scenarios.bank import get_scenario
 from hear_gym.user.states import ALL_DELIVERY_LABELS
 from hear_gym.wrappers.audio import TurnAudio
 from hear_gym.wrappers.features import ACCESS_CHANNELS, CHANNELS, OPTION_COLUMNS, REACTION_KINDS
+from stand_ins import PLUGINS
 
 SCENARIO = "budget_airline_tickets-00"
 BASE_LEAVES = {"dialogue", "options", "action_mask"}
 
 
-class SentenceInferrer:
-    def infer(self, waveform, sample_rate, transcript, reference):
-        return "The user sounds unconvinced." if np.abs(waveform).max() < 0.2 else "The user sounds fine."
-
-
-class ConstantAffect:
-    def classify(self, waveform, sample_rate):
-        return "neutral"
-
-
-PLUGINS = {"T+S^": {"state_inferrer": SentenceInferrer()}, "T+SER": {"affect_classifier": ConstantAffect()}}
 
 
 def make(access="T", **kwargs):

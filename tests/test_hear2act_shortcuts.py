@@ -12,25 +12,23 @@ from dataclasses import replace
 import gymnasium as gym
 import numpy as np
 import pytest
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import cross_val_score
 
 from agents.lexicon import Lexicon
 from agents.shortcuts import (
     SCORERS,
     OptionListShortcutAgent,
     OptionListView,
+    clarify_replies,
     classifier_scores,
     expected_hit,
     fit_option_classifier,
+    lexical_accuracy,
     structural_votes,
 )
 from hear_gym.envs.hear2act_actions import CLARIFY, CONFIRM, RECOMMEND0
 from hear_gym.scenarios.bank import scenario_bank, split_of
 from hear_gym.scenarios.domain_schema import domain_by_id
-from hear_gym.user.engine import ActionKind, AssistantAction, UserEngine
-from hear_gym.user.realizer import SHARED_ACCEPTANCE_POOL, realize
+from hear_gym.user.realizer import SHARED_ACCEPTANCE_POOL
 from hear_gym.user.states import Feedback
 
 BOUND = 0.30
@@ -90,40 +88,19 @@ def test_shortcut_agent_plays_its_pick_to_the_end():
     assert np.mean(wins) <= 0.4  # 40 episodes: chance 0.2, a loose bound for the small sample
 
 
-def _clarify_replies(feedback: Feedback, seed: int = 0):
-    """The user's reply to clarify after each in-budget option meeting L1 (dev scenarios)."""
-    rng = np.random.default_rng(seed)
-    texts, resolved = [], []
-    for scenario in (s for s in scenario_bank() if split_of(s.domain, s.seed_index) == "dev"):
-        domain = domain_by_id(scenario.domain)
-        engine = UserEngine(scenario, feedback)
-        opened, _ = engine.open()
-        for cand in scenario.candidates:
-            if cand.role == "violates_visible" or not cand.satisfies[0]:
-                continue
-            state, _ = engine.respond(opened, AssistantAction(ActionKind.RECOMMEND, option=cand.option_id))
-            _, reply = engine.respond(state, AssistantAction(ActionKind.CLARIFY))
-            for _ in range(4 if reply.state.resolved else 1):  # the gold is 1 of 5: balance
-                texts.append(realize(reply, scenario, domain, rng))
-                resolved.append(reply.state.resolved)
-    return texts, np.array(resolved)
-
-
-def _text_accuracy(texts, labels) -> float:
-    features = CountVectorizer(ngram_range=(1, 2)).fit_transform(texts)
-    return float(cross_val_score(LogisticRegression(max_iter=2000), features, labels, cv=5,
-                                 scoring="balanced_accuracy").mean())
+def _dev_clarify_replies(feedback: Feedback):
+    return clarify_replies([s for s in scenario_bank() if split_of(s.domain, s.seed_index) == "dev"], feedback)
 
 
 def test_clarify_replies_carry_no_words_about_resolution_under_prosody():
-    texts, labels = _clarify_replies(Feedback.PROSODY)
+    texts, labels = _dev_clarify_replies(Feedback.PROSODY)
     assert set(texts) <= set(SHARED_ACCEPTANCE_POOL)
-    assert _text_accuracy(texts, labels) <= 0.55
+    assert lexical_accuracy(texts, labels) <= 0.55
 
 
 def test_clarify_replies_say_it_under_explicit_feedback():
-    texts, labels = _clarify_replies(Feedback.EXPLICIT)
-    assert _text_accuracy(texts, labels) >= 0.95
+    texts, labels = _dev_clarify_replies(Feedback.EXPLICIT)
+    assert lexical_accuracy(texts, labels) >= 0.95
 
 
 def _clarify_policy_success(feedback: str, n: int = 48) -> float:

@@ -15,19 +15,9 @@ from stable_baselines3.common.env_checker import check_env  # noqa: E402
 
 from hear_gym.wrappers.features import ACCESS_CHANNELS  # noqa: E402
 from hear_gym.wrappers.gate_access import GATE_ACCESS  # noqa: E402
+from stand_ins import PLUGINS  # noqa: E402
 
 
-class FixedInferrer:
-    def infer(self, waveform, sample_rate, transcript, reference):
-        return "The user sounds unconvinced."
-
-
-class FixedAffect:
-    def classify(self, waveform, sample_rate):
-        return "neutral"
-
-
-PLUGINS = {"T+S^": {"state_inferrer": FixedInferrer()}, "T+SER": {"affect_classifier": FixedAffect()}}
 
 
 def make(env_id: str, access: str) -> gym.Env:

@@ -12,21 +12,11 @@ from hear_gym.scenarios.voicegate.items import Family
 from hear_gym.scenarios.voicegate.pools import TOOL_NAMES
 from hear_gym.wrappers.access import ACCESS_CONDITIONS
 from hear_gym.wrappers.gate_access import GATE_ACCESS
+from stand_ins import PLUGINS
 
 STEPS = 200
 
 
-class FixedInferrer:
-    def infer(self, waveform, sample_rate, transcript, reference):
-        return "The user sounds unconvinced."
-
-
-class FixedAffect:
-    def classify(self, waveform, sample_rate):
-        return "neutral"
-
-
-PLUGINS = {"T+S^": {"state_inferrer": FixedInferrer()}, "T+SER": {"affect_classifier": FixedAffect()}}
 P6A = ("[ACTION: RECOMMEND] [OPTION: {n}] this one", "[ACTION: ASK] Anything else?", "[ACTION: CONFIRM] Done.",
        "[ACTION: CLARIFY] Does it work?", "not an action")
 VARIANTS = [("hear_gym/Hear2Act-v0", access, actions) for access in ACCESS_CONDITIONS
