@@ -74,8 +74,8 @@ def featurize(items: list[AssentItem], cache: RenderCache, prosody: str, descrip
 
 def probes(x_train, y_train, groups, x_test) -> dict[str, tuple[np.ndarray, str]]:
     """name -> (test predictions, description)."""
-    search = GridSearchCV(HistGradientBoostingClassifier(max_iter=300, class_weight="balanced", random_state=0),
-                          GBT_GRID, scoring="balanced_accuracy", cv=GroupKFold(5))
+    trees = HistGradientBoostingClassifier(max_iter=300, class_weight="balanced", random_state=0)
+    search = GridSearchCV(trees, GBT_GRID, scoring="balanced_accuracy", cv=GroupKFold(5))
     search.fit(x_train, y_train, groups=groups)
     logistic = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000, class_weight="balanced"))
     logistic.fit(x_train, y_train)
@@ -112,23 +112,23 @@ def fmt(r: dict) -> str:
 
 
 def markdown(results: dict) -> list[str]:
-    lines = ["| plan table | renderer | best single scalar (test) | gradient-boosted trees | logistic regression |",
-             "|---|---|---|---|---|"]
-    for key, r in results["audio"].items():
-        prosody, renderer = key.split("/")
-        best = max(r["scalars"].items(), key=lambda kv: kv[1]["balanced"])
-        lines.append(f"| {prosody} | {renderer} | {best[0]}: {fmt(best[1])} | "
-                     f"{fmt(r['probes']['gradient-boosted trees'])} | {fmt(r['probes']['logistic regression'])} |")
+    audio = results["audio"]
+    lines = ["| plan table | renderer | best single scalar (test) | gradient-boosted trees "
+             "| logistic regression |", "|---|---|---|---|---|"]
+    for key, r in audio.items():
+        name, best = max(r["scalars"].items(), key=lambda kv: kv[1]["balanced"])
+        probe = r["probes"]
+        lines.append(f"| {key.replace('/', ' | ')} | {name}: {fmt(best)} | "
+                     f"{fmt(probe['gradient-boosted trees'])} | {fmt(probe['logistic regression'])} |")
     lines += ["", f"Text classifier (bag of 1-2-grams), same items: {fmt(results['text'])}", ""]
     for prosody in PROSODY_TABLES:
-        keys = [k for k in results["audio"] if k.startswith(f"{prosody}/")]
-        lines += [f"Single scalars, plan table `{prosody}` (test balanced accuracy; absolute / relative to "
-                  "the opening request)", "", "| scalar | " + " | ".join(f"{k.split('/')[1]} abs | "
-                                                                             f"{k.split('/')[1]} rel" for k in keys)
-                  + " |", "|---|" + "---|" * (2 * len(keys))]
+        keys = [k for k in audio if k.startswith(f"{prosody}/")]
+        header = " | ".join(f"{k.split('/')[1]} {kind}" for k in keys for kind in ("abs", "rel"))
+        lines += [f"Single scalars, plan table `{prosody}`: test balanced accuracy, absolute and relative "
+                  "to the opening request", "", f"| scalar | {header} |", "|---|" + "---|" * (2 * len(keys))]
         for name in BASE_NAMES:
-            cells = [f"{results['audio'][k]['scalars'][n]['balanced']:.3f}" for k in keys
-                     for n in (name, f"{name} (rel)")]
+            cells = [f"{audio[k]['scalars'][n]['balanced']:.3f}"
+                     for k in keys for n in (name, f"{name} (rel)")]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines
@@ -137,8 +137,8 @@ def markdown(results: dict) -> list[str]:
 def main() -> dict:
     start = time.perf_counter()
     train, test = assent_items("train", seed=1), assent_items("test", seed=2)
-    results: dict = {"date": date.today().isoformat(), "generator_version": scenarios_for("test")[0].generator_version,
-                     "n_train": len(train), "n_test": len(test), "audio": {}}
+    results: dict = {"date": date.today().isoformat(), "n_train": len(train), "n_test": len(test),
+                     "generator_version": scenarios_for("test")[0].generator_version, "audio": {}}
     for prosody in PROSODY_TABLES:
         for renderer in RENDERERS:
             results["audio"][f"{prosody}/{renderer}"] = audit(train, test, prosody, renderer)

@@ -124,7 +124,8 @@ def eval_command(
 
     registered = available_agents()
     cells = _cells(cell, feedback, registered)
-    env_kwargs, options = _audio_plugins(renderer, _prosody(prosody), state_probe, affect_probe, audio_cache_dir)
+    env_kwargs, options = _audio_plugins(renderer, _prosody(prosody), state_probe, affect_probe,
+                                         audio_cache_dir)
     if state_intervention is not None:
         if any(c.access != "T+S" for c in cells):
             raise typer.BadParameter("it rewrites the T+S state channel: every --cell must be T+S "
@@ -268,7 +269,8 @@ def listen_command(
             get_scenario(scenario_id)
             env = gym.make("hear_gym/Hear2Act-v0", access=access or "T", feedback=feedback,
                            scenario_ids=[scenario_id], renderer=renderer, prosody=prosody)
-            paths = write_dialogue(env, registered[agent_name].load()(), scenario_id, out, seed, renderer, prosody)
+            paths = write_dialogue(env, registered[agent_name].load()(), scenario_id, out, seed, renderer,
+                                   prosody)
         else:
             raise typer.BadParameter("give a SCENARIO_ID or --every-label TEXT")
     except (KeyError, ValueError) as exc:
@@ -326,7 +328,8 @@ def train_probe_command(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     probe = train_probe(config, out)
-    table = Table("split", *probe.config.classes, "balanced", "n", title=f"{task} probe ({features}, {renderer}, prosody {prosody})")
+    table = Table("split", *probe.config.classes, "balanced", "n",
+                  title=f"{task} probe ({features}, {renderer}, prosody {prosody})")
     for split, report in probe.report.items():
         table.add_row(split, *(f"{report.get(c, float('nan')):.3f}" for c in probe.config.classes),
                       f"{report['balanced']:.3f}", str(report["n"]))

@@ -19,7 +19,8 @@ def test_audio_is_the_rendered_user_turn(renderer):
     env = make(access="A+T", renderer=renderer.name)
     obs, info = env.reset(seed=3)
     record = info["turn_record"]
-    expected = renderer.render(user_turn_request(SCENARIO, record["user_text"], record["delivery_label"])).waveform
+    request = user_turn_request(SCENARIO, record["user_text"], record["delivery_label"])
+    expected = renderer.render(request).waveform
     n = int(obs["audio_length"])
     assert n == len(expected) and np.array_equal(obs["audio"][:n], expected)
     assert not obs["audio"][n:].any() and obs["audio"].shape == (MAX_AUDIO_SAMPLES,)

@@ -29,19 +29,21 @@ def _db(x: float) -> float:
 
 
 def _extra(waveform: np.ndarray, sample_rate: int) -> list[float]:
+    """``EXTRA_NAMES``; speech is the span from the first to the last non-silent sample."""
     import parselmouth
 
     w = np.asarray(waveform, dtype=np.float64)
     loud = np.flatnonzero(np.abs(w) > _SILENT)
-    speech = w[loud[0]:loud[-1] + 1] if len(loud) else w[:0]
-    rms = float(np.sqrt(np.mean(speech ** 2))) if len(speech) else 0.0
-    frames = np.lib.stride_tricks.sliding_window_view(speech, _FRAME)[::_HOP] if len(speech) >= _FRAME else None
-    intensity_max = _db(float(np.sqrt((frames ** 2).mean(axis=1)).max())) if frames is not None else _db(0.0)
-    f0 = parselmouth.Sound(w, sampling_frequency=sample_rate).to_pitch(
-        time_step=0.01, pitch_floor=PITCH_FLOOR_HZ, pitch_ceiling=PITCH_CEILING_HZ).selected_array["frequency"]
+    speech = w[loud[0]:loud[-1] + 1] if len(loud) else np.zeros(_FRAME)
+    frames = np.lib.stride_tricks.sliding_window_view(np.pad(speech, (0, max(0, _FRAME - len(speech)))),
+                                                      _FRAME)[::_HOP]
+    pitch = parselmouth.Sound(w, sampling_frequency=sample_rate).to_pitch(
+        time_step=0.01, pitch_floor=PITCH_FLOOR_HZ, pitch_ceiling=PITCH_CEILING_HZ)
+    f0 = pitch.selected_array["frequency"]
     voiced = f0[f0 > 0]
-    median = float(np.median(12 * np.log2(voiced / 100.0))) if len(voiced) else 0.0
-    return [_db(rms), _db(float(np.abs(w).max()) if len(w) else 0.0), intensity_max, len(w) / sample_rate, median]
+    return [_db(float(np.sqrt(np.mean(speech ** 2)))), _db(float(np.abs(w).max(initial=0.0))),
+            _db(float(np.sqrt((frames ** 2).mean(axis=1)).max())), len(w) / sample_rate,
+            float(np.median(12 * np.log2(voiced / 100.0))) if len(voiced) else 0.0]
 
 
 def base_scalars(waveform: np.ndarray, sample_rate: int = 16_000) -> np.ndarray:

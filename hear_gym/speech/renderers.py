@@ -92,8 +92,8 @@ class Renderer(Protocol):
 
 def cache_key(renderer: Renderer, request: RenderRequest) -> str:
     """Content address of a rendering: renderer name and version plus every request field."""
-    fields = (renderer.name, renderer.version, request.text, request.delivery, request.voice, request.language,
-              request.prosody, request.speaker)
+    fields = (renderer.name, renderer.version, request.text, request.delivery, request.voice,
+              request.language, request.prosody, request.speaker)
     return hashlib.sha256("\x1f".join(fields).encode("utf-8")).hexdigest()
 
 
@@ -156,13 +156,14 @@ class EspeakRenderer:
     RANGE_PITCH_COMPENSATION = 0.18
 
     def settings(self, plan: ProsodyPlan) -> espeak.EspeakSettings:
-        pitch = plan.pitch - self.RANGE_PITCH_COMPENSATION * (plan.range - 50)
-        return espeak.EspeakSettings(rate=int(round(plan.rate)), pitch=int(round(min(99.0, max(0.0, pitch)))),
+        pitch = min(99.0, max(0.0, plan.pitch - self.RANGE_PITCH_COMPENSATION * (plan.range - 50)))
+        return espeak.EspeakSettings(rate=int(round(plan.rate)), pitch=int(round(pitch)),
                                      range=int(round(plan.range)), volume=ESPEAK_VOLUME)
 
     def describe(self, request: RenderRequest) -> dict:
         plan = request.plan()
-        return {"renderer": self.name, "prosody": request.prosody, **plan.as_dict(), "espeak": asdict(self.settings(plan)),
+        return {"renderer": self.name, "prosody": request.prosody, **plan.as_dict(),
+                "espeak": asdict(self.settings(plan)),
                 "spoken_text": spoken_text(request.text, request.language, plan.final_contour)}
 
     def render(self, request: RenderRequest) -> Rendering:

@@ -2,8 +2,8 @@
 
 ``TurnAudio`` renders what the simulated user just said, in the delivery the engine chose, with
 the scenario's voice and the chosen prosody plan table (``user_turn_request``: the scenario's
-user is the speaker, so each user has their own habitual prosody); it renders lazily (only the current turn, only when a wrapper asks) and
-through a ``RenderCache``. The wrappers:
+user is the speaker, so each user has their own habitual prosody); it renders lazily (only the
+current turn, only when a wrapper asks) and through a ``RenderCache``. The wrappers:
 
 * ``UserAudio`` adds ``audio`` (float32, 16 kHz, zero-padded to ``MAX_AUDIO_SECONDS``, longer
   turns cut) and ``audio_length`` (valid samples). A+T is ``UserAudio`` alone.
@@ -46,7 +46,8 @@ def voice_for(scenario_id: str) -> str:
     return VOICES[int.from_bytes(digest, "little") % len(VOICES)]
 
 
-def user_turn_request(scenario_id: str, text: str, delivery: str, prosody: str = DEFAULT_PROSODY) -> RenderRequest:
+def user_turn_request(scenario_id: str, text: str, delivery: str,
+                      prosody: str = DEFAULT_PROSODY) -> RenderRequest:
     """How a Hear2Act scenario's user says ``text``: their voice, and they are the speaker."""
     return RenderRequest(text, delivery, voice_for(scenario_id), prosody=prosody, speaker=scenario_id)
 
