@@ -75,6 +75,12 @@ def test_rendering_does_not_depend_on_history_or_memory_layout():
     assert np.array_equal(resample_to_16k(x), resample_to_16k(shifted))
 
 
+def test_resampling_keeps_level_and_duration():
+    tone = 1000 * np.sin(2 * np.pi * 440 * np.arange(22_050) / 22_050)
+    out = resample_to_16k(tone)
+    assert len(out) == 16_000 and abs(out[2000:-2000].std() / tone.std() - 1) < 0.01
+
+
 def test_the_opening_request_answers_nobody_so_it_has_no_lead_pause():
     # VoiceGate's neutral segments (speaker = voice) rely on it too: no silence before speech
     for prosody in PROSODY_TABLES:

@@ -8,13 +8,14 @@ vary. Two tables ship, selected by name (``prosody=`` on the env, the CLI and ``
 * ``paper`` (the default): calibrated so that resolved vs reluctant acceptance is about as hard
   to hear as for the paper's human listeners (0.92): each label moves a few cues a little, the
   cues of one label disagree, and speaker and utterance variation as large as the label effects
-  blur every single cue (``benchmarks/acoustic_shortcuts.py`` measures it).
+  blur every single cue (``benchmarks/speech_validation.py`` measures it).
 * ``clear``: the original table; labels far apart on every cue, small variation. Near-perfectly
   separable by one scalar; kept as the easy reference.
 
 ``plan_for`` is the deterministic variation function. For a label, with uniforms ``u`` in
 [-1, 1) hashed from the request's speaker key (table, language, voice, speaker: the same for all
-of a speaker's turns) and from its utterance key (the speaker key plus label and text):
+of a speaker's turns; a Hear2Act scenario's user is one speaker, VoiceGate's voices are theirs)
+and from its utterance key (the speaker key plus label and text):
 
 1. expressiveness ``e = 1 + speaker.expressiveness * u``: the speaker shows every label's
    deviation from the table's ``neutral`` plan ``e`` times (numbers only; the contour is drawn);

@@ -134,9 +134,9 @@ def trim_silence(samples: np.ndarray, threshold: int = 64, block: int = 1024) ->
 @cache
 def _resampling_filter() -> np.ndarray:
     """The low-pass ``resample_poly`` would design (Kaiser-windowed sinc, cutoff at the output's
-    Nyquist frequency), designed once."""
+    Nyquist frequency), designed once; ``resample_poly`` scales it by the upsampling factor."""
     half = 10 * max(_UP, _DOWN)
-    return firwin(2 * half + 1, 1.0 / max(_UP, _DOWN), window=("kaiser", 5.0)) * _UP
+    return firwin(2 * half + 1, 1.0 / max(_UP, _DOWN), window=("kaiser", 5.0))
 
 
 def resample_to_16k(samples: np.ndarray) -> np.ndarray:
