@@ -10,9 +10,9 @@ generic-affect (SER-style) baselines.
   prosodic features and pooled log-mel. ``AffectPredictor`` passes the label on verbatim.
 
 Training renders the training-split scenarios' reactions (every candidate option, both feedback
-realizations) with the chosen renderer; the held-out report uses the test split. A checkpoint
-is one safetensors file: the weights, the feature normalization, and the config and report as
-JSON metadata.
+realizations) with the chosen renderer and delivery plan table (``prosody``); the held-out report
+uses the test split. A checkpoint is one safetensors file: the weights, the feature
+normalization, and the config and report as JSON metadata.
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ from hear_gym.scenarios.bank import scenarios_for
 from hear_gym.scenarios.domain_schema import domain_by_id
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.features import pooled_log_mel, prosodic_features
-from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest, make_renderer
+from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
+from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
 from hear_gym.user.engine import UserEngine
 from hear_gym.user.realizer import choose_delivery, realize
-from hear_gym.user.states import RESOLVED_DELIVERY_LABELS, Feedback
-from hear_gym.wrappers.audio import AFFECT_LABELS, voice_for
+from hear_gym.user.states import REQUEST_DELIVERY, RESOLVED_DELIVERY_LABELS, Feedback
+from hear_gym.wrappers.audio import AFFECT_LABELS, user_turn_request
 
 CONCERN_CLASSES = ("resolved", "unresolved")
 # How a generic speech-emotion model would file each delivery (valence x arousal), with no
@@ -55,6 +56,7 @@ class ProbeConfig:
     task: str = "concern"  # "concern" | "affect"
     features: str = "prosody_relative"
     renderer: str = "espeak"
+    prosody: str = DEFAULT_PROSODY  # the delivery plan table the training audio is rendered with
     hidden: int = 32
     epochs: int = 300
     learning_rate: float = 0.01
@@ -66,6 +68,7 @@ class ProbeConfig:
             raise ValueError(f"task must be 'concern' or 'affect', got {self.task!r}")
         if self.features not in FEATURE_KINDS:
             raise ValueError(f"features must be one of {FEATURE_KINDS}, got {self.features!r}")
+        check_prosody(self.prosody)
 
     @property
     def classes(self) -> tuple[str, ...]:
@@ -101,15 +104,16 @@ def build_data(config: ProbeConfig, split: str, cache: RenderCache, seed: int) -
     scenarios = scenarios_for(split)[:config.max_scenarios]
     rows, labels = [], []
     for scenario in track(scenarios, description=f"{config.task} probe: {split} audio"):
-        domain, voice = domain_by_id(scenario.domain), voice_for(scenario.scenario_id)
-        reference = cache.render(RenderRequest(scenario.request, "neutral", voice)).waveform
+        domain, speaker = domain_by_id(scenario.domain), scenario.scenario_id
+        reference = cache.render(user_turn_request(speaker, scenario.request, REQUEST_DELIVERY,
+                                                   config.prosody)).waveform
         for feedback in Feedback:
             engine = UserEngine(scenario, feedback)
             for cand in scenario.candidates:
                 reaction = engine.react_to_recommendation(cand.option_id, frozenset())
                 delivery = choose_delivery(reaction.state, rng)
                 text = realize(reaction, scenario, domain, rng)
-                wave = cache.render(RenderRequest(text, delivery, voice)).waveform
+                wave = cache.render(user_turn_request(speaker, text, delivery, config.prosody)).waveform
                 rows.append(turn_features(config.features, wave, reference))
                 labels.append(config.classes.index(label_of(config.task, delivery)))
     return ProbeData(np.array(rows, dtype=np.float32), np.array(labels))
@@ -178,7 +182,8 @@ class AudioProbe(NormalizedMLP):
         meta = cls.checkpoint_metadata(path)
         if "config" not in meta:
             raise ValueError(f"{path} is not a hear_gym probe checkpoint (no config metadata)")
-        config = ProbeConfig(**json.loads(meta["config"]))
+        # checkpoints from before plan tables existed were trained on what is now "clear"
+        config = ProbeConfig(**{"prosody": "clear", **json.loads(meta["config"])})
         model, mean, std = cls.load_weights(path, config.hidden, len(config.classes))
         return cls(config, model, mean, std, json.loads(meta.get("report", "{}")))
 

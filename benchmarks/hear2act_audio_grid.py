@@ -1,5 +1,7 @@
 """The paper's condition grid (Tables 3/4/8, Figure 4) with honest rule agents, per renderer.
 
+All audio uses the delivery plan table ``PROSODY`` (the default, "paper").
+
 1. Train three audio probes on rendered training-split audio (first ``TRAIN_SCENARIOS`` train
    scenarios, every reaction under both feedback realizations): the concern probe for T+S^
    (prosodic features relative to the speaker's request) and two generic-affect probes for
@@ -36,10 +38,12 @@ from hear_gym.metrics.bootstrap import contrast_ci
 from hear_gym.metrics.hear2act import METRICS_BY_NAME, scenario_sums
 from hear_gym.scenarios.bank import scenarios_for
 from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import RENDERERS, make_renderer
 
 OUT = Path(__file__).parent / "out" / "audio_grid"
 TRAIN_SCENARIOS = 96
+PROSODY = DEFAULT_PROSODY
 FEEDBACKS = ("prosody", "explicit")
 AGENTS = {"transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
 PROBES = {"concern": ("concern", "prosody_relative"), "affect_prosody": ("affect", "prosody"),
@@ -51,11 +55,12 @@ def train_probes(renderer: str) -> dict[str, AudioProbe]:
     cache = RenderCache(make_renderer(renderer), max_bytes=768 * 2**20)
     probes = {}
     for name, (task, features) in PROBES.items():
-        path = OUT / f"{renderer}_{name}.safetensors"
+        path = OUT / f"{renderer}_{PROSODY}_{name}.safetensors"
         if path.exists():
             probes[name] = AudioProbe.load(path)
             continue
-        config = ProbeConfig(task=task, features=features, renderer=renderer, max_scenarios=TRAIN_SCENARIOS)
+        config = ProbeConfig(task=task, features=features, renderer=renderer, prosody=PROSODY,
+                             max_scenarios=TRAIN_SCENARIOS)
         probe = fit(config, build_data(config, "train", cache, seed=0))
         probe.report = {"test": per_class_accuracy(probe, build_data(config, "test", cache, seed=1))}
         probe.save(path)
@@ -65,7 +70,7 @@ def train_probes(renderer: str) -> dict[str, AudioProbe]:
 
 def runs_for(renderer: str, probes: dict[str, AudioProbe]) -> dict[str, tuple[list[Cell], dict]]:
     """Run name -> (cells, gym.make kwargs). One run per set of env plug-ins."""
-    base = {"renderer": renderer}
+    base = {"renderer": renderer, "prosody": PROSODY}
     return {
         "main": ([Cell("transcript_only", "T", fb) for fb in FEEDBACKS]
                  + [Cell("transcript_only", "A+T", fb) for fb in FEEDBACKS]
@@ -114,7 +119,7 @@ def main() -> None:
         for run, (cells, env_kwargs) in runs_for(renderer, probes).items():
             options = tuple((k, type(v).__name__ if not isinstance(v, str) else v) for k, v in env_kwargs.items())
             config = RunConfig(cells=tuple(cells), scenario_ids=scenario_ids, env_options=options)
-            folder = OUT / f"{renderer}_{run}"
+            folder = OUT / f"{renderer}_{PROSODY}_{run}"
             evaluate(folder, config, AGENTS, progress=True, env_kwargs=env_kwargs)
             records[run] = read_results(folder / "results.jsonl")
         sums = {}
@@ -126,8 +131,8 @@ def main() -> None:
                                          for rung, label in zip(LADDER_RUNGS, LADDER, strict=True)}
                                     for fb in FEEDBACKS}
         elapsed = time.perf_counter() - start
-        lines += [f"### Renderer: {renderer} ({elapsed:.0f} s; probes trained on {TRAIN_SCENARIOS} train "
-                  f"scenarios, held-out accuracy below)", ""]
+        lines += [f"### Renderer: {renderer}, prosody {PROSODY} ({elapsed:.0f} s; probes trained on "
+                  f"{TRAIN_SCENARIOS} train scenarios, held-out accuracy below)", ""]
         for name, probe in probes.items():
             lines.append(f"- {name} probe ({probe.config.features}): held-out balanced accuracy "
                          f"{probe.report['test']['balanced']:.3f} "

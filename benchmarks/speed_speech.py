@@ -25,7 +25,6 @@ import hear_gym  # noqa: F401
 from hear_gym.scenarios.bank import scenarios_for
 from hear_gym.speech import espeak
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.plans import plan_for
 from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer, RenderRequest
 from hear_gym.user.realizer import FRAMES
 from hear_gym.wrappers.audio import voice_for
@@ -59,7 +58,7 @@ def best_of(passes: int, fn) -> float:
 def render_ratios() -> dict:
     reqs = utterances()
     renderer = EspeakRenderer()
-    raw = [(r.text, r.voice, renderer.settings(plan_for(r.delivery, r.variation_key()))) for r in reqs]
+    raw = [(r.text, r.voice, renderer.settings(r.plan())) for r in reqs]
     # Paired and interleaved per utterance (best of PASSES each), so the noisy drift of a shared
     # machine hits both sides alike.
     raw_t = cold_t = 0.0

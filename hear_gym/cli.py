@@ -17,6 +17,7 @@ from hear_gym.core.paths import writable_file
 from hear_gym.envs.hear2act import MIN_TURNS
 from hear_gym.eval.report import print_summary, to_markdown
 from hear_gym.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
+from hear_gym.speech.plans import DEFAULT_PROSODY, PROSODY_TABLES, check_prosody
 
 # Plain Click help (rich_markup_mode=None): it wraps cleanly at 80 columns, rich's panels do not.
 app = typer.Typer(help="hear_gym: environments for spoken agents that must listen before they act.",
@@ -54,6 +55,9 @@ AGENT_GROUP = "hear_gym.agents"
 FEEDBACKS = ("prosody", "explicit")
 DEFAULT_CELLS = ("transcript_only@T", "state_aware@T+S", "random@T")  # first = contrast base
 SplitOption = Annotated[str, typer.Option(help=f"One of {', '.join(SPLITS)} or all.")]
+ProsodyOption = Annotated[str, typer.Option(
+    help=f"Delivery plan table: {' or '.join(PROSODY_TABLES)} (paper: calibrated to the paper's listeners; "
+         "clear: the original, near-trivially separable plans).")]
 
 
 def output_file(path: Path) -> Path:
@@ -136,6 +140,7 @@ def eval_command(
     markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     renderer: Annotated[str, typer.Option(help="Speech renderer for audio-based conditions.")] = "espeak",
+    prosody: ProsodyOption = DEFAULT_PROSODY,
     state_probe: Annotated[Path | None, typer.Option(help="Concern probe checkpoint for T+S^ cells.")] = None,
     affect_probe: Annotated[Path | None, typer.Option(help="Affect probe checkpoint for T+SER cells.")] = None,
     audio_cache_dir: Annotated[Path | None, typer.Option(help="Disk render cache (see hear-gym render).")] = None,
@@ -160,7 +165,8 @@ def eval_command(
         if checkpoint is None and any(c.access == access for c in cells):
             raise typer.BadParameter(f"{access} cells need a probe checkpoint (train one with "
                                      f"`hear-gym train probe`)", param_hint=flag)
-    env_kwargs, options = _audio_plugins(renderer, state_probe, affect_probe, audio_cache_dir)
+    env_kwargs, options = _audio_plugins(renderer, _prosody(prosody), state_probe, affect_probe,
+                                         audio_cache_dir)
     if state_intervention is not None:
         if any(c.access != "T+S" for c in cells):
             raise typer.BadParameter("it rewrites the T+S state channel: every --cell must be T+S "
@@ -191,11 +197,18 @@ def eval_command(
     console.print(f"results: {out / 'results.jsonl'}  metadata: {out / 'metadata.json'}")
 
 
-def _audio_plugins(renderer: str, state_probe: Path | None, affect_probe: Path | None,
+def _prosody(name: str) -> str:
+    try:
+        return check_prosody(name)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--prosody") from None
+
+
+def _audio_plugins(renderer: str, prosody: str, state_probe: Path | None, affect_probe: Path | None,
                    audio_cache_dir: Path | None) -> tuple[dict, tuple[tuple[str, str], ...]]:
     """gym.make kwargs for audio-based conditions, and their description for the run record."""
-    kwargs: dict = {"renderer": renderer}
-    options = [("renderer", renderer)]
+    kwargs: dict = {"renderer": renderer, "prosody": prosody}
+    options = [("renderer", renderer), ("prosody", prosody)]
     if audio_cache_dir is not None:
         kwargs["audio_cache_dir"] = audio_cache_dir
     for path, key, wrap in ((state_probe, "state_inferrer", "ConcernInferrer"),
@@ -275,6 +288,7 @@ def listen_command(
     cell: Annotated[str, typer.Option(help="agent@ACCESS that plays the dialogue.")] = "state_aware@T+S",
     feedback: Annotated[str, typer.Option(help="prosody or explicit.")] = "prosody",
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    prosody: ProsodyOption = DEFAULT_PROSODY,
     voice: Annotated[str, typer.Option(help="Voice for --every-label.")] = "m1",
     language: Annotated[str, typer.Option(help="en or cmn, for --every-label.")] = "en",
     seed: int = 0,
@@ -284,9 +298,10 @@ def listen_command(
 
     from hear_gym.eval.listen import write_dialogue, write_label_gallery
 
+    prosody = _prosody(prosody)
     try:
         if every_label is not None:
-            paths = write_label_gallery(every_label, out, voice, language, renderer)
+            paths = write_label_gallery(every_label, out, voice, language, renderer, prosody)
         elif scenario_id is not None:
             agent_name, _, access = cell.partition("@")
             registered = available_agents()
@@ -294,8 +309,9 @@ def listen_command(
                 raise typer.BadParameter(f"unknown agent {agent_name!r}; registered: {sorted(registered)}")
             get_scenario(scenario_id)
             env = gym.make("hear_gym/Hear2Act-v0", access=access or "T", feedback=feedback,
-                           scenario_ids=[scenario_id])
-            paths = write_dialogue(env, registered[agent_name].load()(), scenario_id, out, seed, renderer)
+                           scenario_ids=[scenario_id], renderer=renderer, prosody=prosody)
+            paths = write_dialogue(env, registered[agent_name].load()(), scenario_id, out, seed, renderer,
+                                   prosody)
         else:
             raise typer.BadParameter("give a SCENARIO_ID or --every-label TEXT")
     except (KeyError, ValueError) as exc:
@@ -315,6 +331,7 @@ def render_command(
     rollouts: Annotated[int, typer.Option(min=1)] = 1,
     seed: int = 0,
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    prosody: ProsodyOption = DEFAULT_PROSODY,
 ) -> None:
     """Pre-render the user audio of a split's standard rollouts into a disk cache."""
     from hear_gym.eval.prerender import prerender
@@ -324,7 +341,8 @@ def render_command(
     cells = _cells(cell, feedback, registered)
     config = RunConfig(cells=tuple(cells), scenario_ids=tuple(s.scenario_id for s in scenarios_for(split)),
                        rollouts=rollouts, seed=seed)
-    stats = prerender(config, {c.agent: registered[c.agent].load() for c in cells}, cache_dir, renderer)
+    stats = prerender(config, {c.agent: registered[c.agent].load() for c in cells}, cache_dir, renderer,
+                      _prosody(prosody))
     console.print(f"{stats['rendered']} utterances rendered, {stats['already_on_disk']} already cached, "
                   f"in {cache_dir}")
 
@@ -335,6 +353,7 @@ def train_probe_command(
     task: Annotated[str, typer.Option(help="concern (for T+S^) or affect (for T+SER).")] = "concern",
     features: Annotated[str, typer.Option(help="prosody_relative, prosody or logmel.")] = "prosody_relative",
     renderer: Annotated[str, typer.Option(help="Renderer whose audio to learn from.")] = "espeak",
+    prosody: ProsodyOption = DEFAULT_PROSODY,
     max_scenarios: Annotated[int | None, typer.Option(min=1, help="Per split, for quick runs.")] = None,
     seed: int = 0,
 ) -> None:
@@ -345,12 +364,13 @@ def train_probe_command(
         console.print(f"[red]error:[/red] probes need torch: pip install 'hear-gym[agents]' ({exc})")
         raise typer.Exit(2) from None
     try:
-        config = ProbeConfig(task=task, features=features, renderer=renderer,
+        config = ProbeConfig(task=task, features=features, renderer=renderer, prosody=prosody,
                              max_scenarios=max_scenarios, seed=seed)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     probe = train_probe(config, output_file(out))
-    table = Table("split", *probe.config.classes, "balanced", "n", title=f"{task} probe ({features})")
+    table = Table("split", *probe.config.classes, "balanced", "n",
+                  title=f"{task} probe ({features}, {renderer}, prosody {prosody})")
     for split, report in probe.report.items():
         table.add_row(split, *(f"{report.get(c, float('nan')):.3f}" for c in probe.config.classes),
                       f"{report['balanced']:.3f}", str(report["n"]))

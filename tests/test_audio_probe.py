@@ -1,3 +1,6 @@
+import json
+from dataclasses import asdict
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -14,7 +17,9 @@ from hear_gym.speech.plans import DELIVERY_LABELS
 from hear_gym.speech.renderers import make_renderer
 from hear_gym.wrappers.audio import AFFECT_LABELS
 
-SMALL = dict(max_scenarios=4, epochs=150)
+# The clear plan table, so that 4 training scenarios suffice to check the pipeline; how hard the
+# default (paper) table is to hear is measured in test_prosody_tables.py.
+SMALL = dict(max_scenarios=4, epochs=150, prosody="clear")
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +48,13 @@ def test_concern_probe_learns_from_audio_and_round_trips(concern, tmp_path):
     loaded = AudioProbe.load(path)
     assert loaded.config == probe.config and loaded.report == probe.report
     assert np.array_equal(loaded.predict_features(test.x), probe.predict_features(test.x))
+
+
+def test_checkpoints_from_before_plan_tables_were_trained_on_clear(concern, tmp_path):
+    probe, _ = concern
+    config = {k: v for k, v in asdict(probe.config).items() if k != "prosody"}
+    probe.save_checkpoint(tmp_path / "old.safetensors", {"config": json.dumps(config), "report": "{}"})
+    assert AudioProbe.load(tmp_path / "old.safetensors").config.prosody == "clear"
 
 
 def test_training_is_deterministic(cache):
@@ -75,3 +87,5 @@ def test_wrong_probe_kinds_and_files_are_refused(concern, tmp_path):
         AudioProbe.load(bad)
     with pytest.raises(ValueError, match="task must be"):
         ProbeConfig(task="emotion")
+    with pytest.raises(ValueError, match="unknown prosody plan table"):
+        ProbeConfig(prosody="subtle")

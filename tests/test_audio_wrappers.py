@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from hear_gym.envs.hear2act_actions import ASK_GENERAL, RECOMMEND0
-from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer, RenderRequest
+from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer
 from hear_gym.user.states import RESOLVED_DELIVERY_LABELS
-from hear_gym.wrappers.audio import AFFECT_LABELS, MAX_AUDIO_SAMPLES, voice_for
+from hear_gym.wrappers.audio import AFFECT_LABELS, MAX_AUDIO_SAMPLES, user_turn_request
 
 SCENARIO = "budget_airline_tickets-00"
 
@@ -19,8 +19,8 @@ def test_audio_is_the_rendered_user_turn(renderer):
     env = make(access="A+T", renderer=renderer.name)
     obs, info = env.reset(seed=3)
     record = info["turn_record"]
-    expected = renderer.render(RenderRequest(record["user_text"], record["delivery_label"],
-                                             voice_for(SCENARIO))).waveform
+    request = user_turn_request(SCENARIO, record["user_text"], record["delivery_label"])
+    expected = renderer.render(request).waveform
     n = int(obs["audio_length"])
     assert n == len(expected) and np.array_equal(obs["audio"][:n], expected)
     assert not obs["audio"][n:].any() and obs["audio"].shape == (MAX_AUDIO_SAMPLES,)

@@ -228,3 +228,15 @@ def test_ladder_figure_from_runs_made_with_state_interventions(tmp_path):
     rungs = ladder_rungs(summaries)["prosody"]
     assert list(rungs) == ["no state", "correct", "all-resolved", "shuffled", "all-unresolved"]
     assert rungs["correct"]["point"] == 1.0 and rungs["all-unresolved"]["point"] < 1.0
+
+
+def test_prosody_option_selects_the_plan_table(tmp_path):
+    result = invoke("listen", "--out", str(tmp_path / "labels"), "--every-label", "Sure.",
+                    "--prosody", "clear")
+    assert result.exit_code == 0, result.output
+    assert "prosody: clear" in (tmp_path / "labels" / "labels.txt").read_text()
+    for command in (["eval", "--out", str(tmp_path / "run")], ["render", "--cache-dir", str(tmp_path / "c")],
+                    ["listen", "--out", str(tmp_path / "x"), "--every-label", "Sure."],
+                    ["train", "probe", "--out", str(tmp_path / "p.safetensors")]):
+        result = invoke(*command, "--prosody", "subtle")
+        assert result.exit_code == 2 and "unknown prosody plan table" in result.output, command

@@ -7,7 +7,7 @@ import pytest
 from hear_gym.speech import espeak
 from hear_gym.speech.cache import MAGIC, RenderCache
 from hear_gym.speech.features import FEATURE_NAMES, log_mel, prosodic_features
-from hear_gym.speech.plans import DELIVERY_LABELS, base_plans, plan_for
+from hear_gym.speech.plans import DELIVERY_LABELS, base_plans
 from hear_gym.speech.renderers import (
     SAMPLE_RATE, EspeakRenderer, PraatRenderer, RenderRequest, cache_key, spoken_text,
 )
@@ -18,9 +18,10 @@ TEXT = "Okay, sounds good. I need a daytime flight."
 
 def test_every_delivery_label_has_a_plan():
     assert set(base_plans()) == set(DELIVERY_LABELS) and len(DELIVERY_LABELS) == 14
-    assert plan_for("hesitant", "a") == plan_for("hesitant", "a") != plan_for("hesitant", "b")
+    hesitant = RenderRequest(TEXT, "hesitant", "m1")
+    assert hesitant.plan() == hesitant.plan() != RenderRequest(TEXT + " Yes.", "hesitant", "m1").plan()
     with pytest.raises(ValueError, match="unknown delivery label"):
-        plan_for("sarcastic", "a")
+        RenderRequest(TEXT, "sarcastic", "m1").plan()
 
 
 def test_final_punctuation_carries_the_contour():
@@ -31,8 +32,8 @@ def test_final_punctuation_carries_the_contour():
 
 def test_clause_pauses_are_inserted_by_the_renderer():
     renderer = EspeakRenderer()
-    plan_short = renderer.render(RenderRequest(TEXT, "impatient", "m1"))
-    plan_long = renderer.render(RenderRequest(TEXT, "hesitant", "m1"))
+    plan_short = renderer.render(RenderRequest(TEXT, "impatient", "m1", prosody="clear"))
+    plan_long = renderer.render(RenderRequest(TEXT, "hesitant", "m1", prosody="clear"))
     assert sum(bool(c.any()) for c in espeak.synthesize_clauses(TEXT, "m1")) == 3
     silent = lambda w: np.mean(np.abs(w) < 1e-4)  # noqa: E731
     assert silent(plan_long.waveform) > silent(plan_short.waveform) + 0.1
@@ -61,10 +62,11 @@ def test_render_is_identical_in_another_process(renderer):
 
 @pytest.mark.parametrize("renderer", RENDERERS, ids=lambda r: r.name)
 def test_delivery_shows_in_the_measured_prosody(renderer):
+    # the clear table's labels lie far apart, so one utterance each shows that plans are realized
     names = list(FEATURE_NAMES)
 
     def features(label):
-        return prosodic_features(renderer.render(RenderRequest(TEXT, label, "m2")).waveform)
+        return prosodic_features(renderer.render(RenderRequest(TEXT, label, "m2", prosody="clear")).waveform)
 
     resolved, reluctant = features("satisfied"), features("underwhelmed")
     assert resolved[names.index("f0_range_st")] > reluctant[names.index("f0_range_st")] + 2

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hear_gym.envs.hear2act import Hear2ActEnv
 from hear_gym.envs.voicegate import VoiceGateEnv
+from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.wrappers.access import AccessContext, apply_access
 from hear_gym.wrappers.features import FeatureObservation
 from hear_gym.wrappers.interventions import StateIntervention
@@ -21,19 +22,20 @@ OBSERVATION_FORMATS = ("dict", "features")
 
 def make_hear2act(access: str = "T", actions: str = "discrete", observation: str = "dict",
                   state_intervention: str | None = None, renderer: str = "espeak",
-                  audio_cache_dir: str | Path | None = None, state_inferrer=None,
-                  affect_classifier=None, **env_kwargs) -> gym.Env:
+                  prosody: str = DEFAULT_PROSODY, audio_cache_dir: str | Path | None = None,
+                  state_inferrer=None, affect_classifier=None, **env_kwargs) -> gym.Env:
     """Build Hear2Act: base env (``env_kwargs`` go to ``Hear2ActEnv``), then the action format
     (``"discrete"`` or P6a ``"text"``), the access condition (``ACCESS_CONDITIONS``), an optional
     label-fidelity ``state_intervention`` on T+S, and the observation format (``"dict"`` or
-    SB3-ready ``"features"``). Audio-based pieces render with ``renderer`` ("espeak" | "praat"),
-    optionally through an on-disk cache."""
+    SB3-ready ``"features"``). Audio-based pieces render with ``renderer`` ("espeak" | "praat")
+    and the delivery plan table ``prosody`` ("paper" | "clear"), optionally through an on-disk
+    cache."""
     if actions not in ACTION_FORMATS:
         raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
     if observation not in OBSERVATION_FORMATS:
         raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
-    context = AccessContext(renderer=renderer, state_inferrer=state_inferrer,
-                            affect_classifier=affect_classifier,
+    context = AccessContext(renderer=renderer, prosody=check_prosody(prosody),
+                            state_inferrer=state_inferrer, affect_classifier=affect_classifier,
                             audio_cache_dir=Path(audio_cache_dir) if audio_cache_dir else None)
     env: gym.Env = Hear2ActEnv(**env_kwargs)
     if actions == "text":

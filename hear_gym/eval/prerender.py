@@ -16,18 +16,21 @@ from rich.progress import Progress
 
 from hear_gym.eval.runner import ENV_ID, AgentFactory, RunConfig, episode_seed
 from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import make_renderer
 from hear_gym.wrappers.audio import TurnAudio
 
 
 def prerender(config: RunConfig, agents: Mapping[str, AgentFactory], cache_dir: Path,
-              renderer: str = "espeak", progress: bool = True) -> dict[str, int]:
-    """Play every episode of ``config`` and render each user turn into ``cache_dir``."""
+              renderer: str = "espeak", prosody: str = DEFAULT_PROSODY,
+              progress: bool = True) -> dict[str, int]:
+    """Play every episode of ``config`` and render each user turn (delivery plan table
+    ``prosody``) into ``cache_dir``."""
     cache = RenderCache(make_renderer(renderer), max_bytes=32 * 2**20, disk_dir=cache_dir)
-    audio = TurnAudio(cache)
+    audio = TurnAudio(cache, prosody)
     total = len(config.cells) * len(config.scenario_ids) * config.rollouts
     with Progress(disable=not progress) as bar:
-        task = bar.add_task(f"rendering ({renderer})", total=total)
+        task = bar.add_task(f"rendering ({renderer}, prosody {prosody})", total=total)
         for cell in config.cells:
             env = gym.make(ENV_ID, access=cell.access, feedback=cell.feedback,
                            scenario_ids=list(config.scenario_ids), assistant=config.assistant,

@@ -1,12 +1,13 @@
-"""Renderers: (text, delivery label, voice, language) -> 16 kHz mono float32 speech + the plan used.
+"""Renderers: (text, delivery label, voice, language, plan table) -> 16 kHz mono float32 speech + plan.
 
-Two mechanisms realize the same prosody plan (``plans.py``), for the paper's renderer-robustness
-condition:
+Two mechanisms realize the same prosody plan (``plans.py``; the request names the plan table,
+``prosody="paper"`` by default), for the paper's renderer-robustness condition:
 
 * ``EspeakRenderer``: eSpeak NG's own controls. The text is synthesized with the plan's rate,
-  pitch level and pitch range; the final contour comes from the final punctuation (fall ".",
-  rise "?", level ","); the audio is cut at eSpeak's clause ends, and the pauses between
-  clauses are silence the renderer inserts; gain is digital.
+  pitch level (compensated for the level eSpeak's range adds) and pitch range; the final
+  contour comes from the final punctuation (fall ".", rise "?", level ","); the audio is cut at
+  eSpeak's clause ends, and the pauses between clauses are silence the renderer inserts; gain
+  is digital.
 * ``PraatRenderer``: neutral eSpeak speech re-shaped by Praat (overlap-add resynthesis through
   parselmouth): the F0 contour is shifted and its range scaled in semitones, durations are
   scaled to the plan's rate, the final contour is drawn into the pitch tier; same pauses, gain.
@@ -14,7 +15,8 @@ condition:
   the renderer seeds it from the request's hash for the call and re-randomizes it afterwards.
 
 Other TTS systems plug in by implementing ``Renderer``. Rendering is deterministic: identical
-requests give bit-identical waveforms (see ``hear_gym.speech.espeak`` for why that needed care).
+requests give bit-identical waveforms (see ``hear_gym.speech.espeak`` for why that needed care,
+and ``resample_to_16k``).
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import asdict, dataclass
+from functools import cache
 from typing import Protocol
 
 import numpy as np
-import soxr
+from scipy.signal import firwin, resample_poly
 
 from hear_gym.speech import espeak
-from hear_gym.speech.plans import ProsodyPlan, plan_for
+from hear_gym.speech.plans import DEFAULT_PROSODY, ProsodyPlan, check_prosody, plan_for
 
 SAMPLE_RATE = 16_000
 ESPEAK_VOLUME = 60  # leaves headroom: clipping would engage eSpeak's stateful gain control
@@ -37,16 +40,24 @@ NEUTRAL = espeak.EspeakSettings(rate=175, pitch=50, range=50, volume=ESPEAK_VOLU
 _CONTOUR_MARK = {"en": {"fall": ".", "rise": "?", "level": ","},
                  "cmn": {"fall": "\u3002", "rise": "\uff1f", "level": "\uff0c"}}
 _TERMINAL = ".!?,;:\u3002\uff1f\uff01\uff0c"
+_UP, _DOWN = 320, 441  # 16,000 / 22,050 in lowest terms
 
 
 @dataclass(frozen=True)
 class RenderRequest:
+    """What to say, how, by whom. ``prosody`` names the plan table; ``speaker`` is the person
+    (e.g. a Hear2Act scenario's user), whose habitual prosody the ``paper`` table varies; it
+    defaults to the voice, so two people sharing an eSpeak voice need their own ``speaker``."""
+
     text: str
     delivery: str
     voice: str
     language: str = "en"
+    prosody: str = DEFAULT_PROSODY
+    speaker: str = ""
 
     def __post_init__(self) -> None:
+        check_prosody(self.prosody)
         if not self.text.strip():
             raise ValueError("cannot render empty text")
         if self.voice not in espeak.VARIANTS:
@@ -54,8 +65,14 @@ class RenderRequest:
         if self.language not in espeak.LANGUAGES:
             raise ValueError(f"unknown language {self.language!r}; languages: {sorted(espeak.LANGUAGES)}")
 
+    def speaker_key(self) -> str:
+        return f"{self.prosody}|{self.language}|{self.voice}|{self.speaker or self.voice}"
+
     def variation_key(self) -> str:
-        return f"{self.language}|{self.voice}|{self.delivery}|{self.text}"
+        return f"{self.speaker_key()}|{self.delivery}|{self.text}"
+
+    def plan(self) -> ProsodyPlan:
+        return plan_for(self.delivery, self.prosody, self.speaker_key(), self.variation_key())
 
 
 @dataclass(frozen=True)
@@ -78,7 +95,8 @@ class Renderer(Protocol):
 
 def cache_key(renderer: Renderer, request: RenderRequest) -> str:
     """Content address of a rendering: renderer name and version plus every request field."""
-    fields = (renderer.name, renderer.version, request.text, request.delivery, request.voice, request.language)
+    fields = (renderer.name, renderer.version, request.text, request.delivery, request.voice,
+              request.language, request.prosody, request.speaker)
     return hashlib.sha256("\x1f".join(fields).encode("utf-8")).hexdigest()
 
 
@@ -113,13 +131,26 @@ def trim_silence(samples: np.ndarray, threshold: int = 64, block: int = 1024) ->
     return samples[head:len(samples) - first_loud(samples[::-1])]
 
 
+@cache
+def _resampling_filter() -> np.ndarray:
+    """The low-pass ``resample_poly`` would design (Kaiser-windowed sinc, cutoff at the output's
+    Nyquist frequency), designed once; ``resample_poly`` scales it by the upsampling factor."""
+    half = 10 * max(_UP, _DOWN)
+    return firwin(2 * half + 1, 1.0 / max(_UP, _DOWN), window=("kaiser", 5.0))
+
+
+def resample_to_16k(samples: np.ndarray) -> np.ndarray:
+    """22,050 -> 16,000 Hz with a fixed polyphase filter (float64). Not soxr: for the same input
+    its output changes with memory layout (measured: about 1 in 80 utterances rendered twice
+    in one process differed), and rendering must be bit-identical."""
+    return resample_poly(np.asarray(samples, dtype=np.float64), _UP, _DOWN, window=_resampling_filter())
+
+
 def assemble(pieces: list[np.ndarray], plan: ProsodyPlan, scale: float = REFERENCE_SCALE) -> np.ndarray:
-    """Clauses (22,050 Hz) resampled one by one to 16 kHz (soxr), laid out after
-    the lead pause with clause pauses between them, level and gain applied. Resampling only the
-    speech keeps the pauses exact and spends no filtering on silence."""
-    # MQ: 16-bit precision, like eSpeak's int16 output; int16 in, int16 out, so the only float
-    # pass is the one that places, scales and clips the 16 kHz result.
-    speech = [soxr.resample(p, espeak.ESPEAK_RATE, SAMPLE_RATE, quality="MQ") for p in pieces]
+    """Clauses (22,050 Hz) resampled one by one to 16 kHz, laid out after the lead pause with
+    clause pauses between them, level and gain applied. Resampling only the speech keeps the
+    pauses exact and spends no filtering on silence."""
+    speech = [resample_to_16k(p) for p in pieces]
     lead = int(round(SAMPLE_RATE * plan.lead_pause_ms / 1000))
     pause = int(round(SAMPLE_RATE * plan.clause_pause_ms / 1000))
     out = np.zeros(lead + sum(len(p) for p in speech) + pause * max(len(speech) - 1, 0), dtype=np.float32)
@@ -134,19 +165,25 @@ def assemble(pieces: list[np.ndarray], plan: ProsodyPlan, scale: float = REFEREN
 # -- eSpeak NG ----------------------------------------------------------------------------
 class EspeakRenderer:
     name = "espeak"
-    version = "4"
+    version = "5"
+    # eSpeak widens its range upward from the base pitch, so its F0 median rises by about 0.034 st
+    # per range point (m1, m3, f2, f4; range 20-80); lowering the pitch parameter by this many
+    # points per range point keeps a plan's pitch level and range independent, as Praat does.
+    RANGE_PITCH_COMPENSATION = 0.18
 
     def settings(self, plan: ProsodyPlan) -> espeak.EspeakSettings:
-        return espeak.EspeakSettings(rate=int(round(plan.rate)), pitch=int(round(plan.pitch)),
+        pitch = min(99.0, max(0.0, plan.pitch - self.RANGE_PITCH_COMPENSATION * (plan.range - 50)))
+        return espeak.EspeakSettings(rate=int(round(plan.rate)), pitch=int(round(pitch)),
                                      range=int(round(plan.range)), volume=ESPEAK_VOLUME)
 
     def describe(self, request: RenderRequest) -> dict:
-        plan = plan_for(request.delivery, request.variation_key())
-        return {"renderer": self.name, **plan.as_dict(), "espeak": asdict(self.settings(plan)),
+        plan = request.plan()
+        return {"renderer": self.name, "prosody": request.prosody, **plan.as_dict(),
+                "espeak": asdict(self.settings(plan)),
                 "spoken_text": spoken_text(request.text, request.language, plan.final_contour)}
 
     def render(self, request: RenderRequest) -> Rendering:
-        plan = plan_for(request.delivery, request.variation_key())
+        plan = request.plan()
         record = self.describe(request)
         pieces = clauses(record["spoken_text"], request.voice, request.language, self.settings(plan))
         return Rendering(assemble(pieces, plan), SAMPLE_RATE, record)
@@ -157,23 +194,27 @@ class PraatRenderer:
     """Neutral eSpeak speech, then F0 and duration manipulation in Praat (overlap-add)."""
 
     name = "praat"
-    version = "3"
-    SEMITONES_PER_PITCH_POINT = 0.1  # plan pitch 50 -> 0 st shift, 70 -> +2 st
+    version = "4"
+    # eSpeak's pitch parameter moves F0 by about 0.18 st per point (measured on m1 and f2, 30-70),
+    # so a plan's pitch means the same in both renderers: 50 -> 0 st shift, 70 -> +3.6 st
+    SEMITONES_PER_PITCH_POINT = 0.18
     CONTOUR_WINDOW_S = 0.3
-    CONTOUR_ST = {"rise": 5.0, "fall": -4.0}
+    # a fall this deep gives the final slope eSpeak's "." does (about -11 st/s over the last
+    # voiced 0.4 s, pooled over the shared acceptance phrases)
+    CONTOUR_ST = {"rise": 5.0, "fall": -7.0}
 
     def transform(self, plan: ProsodyPlan) -> dict[str, float]:
         return {"shift_st": (plan.pitch - 50) * self.SEMITONES_PER_PITCH_POINT,
                 "range_factor": plan.range / 50, "duration_factor": NEUTRAL.rate / plan.rate}
 
     def describe(self, request: RenderRequest) -> dict:
-        plan = plan_for(request.delivery, request.variation_key())
-        return {"renderer": self.name, **plan.as_dict(), **self.transform(plan),
+        plan = request.plan()
+        return {"renderer": self.name, "prosody": request.prosody, **plan.as_dict(), **self.transform(plan),
                 # a level ending, so the final contour is Praat's alone
                 "spoken_text": spoken_text(request.text, request.language, "level")}
 
     def render(self, request: RenderRequest) -> Rendering:
-        plan = plan_for(request.delivery, request.variation_key())
+        plan = request.plan()
         transform = self.transform(plan)
         record = self.describe(request)
         neutral = clauses(record["spoken_text"], request.voice, request.language, NEUTRAL)

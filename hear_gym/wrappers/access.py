@@ -26,6 +26,7 @@ from gymnasium import spaces
 
 from hear_gym.envs.hear2act import text_space
 from hear_gym.speech.cache import shared_render_cache
+from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.wrappers.audio import (
     AffectClassifier, AffectLabel, HideUserWords, InferredState, StateInferrer, TurnAudio, UserAudio,
 )
@@ -61,6 +62,7 @@ class AccessContext:
     """What the audio-based conditions need; one shared ``TurnAudio`` per env stack."""
 
     renderer: str = "espeak"
+    prosody: str = DEFAULT_PROSODY  # the delivery plan table (hear_gym.speech.plans)
     audio_cache_dir: Path | None = None
     state_inferrer: StateInferrer | None = None
     affect_classifier: AffectClassifier | None = None
@@ -68,7 +70,7 @@ class AccessContext:
 
     def audio(self) -> TurnAudio:
         if self._audio is None:
-            self._audio = TurnAudio(shared_render_cache(self.renderer, self.audio_cache_dir))
+            self._audio = TurnAudio(shared_render_cache(self.renderer, self.audio_cache_dir), self.prosody)
         return self._audio
 
     def require(self, name: str):

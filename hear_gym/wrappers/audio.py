@@ -1,8 +1,9 @@
 """Audio of the current user turn, and the access conditions built on it (paper section 4.2).
 
 ``TurnAudio`` renders what the simulated user just said, in the delivery the engine chose, with
-the scenario's voice; it renders lazily (only the current turn, only when a wrapper asks) and
-through a ``RenderCache``. The wrappers:
+the scenario's voice and the chosen prosody plan table (``user_turn_request``: the scenario's
+user is the speaker, so each user has their own habitual prosody); it renders lazily (only the
+current turn, only when a wrapper asks) and through a ``RenderCache``. The wrappers:
 
 * ``UserAudio`` adds ``audio`` (float32, 16 kHz, zero-padded to ``MAX_AUDIO_SECONDS``, longer
   turns cut) and ``audio_length`` (valid samples). A+T is ``UserAudio`` alone.
@@ -29,6 +30,7 @@ from gymnasium import spaces
 from hear_gym.envs.hear2act import text_space
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.espeak import VARIANTS
+from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest
 
 MAX_AUDIO_SECONDS = 12.0  # longest user turn: about 10.6 s (a hesitant answer naming a long need)
@@ -44,17 +46,23 @@ def voice_for(scenario_id: str) -> str:
     return VOICES[int.from_bytes(digest, "little") % len(VOICES)]
 
 
+def user_turn_request(scenario_id: str, text: str, delivery: str,
+                      prosody: str = DEFAULT_PROSODY) -> RenderRequest:
+    """How a Hear2Act scenario's user says ``text``: their voice, and they are the speaker."""
+    return RenderRequest(text, delivery, voice_for(scenario_id), prosody=prosody, speaker=scenario_id)
+
+
 class TurnAudio:
     """Renders the base env's latest user turn; shared by the wrappers of one env stack."""
 
-    def __init__(self, cache: RenderCache) -> None:
-        self.cache = cache
+    def __init__(self, cache: RenderCache, prosody: str = DEFAULT_PROSODY) -> None:
+        self.cache, self.prosody = cache, check_prosody(prosody)
 
     def request(self, env: gym.Env, turn: int = -1) -> RenderRequest:
         base = env.unwrapped
         record = base.turns[turn]
-        return RenderRequest(record["user_text"], record["delivery_label"],
-                             voice_for(base.scenario.scenario_id))
+        return user_turn_request(base.scenario.scenario_id, record["user_text"], record["delivery_label"],
+                                 self.prosody)
 
     def waveform(self, env: gym.Env, turn: int = -1) -> np.ndarray:
         return self.cache.render(self.request(env, turn)).waveform
