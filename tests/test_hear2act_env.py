@@ -106,6 +106,10 @@ def test_bad_kwargs_get_clear_errors():
         make(max_turns=2)
     with pytest.raises(ValueError, match="actions must be one of"):
         make(actions="json")
+    with pytest.raises(ValueError, match="unknown renderer 'festival'"):
+        make(renderer="festival")  # refused under T too, where nothing is rendered
+    with pytest.raises(ValueError, match="unknown prosody plan table"):
+        make(prosody="loud")
     env = make()
     with pytest.raises(ValueError, match="not among this env's scenarios"):
         env.reset(options={"scenario_id": "budget_airline_tickets-01"})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hear_gym.envs.hear2act import Hear2ActEnv
 from hear_gym.envs.voicegate import VoiceGateEnv
-from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
+from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.wrappers.access import AccessContext, apply_access
 from hear_gym.wrappers.features import FeatureObservation
 from hear_gym.wrappers.interventions import StateIntervention
@@ -34,7 +34,7 @@ def make_hear2act(access: str = "T", actions: str = "discrete", observation: str
         raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
     if observation not in OBSERVATION_FORMATS:
         raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
-    context = AccessContext(renderer=renderer, prosody=check_prosody(prosody),
+    context = AccessContext(renderer=renderer, prosody=prosody,
                             state_inferrer=state_inferrer, affect_classifier=affect_classifier,
                             audio_cache_dir=Path(audio_cache_dir) if audio_cache_dir else None)
     env: gym.Env = Hear2ActEnv(**env_kwargs)

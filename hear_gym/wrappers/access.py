@@ -26,7 +26,8 @@ from gymnasium import spaces
 
 from hear_gym.envs.hear2act import text_space
 from hear_gym.speech.cache import shared_render_cache
-from hear_gym.speech.plans import DEFAULT_PROSODY
+from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
+from hear_gym.speech.renderers import RENDERERS
 from hear_gym.wrappers.audio import (
     AffectClassifier, AffectLabel, HideUserWords, InferredState, StateInferrer, TurnAudio, UserAudio,
 )
@@ -67,6 +68,12 @@ class AccessContext:
     state_inferrer: StateInferrer | None = None
     affect_classifier: AffectClassifier | None = None
     _audio: TurnAudio | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # Checked even where nothing is rendered (T), so a typo never waits for an audio condition.
+        if self.renderer not in RENDERERS:
+            raise ValueError(f"unknown renderer {self.renderer!r}; renderers: {sorted(RENDERERS)}")
+        check_prosody(self.prosody)
 
     def audio(self) -> TurnAudio:
         if self._audio is None:
