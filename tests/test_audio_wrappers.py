@@ -21,7 +21,7 @@ def test_audio_is_the_rendered_user_turn(renderer):
     record = info["turn_record"]
     request = user_turn_request(SCENARIO, record["user_text"], record["delivery_label"])
     expected = renderer.render(request).waveform
-    n = int(obs["audio_length"])
+    n = int(obs["audio_length"][0])
     assert n == len(expected) and np.array_equal(obs["audio"][:n], expected)
     assert not obs["audio"][n:].any() and obs["audio"].shape == (MAX_AUDIO_SAMPLES,)
     assert "That won't work" in obs["transcript"] or obs["last_user_utterance"] in obs["transcript"]
@@ -32,7 +32,7 @@ def test_audio_only_hides_the_users_words():
     obs, _ = env.reset(seed=0)
     user_lines = [line for line in obs["transcript"].splitlines() if line.startswith("User: ")]
     assert user_lines == ["User: [speech]"] * 2 and obs["last_user_utterance"] == "[speech]"
-    assert "[ACTION: RECOMMEND]" in obs["transcript"] and obs["audio_length"] > 0
+    assert "[ACTION: RECOMMEND]" in obs["transcript"] and obs["audio_length"][0] > 0
 
 
 class SpyInferrer:

@@ -97,7 +97,7 @@ def test_the_env_renders_with_the_chosen_table():
     record = info["turn_record"]
     expected = EspeakRenderer().render(user_turn_request("budget_airline_tickets-00", record["user_text"],
                                                          record["delivery_label"], "clear")).waveform
-    assert np.array_equal(obs["audio"][:int(obs["audio_length"])], expected)
+    assert np.array_equal(obs["audio"][:int(obs["audio_length"][0])], expected)
 
 
 def test_threshold_rule_finds_the_best_cut_in_either_direction():

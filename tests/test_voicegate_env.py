@@ -103,10 +103,10 @@ def test_observation_hides_ground_truth_and_info_holds_it():
 def test_text_only_items_have_no_audio_and_audio_is_padded_with_its_room_tone():
     env = gym.make("hear_gym/VoiceGate-v0", conditions=["text_only"])
     obs, _ = env.reset(seed=0)
-    assert obs["audio_length"] == 0 and not obs["audio"].any() and obs["transcript"]
+    assert obs["audio_length"].shape == (1,) and obs["audio_length"][0] == 0 and not obs["audio"].any() and obs["transcript"]
     env = gym.make("hear_gym/VoiceGate-v0", conditions=["switch"])
     obs, info = env.reset(seed=0)
-    length, item = int(obs["audio_length"]), env.unwrapped.item
+    length, item = int(obs["audio_length"][0]), env.unwrapped.item
     assert np.array_equal(obs["audio"][:length], env.unwrapped.item_audio()[0])
     assert np.array_equal(obs["audio"][length:], room_tone(item, len(obs["audio"]))[length:])
 
@@ -162,7 +162,7 @@ def test_side_talk_cue_option_reaches_the_rendered_audio():
 
 def test_access_a_hides_words_and_t_renders_no_audio():
     obs, _ = gym.make("hear_gym/VoiceGate-v0", access="A", conditions=["switch"]).reset(seed=1)
-    assert obs["transcript"] == "[speech]" and obs["audio_length"] > 0
+    assert obs["transcript"] == "[speech]" and obs["audio_length"][0] > 0
     obs, _ = gym.make("hear_gym/VoiceGate-v0", access="A", conditions=["text_only"]).reset(seed=1)
     assert obs["transcript"] != "[speech]"  # a text-only input has nothing else
     env = gym.make("hear_gym/VoiceGate-v0", access="T")

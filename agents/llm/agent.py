@@ -51,5 +51,5 @@ class AudioLLMAgent(_ChatAgent):
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
         if any("audio" not in o for o in observations):
             raise KeyError("AudioLLMAgent needs an audio condition (access 'A' or 'A+T')")
-        batch = [(audio_messages(o, self.assistant), [o["audio"][:int(o["audio_length"])]]) for o in observations]
+        batch = [(audio_messages(o, self.assistant), [o["audio"][:int(o["audio_length"][0])]]) for o in observations]
         return self.client.complete_audio(batch)

@@ -61,7 +61,7 @@ class AudioLLMGateAgent(_ChatAgent):
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
         batch = []
         for o in observations:
-            length = int(o["audio_length"])
+            length = int(o["audio_length"][0])
             content = ([{"type": "audio"}] if length else []) + [{"type": "text", "text": o["transcript"]}]
             batch.append(
                 (

@@ -171,7 +171,7 @@ class AudioGateAgent:
         pass
 
     def act(self, observation: dict[str, Any]) -> str:
-        length = int(observation["audio_length"])
+        length = int(observation["audio_length"][0])
         if length == 0:
             return self.text.act(observation)
         said = utterances(observation["transcript"])

@@ -6,7 +6,7 @@ user is the speaker, so each user has their own habitual prosody); it renders la
 current turn, only when a wrapper asks) and through a ``RenderCache``. The wrappers:
 
 * ``UserAudio`` adds ``audio`` (float32, 16 kHz, zero-padded to ``MAX_AUDIO_SECONDS``, longer
-  turns cut) and ``audio_length`` (valid samples). A+T is ``UserAudio`` alone.
+  turns cut) and ``audio_length`` (valid samples, shape (1,): SB3 takes no 0-d Boxes). A+T is ``UserAudio`` alone.
 * ``HideUserWords`` replaces the user's words in the transcript with ``[speech]``: with
   ``UserAudio`` it makes the audio-only condition A (the agent hears the current turn and keeps
   its own side of the dialogue in text).
@@ -102,13 +102,13 @@ class UserAudio(_AddKeys):
     def __init__(self, env: gym.Env, audio: TurnAudio) -> None:
         super().__init__(env, {
             "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
-            "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (), np.int64),
+            "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (1,), np.int64),
         })
         self.audio = audio
 
     def added(self, obs, info):
         wave, length = self.audio.padded(self.env)
-        return {"audio": wave, "audio_length": np.array(length, dtype=np.int64)}
+        return {"audio": wave, "audio_length": np.array([length], dtype=np.int64)}
 
 
 class HideUserWords(gym.ObservationWrapper):

@@ -3,7 +3,7 @@
 The base env is ``T`` (transcript and tool inventory). ``A+T`` adds the input's audio
 (``ItemAudio``: ``audio``, float32 16 kHz padded to ``MAX_AUDIO_SECONDS`` with the
 continuation of the input's own room tone, so that no part of the buffer is digital silence,
-and ``audio_length``, where the input ends, 0 for text-only inputs, whose buffer is all zeros;
+and ``audio_length``, where the input ends (shape (1,)), 0 for text-only inputs, whose buffer is all zeros;
 the synthesis manifest goes to ``info["manifest"]``, ``{}`` for text-only inputs).
 ``A`` (what the paper's Audio LLMs get) is ``A+T`` with the transcript of an input with audio
 replaced by ``[speech]``; text-only inputs keep their words, they have nothing else.
@@ -30,7 +30,7 @@ class ItemAudio(gym.Wrapper):
         self.observation_space = spaces.Dict({
             **env.observation_space.spaces,
             "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
-            "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (), np.int64),
+            "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (1,), np.int64),
         })
 
     def reset(self, **kwargs):
@@ -52,13 +52,13 @@ class ItemAudio(gym.Wrapper):
             waveform[:length] = rendered[0][:length]
             waveform[length:] = room_tone(base.item, MAX_AUDIO_SAMPLES)[length:]
         manifest = copy.deepcopy(rendered[1]) if rendered is not None else {}  # {}: text-only input
-        return ({**obs, "audio": waveform, "audio_length": np.array(length, dtype=np.int64)},
+        return ({**obs, "audio": waveform, "audio_length": np.array([length], dtype=np.int64)},
                 {**info, "manifest": manifest})
 
 
 class HideTranscript(gym.ObservationWrapper):
     def observation(self, obs: dict) -> dict:
-        if int(obs["audio_length"]) > 0:
+        if obs["audio_length"][0] > 0:
             obs = {**obs, "transcript": SPEECH_PLACEHOLDER}
         return obs
 

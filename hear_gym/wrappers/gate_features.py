@@ -56,7 +56,7 @@ class GateFeatureObservation(gym.Wrapper):
     def _features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
         out = {"words": hashed_words(obs["transcript"], WORD_BINS)}
         if self.hears:
-            length = int(np.asarray(obs["audio_length"]).reshape(-1)[0])
+            length = int(obs["audio_length"][0])
             out["has_audio"] = np.array([float(length > 0)], dtype=np.float32)
             out["change"] = self._change_features(obs["audio"][:length], info) if length else \
                 np.zeros(len(GATE_FEATURES), dtype=np.float32)
