@@ -5,6 +5,12 @@ The audit tests render a deterministic subset of assent turns with eSpeak and ch
 genuine from reluctant acceptance on held-out scenarios, while under ``clear`` one scalar does.
 """
 
+import hashlib
+import json
+import subprocess
+import sys
+from dataclasses import asdict
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -22,6 +28,8 @@ from hear_gym.speech.plans import DEFAULT_PROSODY, DELIVERY_LABELS, PROSODY_TABL
 from hear_gym.speech.renderers import (
     EspeakRenderer, PraatRenderer, RenderRequest, cache_key, make_renderer, resample_to_16k,
 )
+from hear_gym.user.realizer import SHARED_ACCEPTANCE_POOL
+from hear_gym.user.states import STATE_OF_LABEL
 from hear_gym.wrappers.audio import user_turn_request
 
 TRAIN_SCENARIOS, TEST_SCENARIOS = 40, 32
@@ -140,3 +148,33 @@ def test_paper_no_single_scalar_decides_but_all_cues_together_do(audits):
 def test_clear_is_separable_by_one_scalar(audits):
     best = train_selected_scalar(*audits["clear"])
     assert best["test"] >= 0.95, best
+
+
+CROSS_PROCESS = """
+import hashlib, json, sys
+from hear_gym.speech.renderers import EspeakRenderer, RenderRequest
+requests = [RenderRequest(**r) for r in json.loads(sys.stdin.read())]
+print(json.dumps([hashlib.sha256(EspeakRenderer().render(r).waveform.tobytes()).hexdigest() for r in requests]))
+"""
+
+
+def test_same_audio_across_processes_for_hundreds_of_utterances():
+    # The utterance the issue found varying (3 hashes over 6 processes with soxr), plus every
+    # delivery label over the dev scenarios' opening requests and the shared assent pool.
+    requests = [RenderRequest("Well, I guess what I really need is mechanics who know what they're doing.",
+                              "frustrated", "m4", speaker="auto_mechanic_services-03")]
+    labels = sorted(STATE_OF_LABEL)
+    for i, s in enumerate(scenarios_for("dev")):
+        requests.append(user_turn_request(s.scenario_id, s.request, "neutral"))
+        for j, text in enumerate(SHARED_ACCEPTANCE_POOL):
+            requests.append(user_turn_request(s.scenario_id, text, labels[(i + j) % len(labels)]))
+            if len(requests) >= 300:
+                break
+        if len(requests) >= 300:
+            break
+    here = [hashlib.sha256(EspeakRenderer().render(r).waveform.tobytes()).hexdigest() for r in requests]
+    payload = json.dumps([asdict(r) for r in requests])
+    for _ in range(2):
+        there = subprocess.run([sys.executable, "-c", CROSS_PROCESS], input=payload, capture_output=True,
+                               text=True, check=True).stdout
+        assert json.loads(there) == here
