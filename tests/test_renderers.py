@@ -158,3 +158,10 @@ def test_feature_caches_key_by_content_not_by_object():
     before = pooled_log_mel(wave)
     wave[:8000] *= 0.1  # a writable array is hashed again on every call
     assert not np.array_equal(pooled_log_mel(wave), before)
+
+
+def test_clips_shorter_than_the_analysis_window_get_zero_features():
+    tone = (0.1 * np.sin(2 * np.pi * 150 * np.arange(16_000) / 16_000)).astype(np.float32)
+    for seconds in (0.05, 0.11, 0.127):
+        assert not prosodic_features(tone[: int(seconds * 16_000)].copy()).any()
+    assert prosodic_features(tone[:2_400].copy())[0] > 0  # 0.15 s is analysed

@@ -34,6 +34,8 @@ PITCH_CEILING_HZ = 500.0
 FRAME_S = 0.01
 SILENCE_BELOW_PEAK_DB = 25.0
 FINAL_WINDOW_S = 0.4
+# Praat's intensity analysis needs a window of 6.4 periods of the pitch floor; shorter clips get zeros.
+MIN_DURATION_S = 6.4 / PITCH_FLOOR_HZ
 
 FEATURE_NAMES: tuple[str, ...] = (
     "duration_s",  # from first to last speech frame
@@ -118,7 +120,7 @@ def _compute(waveform: np.ndarray, sample_rate: int) -> np.ndarray:
     import parselmouth
 
     sound = parselmouth.Sound(waveform.astype(np.float64), sampling_frequency=sample_rate)
-    if sound.duration < 0.1:
+    if sound.duration < MIN_DURATION_S:
         return np.zeros(N_FEATURES, dtype=np.float32)
     intensity = sound.to_intensity(minimum_pitch=PITCH_FLOOR_HZ, time_step=FRAME_S)
     db = intensity.values[0]
