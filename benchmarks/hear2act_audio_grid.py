@@ -26,17 +26,17 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agents.audio_probe import (
+from agents.hear2act.audio_probe import (
     AffectPredictor, AudioProbe, ConcernInferrer, ProbeConfig, build_data, fit, per_class_accuracy,
 )
-from agents.rule import StateAwareAgent, TranscriptOnlyAgent
+from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
 from hear_gym.eval.pipeline import evaluate
-from hear_gym.eval.plots import LADDER_RUNGS, ladder_plot
+from hear_gym.envs.hear2act.plots import LADDER_RUNGS, ladder_plot
 from hear_gym.eval.results import read_results
 from hear_gym.eval.runner import Cell, RunConfig
-from hear_gym.metrics.bootstrap import contrast_ci
-from hear_gym.metrics.hear2act import METRICS_BY_NAME, scenario_sums
-from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.stats.bootstrap import contrast_ci
+from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import RENDERERS, make_renderer

@@ -12,12 +12,12 @@ from pathlib import Path
 from rich.console import Console
 
 from agents.random_agent import RandomAgent
-from agents.rule import AskBeforeConfirmAgent, StateAwareAgent, TranscriptOnlyAgent
-from agents.shortcuts import OptionListShortcutAgent
+from agents.hear2act.rule import AskBeforeConfirmAgent, StateAwareAgent, TranscriptOnlyAgent
+from agents.hear2act.shortcuts import OptionListShortcutAgent
 from hear_gym.eval.pipeline import evaluate
-from hear_gym.eval.report import print_summary, to_markdown
+from hear_gym.envs.hear2act.report import print_summary, to_markdown
 from hear_gym.eval.runner import Cell, RunConfig
-from hear_gym.scenarios.bank import scenario_bank
+from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
 
 OUT = Path(__file__).parent / "out"
 AGENTS = {"transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent,

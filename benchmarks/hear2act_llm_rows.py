@@ -15,13 +15,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agents.llm.agent import AudioLLMAgent, LLMAgent
+from agents.hear2act.llm import AudioLLMAgent, LLMAgent
 from agents.llm.clients import TransformersAudioChatClient, TransformersChatClient
 from hear_gym.eval.pipeline import evaluate
-from hear_gym.eval.report import print_summary, to_markdown
+from hear_gym.envs.hear2act.report import print_summary, to_markdown
 from hear_gym.eval.results import read_results
 from hear_gym.eval.runner import Cell, RunConfig
-from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from training.tiny_model import build_tiny_audio_lm, build_tiny_causal_lm
 
 OUT = Path(__file__).parent / "out" / "llm_rows"

@@ -1,6 +1,6 @@
 """Hear2Act text-only shortcuts: how often each attack picks the gold from what reset shows.
 
-Every scorer of ``agents.shortcuts`` on all 480 scenarios and on the 192 held-out (dev + test)
+Every scorer of ``agents.hear2act.shortcuts`` on all 480 scenarios and on the 192 held-out (dev + test)
 ones, the gradient-boosted option classifier trained on the 288 train scenarios and scored on the
 held-out ones, and a bag-of-words classifier on the user's replies to clarify (both feedback
 realizations). Accuracies are expected hits with ties broken at random; 95% CIs from 2,000
@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 
 import hear_gym  # noqa: F401  (registers the env ids)
-from agents.shortcuts import (
+from agents.hear2act.shortcuts import (
     SCORERS,
     OptionListView,
     clarify_replies,
@@ -26,9 +26,9 @@ from agents.shortcuts import (
     fit_option_classifier,
     lexical_accuracy,
 )
-from hear_gym.metrics.bootstrap import RatioSums, ratio_ci
-from hear_gym.scenarios.bank import GENERATOR_VERSION, scenario_bank, split_of
-from hear_gym.user.states import Feedback
+from hear_gym.stats.bootstrap import RatioSums, ratio_ci
+from hear_gym.envs.hear2act.scenarios.bank import GENERATOR_VERSION, scenario_bank, split_of
+from hear_gym.envs.hear2act.user.states import Feedback
 
 OUT = Path(__file__).parent / "out"
 

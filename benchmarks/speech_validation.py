@@ -1,7 +1,7 @@
 """Speech-layer validation (paper section 4.4, Appendix E, Tables 10/11) as an acoustic shortcut
 audit: how hard is resolved vs reluctant acceptance to hear, per delivery plan table and renderer?
 
-Items (``hear_gym.eval.assent_items``): every prosody-mediated assent turn of the bank, i.e. the
+Items (``hear_gym.envs.hear2act.assent_items``): every prosody-mediated assent turn of the bank, i.e. the
 user's reaction to each option the engine answers with ``SHARED_ASSENT`` (same words pool;
 genuine = resolved, reluctant = unresolved); words and delivery label drawn as the env draws
 them. Train-split scenarios fit every classifier, test-split scenarios evaluate it.
@@ -38,9 +38,9 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from hear_gym.eval.assent_items import AssentItem, assent_items, render_pair
-from hear_gym.metrics.bootstrap import RatioSums, bootstrap
-from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.assent_items import AssentItem, assent_items, render_pair
+from hear_gym.stats.bootstrap import RatioSums, bootstrap
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.speech.audit import BASE_NAMES, SCALAR_NAMES, acoustic_scalars, best_single_scalar
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import PROSODY_TABLES

@@ -18,7 +18,7 @@ from pathlib import Path
 from benchmarks.hear2act_audio_grid import AGENTS, runs_for, train_probes
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.runner import RunConfig
-from hear_gym.scenarios.bank import scenario_bank
+from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
 
 OUT = Path(__file__).parent / "out" / "speed_grid"
 WORKERS = 2

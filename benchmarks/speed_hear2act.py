@@ -21,9 +21,9 @@ from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
-from agents.rule import StateAwareAgent
-from hear_gym.envs.hear2act_actions import ASK_GENERAL, RECOMMEND0
-from hear_gym.scenarios.bank import scenario_bank
+from agents.hear2act.rule import StateAwareAgent
+from hear_gym.envs.hear2act.actions import ASK_GENERAL, RECOMMEND0
+from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
 
 STEPS = 20_000
 REPEATS = 7

@@ -22,12 +22,12 @@ from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
-from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.speech import espeak
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer, RenderRequest
-from hear_gym.user.realizer import FRAMES
-from hear_gym.wrappers.audio import voice_for
+from hear_gym.envs.hear2act.user.realizer import FRAMES
+from hear_gym.envs.hear2act.audio import voice_for
 
 OUT = Path(__file__).parent / "out"
 PASSES = 9

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from agents.voicegate.audio_gate import AudioGateAgent, GateConfig, train_gate
 from agents.voicegate.baselines import AlwaysMuteAgent, TextOnlyGateAgent
-from hear_gym.cli_voicegate import print_report
-from hear_gym.eval.voicegate_build import build_items
-from hear_gym.eval.voicegate_runner import GateRunConfig, run_gate_evaluation
+from hear_gym.envs.voicegate.cli import print_report
+from hear_gym.envs.voicegate.build import build_items
+from hear_gym.envs.voicegate.runner import GateRunConfig, run_gate_evaluation
 
 OUT = Path(__file__).parent / "out" / "voicegate"
 FAMILIES = ("speaker_switch", "side_talk", "self_talk", "cue_validity")

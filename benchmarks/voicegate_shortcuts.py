@@ -35,9 +35,9 @@ from agents.voicegate.shortcut_probes import (
     side_talk_table,
     switch_table,
 )
-from hear_gym.scenarios.voicegate.generator import GENERATOR_VERSION, select_items
+from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION, select_items
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.gate_scenes import render_item, room_tone
+from hear_gym.envs.voicegate.scenes import render_item, room_tone
 from hear_gym.speech.renderers import make_renderer
 
 OUT = Path(__file__).parent / "out"

@@ -12,11 +12,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from hear_gym.cli_voicegate import app as voicegate_app
+from hear_gym.envs.voicegate.cli import app as voicegate_app
 from hear_gym.core.paths import writable_file
-from hear_gym.envs.hear2act import MIN_TURNS
-from hear_gym.eval.report import print_summary, to_markdown
-from hear_gym.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
+from hear_gym.envs.hear2act.env import MIN_TURNS
+from hear_gym.envs.hear2act.report import print_summary, to_markdown
+from hear_gym.envs.hear2act.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
 from hear_gym.speech.plans import DEFAULT_PROSODY, PROSODY_TABLES, check_prosody
 
 # Plain Click help (rich_markup_mode=None): it wraps cleanly at 80 columns, rich's panels do not.
@@ -216,7 +216,7 @@ def _audio_plugins(renderer: str, prosody: str, state_probe: Path | None, affect
         if path is None:
             continue
         try:
-            import agents.audio_probe as probes
+            import agents.hear2act.audio_probe as probes
         except ImportError as exc:
             raise typer.BadParameter(f"probes need torch: pip install 'hear-gym[agents]' ({exc})") from None
         if not path.is_file():
@@ -265,14 +265,14 @@ def report_command(
         console.print(f"[bold]{run_dir}[/bold]")
         print_summary(metadata, console)
         if plots:
-            from hear_gym.eval.plots import write_plots
+            from hear_gym.envs.hear2act.plots import write_plots
 
             for path in write_plots(metadata, run_dir / "figures"):
                 console.print(f"figure: {path}")
         chunks.append(f"### {run_dir}\n\n{to_markdown(metadata)}")
         summaries.append(metadata)
     if ladder is not None:
-        from hear_gym.eval.plots import ladder_plot, ladder_rungs
+        from hear_gym.envs.hear2act.plots import ladder_plot, ladder_rungs
 
         console.print(f"figure: {ladder_plot({'': ladder_rungs(summaries)}, ladder)}")
     if markdown is not None:
@@ -296,7 +296,7 @@ def listen_command(
     """Write what the simulated user says as WAVs (16 kHz) plus a text sidecar."""
     import gymnasium as gym
 
-    from hear_gym.eval.listen import write_dialogue, write_label_gallery
+    from hear_gym.envs.hear2act.listen import write_dialogue, write_label_gallery
 
     prosody = _prosody(prosody)
     try:
@@ -334,7 +334,7 @@ def render_command(
     prosody: ProsodyOption = DEFAULT_PROSODY,
 ) -> None:
     """Pre-render the user audio of a split's standard rollouts into a disk cache."""
-    from hear_gym.eval.prerender import prerender
+    from hear_gym.envs.hear2act.prerender import prerender
     from hear_gym.eval.runner import RunConfig
 
     registered = available_agents()
@@ -359,7 +359,7 @@ def train_probe_command(
 ) -> None:
     """Train an audio probe on rendered training-split audio; reports held-out accuracy."""
     try:
-        from agents.audio_probe import ProbeConfig, train_probe
+        from agents.hear2act.audio_probe import ProbeConfig, train_probe
     except ImportError as exc:
         console.print(f"[red]error:[/red] probes need torch: pip install 'hear-gym[agents]' ({exc})")
         raise typer.Exit(2) from None

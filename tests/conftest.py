@@ -7,7 +7,7 @@ import pytest
 os.environ.setdefault("HEAR_GYM_CACHE", tempfile.mkdtemp(prefix="hear_gym_test_cache_"))
 
 import hear_gym  # noqa: F401  (registers the env ids)
-from hear_gym.scenarios.bank import get_scenario, scenario_bank
+from hear_gym.envs.hear2act.scenarios.bank import get_scenario, scenario_bank
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 import pytest
 
-from hear_gym.envs.hear2act_actions import (
+from hear_gym.envs.hear2act.actions import (
     CLARIFY,
     N_ACTIONS,
     AssistantKind,
@@ -11,8 +11,8 @@ from hear_gym.envs.hear2act_actions import (
     encode,
     parse_p6a,
 )
-from hear_gym.scenarios.domain_schema import domain_by_id, load_domains
-from hear_gym.user.engine import ActionKind, AssistantAction
+from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id, load_domains
+from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction
 
 AIRLINE = domain_by_id("budget_airline_tickets")
 

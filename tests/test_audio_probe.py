@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from agents.audio_probe import (
+from agents.hear2act.audio_probe import (
     AFFECT_OF_DELIVERY, AffectPredictor, AudioProbe, ConcernInferrer, ProbeConfig, build_data, fit,
     per_class_accuracy,
 )
-from agents.rule import StateAwareAgent, reads_resolved
+from agents.hear2act.rule import StateAwareAgent, reads_resolved
 from hear_gym.eval.runner import run_episode
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DELIVERY_LABELS
 from hear_gym.speech.renderers import make_renderer
-from hear_gym.wrappers.audio import AFFECT_LABELS
+from hear_gym.envs.hear2act.audio import AFFECT_LABELS
 
 # The clear plan table, so that 4 training scenarios suffice to check the pipeline; how hard the
 # default (paper) table is to hear is measured in test_prosody_tables.py.

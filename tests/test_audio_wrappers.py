@@ -2,10 +2,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from hear_gym.envs.hear2act_actions import ASK_GENERAL, RECOMMEND0
+from hear_gym.envs.hear2act.actions import ASK_GENERAL, RECOMMEND0
 from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer
-from hear_gym.user.states import RESOLVED_DELIVERY_LABELS
-from hear_gym.wrappers.audio import AFFECT_LABELS, MAX_AUDIO_SAMPLES, user_turn_request
+from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
+from hear_gym.envs.hear2act.audio import AFFECT_LABELS, MAX_AUDIO_SAMPLES, user_turn_request
 
 SCENARIO = "budget_airline_tickets-00"
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from hear_gym.scenarios.bank import (
+from hear_gym.envs.hear2act.scenarios.bank import (
     BankFormatError,
     read_bank,
     scenarios_for,

@@ -5,10 +5,10 @@ explicit feedback."""
 import pytest
 
 from agents.random_agent import RandomAgent
-from agents.rule import StateAwareAgent, TranscriptOnlyAgent
+from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.runner import Cell, RunConfig
-from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 
 AGENTS = {"random": RandomAgent, "transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
 

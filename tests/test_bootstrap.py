@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from hear_gym.metrics.bootstrap import RatioSums, contrast_ci, pooled_ci, ratio_ci
+from hear_gym.stats.bootstrap import RatioSums, contrast_ci, pooled_ci, ratio_ci
 
 
 def binary(values):

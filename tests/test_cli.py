@@ -179,13 +179,13 @@ def test_train_a_probe_then_evaluate_with_it(tmp_path):
 
 @pytest.mark.parametrize("command", [["train", "probe"], ["voicegate", "train-gate"]])
 def test_checkpoint_paths_are_checked_before_training(tmp_path, command, monkeypatch):
-    import agents.audio_probe
+    import agents.hear2act.audio_probe
     import agents.voicegate.audio_gate
 
     def no_training(*args, **kwargs):
         raise AssertionError("training started before the output path was checked")
 
-    monkeypatch.setattr(agents.audio_probe, "train_probe", no_training)
+    monkeypatch.setattr(agents.hear2act.audio_probe, "train_probe", no_training)
     monkeypatch.setattr(agents.voicegate.audio_gate, "train_gate", no_training)
     result = invoke(*command, "--out", str(tmp_path))  # a folder, not a file
     assert result.exit_code == 2 and "is a folder" in result.output
@@ -208,7 +208,7 @@ def test_eval_logs_to_wandb_offline_without_a_key(tmp_path, monkeypatch):
 
 
 def test_ladder_figure_from_runs_made_with_state_interventions(tmp_path):
-    from hear_gym.eval.plots import ladder_rungs
+    from hear_gym.envs.hear2act.plots import ladder_rungs
 
     common = ["--split", "test", "--limit", "3", "--feedback", "prosody", "--no-progress"]
     assert invoke("eval", "--out", str(tmp_path / "base"), "--cell", "transcript_only@T",

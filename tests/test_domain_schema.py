@@ -3,8 +3,8 @@ from collections import Counter
 
 import pytest
 
-from hear_gym.envs.hear2act_actions import ask_target
-from hear_gym.scenarios.domain_schema import (
+from hear_gym.envs.hear2act.actions import ask_target
+from hear_gym.envs.hear2act.scenarios.domain_schema import (
     DOMAIN_FAMILIES,
     DomainSchemaError,
     load_domains,

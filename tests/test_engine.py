@@ -1,13 +1,13 @@
-"""The rule table of hear_gym.user.engine, case by case and as properties."""
+"""The rule table of hear_gym.envs.hear2act.user.engine, case by case and as properties."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hear_gym.scenarios.bank import scenario_bank
-from hear_gym.scenarios.domain_schema import domain_by_id
-from hear_gym.user.engine import ActionKind, AssistantAction, ReactionKind, UserEngine
-from hear_gym.user.states import ConcernState, Feedback, InteractionSatisfaction
+from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
+from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
+from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction, ReactionKind, UserEngine
+from hear_gym.envs.hear2act.user.states import ConcernState, Feedback, InteractionSatisfaction
 
 RECOMMEND = lambda o: AssistantAction(ActionKind.RECOMMEND, option=o)  # noqa: E731
 CONFIRM = AssistantAction(ActionKind.CONFIRM)

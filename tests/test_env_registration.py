@@ -11,8 +11,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import hear_gym
-from hear_gym.wrappers.access import ACCESS_CONDITIONS
-from hear_gym.wrappers.gate_access import GATE_ACCESS
+from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS
+from hear_gym.envs.voicegate.access import GATE_ACCESS
 from stand_ins import PLUGINS
 
 

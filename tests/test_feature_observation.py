@@ -4,11 +4,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from hear_gym.envs.hear2act_actions import RECOMMEND0
-from hear_gym.scenarios.bank import get_scenario
-from hear_gym.user.states import ALL_DELIVERY_LABELS
-from hear_gym.wrappers.audio import TurnAudio
-from hear_gym.wrappers.features import ACCESS_CHANNELS, CHANNELS, OPTION_COLUMNS, REACTION_KINDS
+from hear_gym.envs.hear2act.actions import RECOMMEND0
+from hear_gym.envs.hear2act.scenarios.bank import get_scenario
+from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS
+from hear_gym.envs.hear2act.audio import TurnAudio
+from hear_gym.envs.hear2act.features import ACCESS_CHANNELS, CHANNELS, OPTION_COLUMNS, REACTION_KINDS
 from stand_ins import PLUGINS
 
 SCENARIO = "budget_airline_tickets-00"

@@ -3,9 +3,9 @@ import subprocess
 import sys
 from collections import Counter
 
-from agents.lexicon import Lexicon
-from hear_gym.scenarios.domain_schema import domain_by_id, load_domains
-from hear_gym.scenarios.generator import (
+from agents.hear2act.lexicon import Lexicon
+from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id, load_domains
+from hear_gym.envs.hear2act.scenarios.generator import (
     balanced_designs,
     consistent_pairs,
     generate_scenario,
@@ -69,7 +69,7 @@ def test_different_seeds_hide_different_concerns(bank):
 def test_generation_is_pure(bank):
     domain = load_domains()[5]
     assert generate_scenario(domain, 3) == generate_scenario(domain, 3)
-    code = ("import hashlib; from hear_gym.scenarios.bank import scenario_bank; "
+    code = ("import hashlib; from hear_gym.envs.hear2act.scenarios.bank import scenario_bank; "
             "print(hashlib.sha256('\\n'.join(s.model_dump_json() for s in scenario_bank())"
             ".encode()).hexdigest())")
     other_process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -1,7 +1,7 @@
 import gymnasium as gym
 import pytest
 
-from hear_gym.envs.hear2act_actions import (
+from hear_gym.envs.hear2act.actions import (
     ASK_GENERAL,
     ASK_SLOT0,
     CLARIFY,

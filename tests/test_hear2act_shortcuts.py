@@ -13,8 +13,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents.lexicon import Lexicon
-from agents.shortcuts import (
+from agents.hear2act.lexicon import Lexicon
+from agents.hear2act.shortcuts import (
     SCORERS,
     OptionListShortcutAgent,
     OptionListView,
@@ -25,11 +25,11 @@ from agents.shortcuts import (
     lexical_accuracy,
     structural_votes,
 )
-from hear_gym.envs.hear2act_actions import CLARIFY, CONFIRM, RECOMMEND0
-from hear_gym.scenarios.bank import scenario_bank, split_of
-from hear_gym.scenarios.domain_schema import domain_by_id
-from hear_gym.user.realizer import SHARED_ACCEPTANCE_POOL
-from hear_gym.user.states import Feedback
+from hear_gym.envs.hear2act.actions import CLARIFY, CONFIRM, RECOMMEND0
+from hear_gym.envs.hear2act.scenarios.bank import scenario_bank, split_of
+from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
+from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
+from hear_gym.envs.hear2act.user.states import Feedback
 
 BOUND = 0.30
 

@@ -5,9 +5,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import gymnasium as gym
 import pytest
 
-from agents.llm.agent import LLMAgent
+from agents.hear2act.llm import LLMAgent
 from agents.llm.clients import ChatClientError, MockChatClient, OpenAIChatClient, TransformersChatClient
-from agents.llm.prompts import messages, system_prompt
+from agents.hear2act.prompts import messages, system_prompt
 from hear_gym.eval.runner import Cell, RunConfig, run_evaluation
 from hear_gym.eval.results import read_results
 from training.tiny_model import build_tiny_causal_lm
@@ -109,7 +109,7 @@ def test_transformers_client_loads_a_tiny_offline_model(tmp_path):
 
 
 def test_audio_llm_agent_on_a_tiny_offline_audio_model(tmp_path):
-    from agents.llm.agent import AudioLLMAgent
+    from agents.hear2act.llm import AudioLLMAgent
     from agents.llm.clients import TransformersAudioChatClient
     from training.tiny_model import build_tiny_audio_lm
 
@@ -145,7 +145,7 @@ def test_cli_builds_llm_agents_from_a_client_spec(tmp_path):
 def test_batched_generation_matches_one_by_one(tmp_path):
     """Left padding: a batch of prompts of different lengths gets the replies each prompt gets
     alone (right padding would shift the shorter prompts' continuations)."""
-    from agents.llm.agent import AudioLLMAgent
+    from agents.hear2act.llm import AudioLLMAgent
     from agents.llm.clients import TransformersAudioChatClient
     from training.tiny_model import build_tiny_audio_lm
 

@@ -18,8 +18,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from hear_gym.eval.assent_items import assent_items, render_pair
-from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.assent_items import assent_items, render_pair
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.speech.audit import (
     SCALAR_NAMES, ThresholdRule, acoustic_scalars, balanced_accuracy, best_single_scalar,
 )
@@ -28,9 +28,9 @@ from hear_gym.speech.plans import DEFAULT_PROSODY, DELIVERY_LABELS, PROSODY_TABL
 from hear_gym.speech.renderers import (
     EspeakRenderer, PraatRenderer, RenderRequest, cache_key, make_renderer, resample_to_16k,
 )
-from hear_gym.user.realizer import SHARED_ACCEPTANCE_POOL
-from hear_gym.user.states import STATE_OF_LABEL
-from hear_gym.wrappers.audio import user_turn_request
+from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
+from hear_gym.envs.hear2act.user.states import STATE_OF_LABEL
+from hear_gym.envs.hear2act.audio import user_turn_request
 
 TRAIN_SCENARIOS, TEST_SCENARIOS = 40, 32
 

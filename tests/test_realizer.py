@@ -6,11 +6,11 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
 
-from hear_gym.scenarios.bank import scenarios_for
-from hear_gym.scenarios.domain_schema import domain_by_id
-from hear_gym.user.engine import UserEngine
-from hear_gym.user.realizer import SHARED_ACCEPTANCE_POOL, choose_delivery, realize
-from hear_gym.user.states import RESOLVED_DELIVERY_LABELS, Feedback
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
+from hear_gym.envs.hear2act.user.engine import UserEngine
+from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL, choose_delivery, realize
+from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS, Feedback
 
 
 def soft_turns(feedback: Feedback, seed: int = 0):

@@ -3,11 +3,11 @@ import json
 import pytest
 
 from agents.random_agent import RandomAgent
-from agents.rule import StateAwareAgent, TranscriptOnlyAgent
+from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
 from hear_gym.eval.pipeline import evaluate, write_metadata
 from hear_gym.eval.results import ResultsFileError, read_results
 from hear_gym.eval.runner import Cell, RunConfig, run_evaluation
-from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 
 AGENTS = {"random": RandomAgent, "transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
 FIVE = tuple(s.scenario_id for s in scenarios_for("dev")[:5])
@@ -101,7 +101,7 @@ def test_parallel_workers_give_the_same_episodes(tmp_path):
 
 
 def test_table5_pairs_each_agent_under_t_and_t_plus_s(tmp_path):
-    from hear_gym.eval.report import to_markdown
+    from hear_gym.envs.hear2act.report import to_markdown
 
     cells = tuple(Cell(agent, access, "prosody") for agent in ("transcript_only", "random")
                   for access in ("T", "T+S"))

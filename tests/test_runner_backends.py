@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-from agents.llm.agent import LLMAgent
+from agents.hear2act.llm import LLMAgent
 from agents.llm.clients import MockChatClient
 from agents.llm.factory import ClientAgentFactory, client_from_spec
-from agents.rule import StateAwareAgent
+from agents.hear2act.rule import StateAwareAgent
 from hear_gym.eval.results import read_results
 from hear_gym.eval.runner import Cell, RunConfig, run_evaluation
-from hear_gym.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 
 SIX = tuple(s.scenario_id for s in scenarios_for("dev")[:6])
 

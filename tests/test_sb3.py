@@ -13,8 +13,8 @@ from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
 
-from hear_gym.wrappers.features import ACCESS_CHANNELS  # noqa: E402
-from hear_gym.wrappers.gate_access import GATE_ACCESS  # noqa: E402
+from hear_gym.envs.hear2act.features import ACCESS_CHANNELS  # noqa: E402
+from hear_gym.envs.voicegate.access import GATE_ACCESS  # noqa: E402
 from stand_ins import PLUGINS  # noqa: E402
 
 

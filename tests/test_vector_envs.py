@@ -7,11 +7,11 @@ import pytest
 from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
 
 import hear_gym
-from hear_gym.envs.voicegate_actions import format_tool_call
-from hear_gym.scenarios.voicegate.items import Family
-from hear_gym.scenarios.voicegate.pools import TOOL_NAMES
-from hear_gym.wrappers.access import ACCESS_CONDITIONS
-from hear_gym.wrappers.gate_access import GATE_ACCESS
+from hear_gym.envs.voicegate.actions import format_tool_call
+from hear_gym.envs.voicegate.items.model import Family
+from hear_gym.envs.voicegate.items.pools import TOOL_NAMES
+from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS
+from hear_gym.envs.voicegate.access import GATE_ACCESS
 from stand_ins import PLUGINS
 
 STEPS = 200

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hear_gym.envs.voicegate_actions import (
+from hear_gym.envs.voicegate.actions import (
     ANSWER0,
     MUTE,
     N_ACTIONS,
@@ -18,7 +18,7 @@ from hear_gym.envs.voicegate_actions import (
     format_tool_call,
     parse_reply,
 )
-from hear_gym.scenarios.voicegate.pools import TOOL_NAMES
+from hear_gym.envs.voicegate.items.pools import TOOL_NAMES
 
 CALL = format_tool_call("unlock_door", {"door": "front"})
 

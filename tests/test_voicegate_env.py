@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 
 import hear_gym  # noqa: F401  (registers the ids)
-from hear_gym.envs.voicegate_actions import ANSWER0, MUTE, TOOL0, format_tool_call
-from hear_gym.metrics.voicegate_scoring import JudgeLabel, KeywordJudge
-from hear_gym.scenarios.voicegate.generator import select_items
-from hear_gym.scenarios.voicegate.pools import TOOL_NAMES
+from hear_gym.envs.voicegate.actions import ANSWER0, MUTE, TOOL0, format_tool_call
+from hear_gym.envs.voicegate.scoring import JudgeLabel, KeywordJudge
+from hear_gym.envs.voicegate.items.generator import select_items
+from hear_gym.envs.voicegate.items.pools import TOOL_NAMES
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.gate_scenes import LEAD_MS, NOISE_DBFS, TAIL_MS, render_item, room_tone
+from hear_gym.envs.voicegate.scenes import LEAD_MS, NOISE_DBFS, TAIL_MS, render_item, room_tone
 from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
 from hear_gym.speech.scene import rms_dbfs
 
 FRESH_RENDER = (
-    "from hear_gym.scenarios.voicegate.generator import select_items; "
-    "from hear_gym.speech.cache import RenderCache; from hear_gym.speech.gate_scenes import render_item; "
+    "from hear_gym.envs.voicegate.items.generator import select_items; "
+    "from hear_gym.speech.cache import RenderCache; from hear_gym.envs.voicegate.scenes import render_item; "
     "from hear_gym.speech.renderers import make_renderer; "
     "print(render_item(select_items('speaker_switch', 'test', ('switch',))[3], "
     "RenderCache(make_renderer('espeak')))[1]['pcm16_sha256'])"
@@ -195,7 +195,7 @@ def test_bad_arguments_get_clear_errors():
 
 def test_llm_judge_hook_plugs_into_the_env():
     from agents.llm.clients import MockChatClient
-    from agents.llm.judge import JudgeError, LLMJudge
+    from agents.voicegate.judge import JudgeError, LLMJudge
 
     item = next(i for i in select_items("side_talk", "test") if i.target.kind.value == "answer")
     assistant_text = item.utterances[item.target.utterance].text
@@ -209,7 +209,7 @@ def test_llm_judge_hook_plugs_into_the_env():
 
 
 def test_feature_observation_grants_each_condition_its_channel():
-    import hear_gym.wrappers.gate_features as gf
+    import hear_gym.envs.voicegate.features as gf
 
     made = {a: gym.make("hear_gym/VoiceGate-v0", access=a, observation="features", conditions=["switch"])
             for a in ("T", "A+T", "A")}

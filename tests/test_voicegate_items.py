@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from pydantic import ValidationError
 
-from hear_gym.scenarios.voicegate.generator import (
+from hear_gym.envs.voicegate.items.generator import (
     CUE_CONDITIONS,
     SIDE_TALK_CONFIGS,
     TEST_VOICES,
@@ -20,8 +20,8 @@ from hear_gym.scenarios.voicegate.generator import (
     all_items,
     select_items,
 )
-from hear_gym.scenarios.voicegate.items import Addressee, Placement, Source, TargetKind
-from hear_gym.scenarios.voicegate.pools import (
+from hear_gym.envs.voicegate.items.model import Addressee, Placement, Source, TargetKind
+from hear_gym.envs.voicegate.items.pools import (
     SELF_TALK_FRAMES,
     TOOL_NAMES,
     Phrasing,
@@ -32,7 +32,7 @@ from hear_gym.scenarios.voicegate.pools import (
 )
 
 FINGERPRINT = (
-    "import hashlib, json; from hear_gym.scenarios.voicegate.generator import all_items; "
+    "import hashlib, json; from hear_gym.envs.voicegate.items.generator import all_items; "
     "print(hashlib.sha256(json.dumps([i.as_record() for i in all_items()]).encode()).hexdigest())"
 )
 

@@ -6,10 +6,10 @@ import gymnasium as gym
 
 import hear_gym  # noqa: F401
 from agents.llm.clients import MockChatClient
-from agents.llm.gate_agent import AudioLLMGateAgent, LLMGateAgent
+from agents.voicegate.llm import AudioLLMGateAgent, LLMGateAgent
 from agents.voicegate.baselines import respond_to
-from hear_gym.eval.voicegate_runner import GateRunConfig, run_gate_evaluation
-from hear_gym.metrics.voicegate import headline_metrics
+from hear_gym.envs.voicegate.runner import GateRunConfig, run_gate_evaluation
+from hear_gym.envs.voicegate.metrics import headline_metrics
 
 
 def _reads_the_last_request(messages):

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 from agents.voicegate.audio_gate import AudioGate, AudioGateAgent, GateConfig, train_gate
 from agents.voicegate.baselines import AlwaysMuteAgent, TextOnlyGateAgent
 from hear_gym.cli import app
-from hear_gym.eval import voicegate_build
+from hear_gym.envs.voicegate import build as voicegate_build
 from hear_gym.eval.results import read_results
-from hear_gym.eval.voicegate_runner import GateRunConfig, run_gate_evaluation
-from hear_gym.metrics.voicegate import headline_metrics
+from hear_gym.envs.voicegate.runner import GateRunConfig, run_gate_evaluation
+from hear_gym.envs.voicegate.metrics import headline_metrics
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import make_renderer
 

@@ -26,9 +26,9 @@ from agents.voicegate.shortcut_probes import (
     side_talk_table,
     spread,
 )
-from hear_gym.scenarios.voicegate.generator import select_items
+from hear_gym.envs.voicegate.items.generator import select_items
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.gate_scenes import render_item, room_tone
+from hear_gym.envs.voicegate.scenes import render_item, room_tone
 from hear_gym.speech.renderers import make_renderer
 
 CHANCE_BOUND = 0.65  # side-talk, held out, n = 80; the turned-away rendering gives 0.95-1.00

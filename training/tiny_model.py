@@ -27,10 +27,10 @@ AUDIO_CHAT_TEMPLATE = (
 
 
 def corpus(max_scenarios: int = 48) -> list[str]:
-    from agents.llm.prompts import CLARIFY_FORM, CLARIFY_LINE, P6A, P6B, P6D, SER
-    from hear_gym.envs.hear2act import options_text
-    from hear_gym.scenarios.bank import scenario_bank
-    from hear_gym.user.realizer import FRAMES
+    from agents.hear2act.prompts import CLARIFY_FORM, CLARIFY_LINE, P6A, P6B, P6D, SER
+    from hear_gym.envs.hear2act.env import options_text
+    from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
+    from hear_gym.envs.hear2act.user.realizer import FRAMES
 
     texts = [P6A, P6B, P6D, SER, CLARIFY_LINE, CLARIFY_FORM]
     texts += [f for frames in FRAMES.values() for f in frames]

@@ -33,14 +33,14 @@ import numpy as np
 import torch
 from rich.progress import track
 
-from agents.audio_probe import NormalizedMLP, train_mlp
+from agents.hear2act.audio_probe import NormalizedMLP, train_mlp
 from agents.voicegate.baselines import TextOnlyGateAgent, respond_to, tool_named, utterances
 from hear_gym.speech.change_features import GATE_FEATURES, gate_features
-from hear_gym.envs.voicegate_actions import MUTE_TOKEN
-from hear_gym.scenarios.voicegate.generator import cue_variants, select_items
-from hear_gym.scenarios.voicegate.items import Addressee, Item
+from hear_gym.envs.voicegate.actions import MUTE_TOKEN
+from hear_gym.envs.voicegate.items.generator import cue_variants, select_items
+from hear_gym.envs.voicegate.items.model import Addressee, Item
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.gate_scenes import render_item
+from hear_gym.envs.voicegate.scenes import render_item
 from hear_gym.speech.renderers import make_renderer
 
 GATE_CLASSES = ("for_me", "not_for_me")

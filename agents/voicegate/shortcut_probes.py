@@ -36,11 +36,11 @@ from hear_gym.speech.change_features import (
     gate_features,
     segment_features,
 )
-from hear_gym.metrics.bootstrap import Estimate, RatioSums, ratio_ci
-from hear_gym.scenarios.voicegate.items import Addressee, Item
-from hear_gym.scenarios.voicegate.pools import words
+from hear_gym.stats.bootstrap import Estimate, RatioSums, ratio_ci
+from hear_gym.envs.voicegate.items.model import Addressee, Item
+from hear_gym.envs.voicegate.items.pools import words
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.gate_scenes import render_item
+from hear_gym.envs.voicegate.scenes import render_item
 from hear_gym.speech.scene import peak_dbfs, rms_dbfs
 
 SIDE_TALK_SCALARS = (*SEGMENT_FEATURES, "duration_s", "rms_db", "peak_db", "words_per_s", "position")

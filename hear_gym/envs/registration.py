@@ -6,14 +6,14 @@ import gymnasium as gym
 
 from pathlib import Path
 
-from hear_gym.envs.hear2act import Hear2ActEnv
-from hear_gym.envs.voicegate import VoiceGateEnv
+from hear_gym.envs.hear2act.env import Hear2ActEnv
+from hear_gym.envs.voicegate.env import VoiceGateEnv
 from hear_gym.speech.plans import DEFAULT_PROSODY
-from hear_gym.wrappers.access import AccessContext, apply_access
-from hear_gym.wrappers.features import FeatureObservation
-from hear_gym.wrappers.interventions import StateIntervention
-from hear_gym.wrappers.gate_access import apply_gate_access
-from hear_gym.wrappers.gate_features import GateFeatureObservation
+from hear_gym.envs.hear2act.access import AccessContext, apply_access
+from hear_gym.envs.hear2act.features import FeatureObservation
+from hear_gym.envs.hear2act.interventions import StateIntervention
+from hear_gym.envs.voicegate.access import apply_gate_access
+from hear_gym.envs.voicegate.features import GateFeatureObservation
 from hear_gym.wrappers.text_actions import TextActions, VoiceGateTextActions
 
 ACTION_FORMATS = ("discrete", "text")

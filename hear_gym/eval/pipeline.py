@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hear_gym.eval.provenance import provenance
-from hear_gym.eval.report import summarize
+from hear_gym.envs.hear2act.report import summarize
 from hear_gym.eval.results import CONFIG_FILE, METADATA_FILE, RESULTS_FILE, read_results, write_json_atomic
 from hear_gym.eval.runner import AgentFactory, RunConfig, run_evaluation
 

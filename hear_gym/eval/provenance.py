@@ -8,7 +8,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from hear_gym.scenarios.generator import GENERATOR_VERSION
+from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION
 
 _PACKAGES = ("hear-gym", "gymnasium", "numpy", "scipy", "pydantic")
 

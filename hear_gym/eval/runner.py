@@ -23,10 +23,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from hear_gym.eval.process import die_with_parent
 from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter, write_json_atomic
-from hear_gym.metrics.hear2act import episode_counts
-from hear_gym.scenarios.generator import GENERATOR_VERSION
-from hear_gym.user.states import Feedback
-from hear_gym.wrappers.access import ACCESS_CONDITIONS
+from hear_gym.envs.hear2act.metrics import episode_counts
+from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION
+from hear_gym.envs.hear2act.user.states import Feedback
+from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS
 
 ENV_ID = "hear_gym/Hear2Act-v0"
 

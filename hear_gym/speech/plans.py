@@ -36,7 +36,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from hear_gym.user.states import ALL_DELIVERY_LABELS, REQUEST_DELIVERY
+from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS, REQUEST_DELIVERY
 
 Contour = Literal["fall", "rise", "level"]
 CONTOURS: tuple[str, ...] = ("fall", "rise", "level")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from hear_gym.envs.hear2act import TEXT_CHARSET, Hear2ActEnv
-from hear_gym.envs.hear2act_actions import parse_p6a
-from hear_gym.envs.voicegate import VoiceGateEnv
-from hear_gym.envs.voicegate_actions import parse_reply
+from hear_gym.envs.hear2act.env import TEXT_CHARSET, Hear2ActEnv
+from hear_gym.envs.hear2act.actions import parse_p6a
+from hear_gym.envs.voicegate.env import VoiceGateEnv
+from hear_gym.envs.voicegate.actions import parse_reply
 
 MAX_REPLY_CHARS = 4_096
 

@@ -1,0 +1,1 @@
+"""Hear2Act policies: rule baselines, shortcut attacks, audio probes, LLM agents."""

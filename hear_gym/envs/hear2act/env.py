@@ -1,0 +1,281 @@
+"""``hear_gym/Hear2Act-v0``: multi-turn recommendation dialogue with hidden prioritized concerns.
+
+An episode is one scenario. ``reset`` plays the standardized opening (the user's request, the
+assistant recommending the surface-attractive option, the user's reaction), so the first
+observation already holds three transcript lines and the turn counter is 1. Each ``step`` is one
+assistant action (see ``hear2act_actions`` for the Discrete layout); the user answers through the
+deterministic engine and the realizer. The episode terminates when the assistant confirms an
+option the user accepted in words, and is truncated when ``max_turns`` assistant turns (the
+opening included) are used up; then the last recommendation is the final choice.
+
+Reward: +1 when the episode ends on the gold option, else 0; an invalid action adds
+``invalid_action_penalty``. Observations carry only what the user said and the candidate list;
+the hidden concerns, gold, user-side states and concern state are in ``info``.
+"""
+
+from __future__ import annotations
+
+import string
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hear_gym.core.spaces import discrete_index
+from hear_gym.envs.hear2act.actions import (
+    N_ACTIONS,
+    AssistantKind,
+    InvalidAction,
+    action_mask,
+    decode,
+)
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema, domain_by_id
+from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
+from hear_gym.envs.hear2act.user.engine import (
+    ActionKind,
+    AssistantAction,
+    Reaction,
+    UserEngine,
+)
+from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
+from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, Feedback
+
+TEXT_CHARSET = string.printable
+MIN_TURNS = 3
+MAX_ASSISTANT_CHARS = 1_000  # longer assistant utterances are cut in the transcript
+_TRANSCRIPT_CHARS_PER_TURN = MAX_ASSISTANT_CHARS + 512  # + role prefixes and the user's reply
+
+
+def text_space(max_length: int) -> spaces.Text:
+    return spaces.Text(max_length=max_length, min_length=1, charset=TEXT_CHARSET)
+
+
+def to_charset(text: str) -> str:
+    """Fold free text (e.g. an LLM reply) into one transcript line of the observation charset:
+    typographic punctuation becomes ASCII, line breaks become spaces, the rest is dropped."""
+    if text.isascii() and text.isprintable():
+        return text
+    folded = unicodedata.normalize("NFKD", text).translate(_PUNCTUATION)
+    return "".join(ch if ch in _LINE_CHARSET else " " if ch.isspace() else "" for ch in folded)
+
+
+_LINE_CHARSET = frozenset(TEXT_CHARSET) - frozenset("\t\n\r\x0b\x0c")
+_PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                              "\u2013": "-", "\u2014": "-", "\u2026": "..."})
+
+
+def options_text(scenario: Scenario) -> str:
+    """The candidate list as the P6a prompt's {options_text}."""
+    unit = scenario.budget.unit
+    return "\n".join(
+        f"Option {c.option_id}: {c.name} - {format_price(c.price)} {unit}, rated {c.rating:.1f}/5. "
+        f"{c.description}" for c in scenario.candidates)
+
+
+class Hear2ActEnv(gym.Env):
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        feedback: str = "prosody",
+        split: str | None = "train",
+        scenario_ids: Sequence[str] | None = None,
+        assistant: str = "text",
+        max_turns: int = 20,
+        invalid_action_penalty: float = -0.1,
+        render_mode: str | None = None,
+    ) -> None:
+        self.feedback = _enum(Feedback, feedback, "feedback")
+        self.assistant = _enum(AssistantKind, assistant, "assistant")
+        if not isinstance(max_turns, int) or max_turns < MIN_TURNS:
+            raise ValueError(f"max_turns must be an int >= {MIN_TURNS} (the opening is turn 1; with 2 "
+                             f"every episode would end after one step), got {max_turns!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.scenarios = scenarios_for(None if scenario_ids is not None else split, scenario_ids)
+        self.max_turns = max_turns
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(N_ACTIONS)
+        self.observation_space = spaces.Dict({
+            "domain": text_space(64),
+            "options": text_space(8_192),
+            "attributes": text_space(1_024),
+            "transcript": text_space(512 + max_turns * _TRANSCRIPT_CHARS_PER_TURN),
+            "last_user_utterance": text_space(1_024),
+            "turn": spaces.Discrete(max_turns + 1),
+            "current_option": spaces.Discrete(12),
+            "action_mask": spaces.MultiBinary(N_ACTIONS),
+        })
+        self.scenario: Scenario | None = None
+        self.turns: list[dict[str, Any]] = []
+
+    # -- Gymnasium API --------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"scenario_id"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; supported: scenario_id")
+        if "scenario_id" in options:
+            wanted = options["scenario_id"]
+            matches = [s for s in self.scenarios if s.scenario_id == wanted]
+            if not matches:
+                raise ValueError(f"scenario {wanted!r} is not among this env's scenarios")
+            self.scenario = matches[0]
+        else:
+            self.scenario = self.scenarios[int(self.np_random.integers(len(self.scenarios)))]
+        self.domain: DomainSchema = domain_by_id(self.scenario.domain)
+        self._engine = UserEngine(self.scenario, self.feedback)
+        self._mask = action_mask(self.domain, self.assistant)
+        self._options = options_text(self.scenario)
+        self._hidden_concerns = [c.model_dump() for c in self.scenario.concerns]
+        self._attributes = "\n".join(
+            f"{i}. {d.label}" for i, d in enumerate(self.domain.concern_dimensions))
+        self.turn_count = 1
+        self.final_option: int | None = None
+        self.turns = []
+        self._transcript = f"User: {self.scenario.request}"
+        self.turns.append(self._record(0, None, None, self.scenario.request, None, REQUEST_DELIVERY))
+
+        self._state, reaction = self._engine.open()
+        opening = AssistantAction(ActionKind.RECOMMEND, option=self.scenario.opening_option)
+        self._exchange(opening, self._assistant_text(opening), reaction)
+        return self._observation(), self._info(None)
+
+    def step(self, action):
+        if self.scenario is None or self._state.ended or self.final_option is not None:
+            raise RuntimeError("call reset() before step() (the episode has ended)")
+        # A plain check, not Discrete.contains, which costs as much as the rest of a step.
+        return self.step_decoded(decode(discrete_index(action, N_ACTIONS), self.domain, self.assistant))
+
+    def step_decoded(self, action: AssistantAction | InvalidAction, assistant_text: str | None = None):
+        """Advance one turn from an already decoded action (used by the text-action wrapper)."""
+        self.turn_count += 1
+        invalid = action.reason if isinstance(action, InvalidAction) else None
+        if invalid is None:
+            self._state, reaction = self._engine.respond(self._state, action)
+        else:
+            self._state, reaction = self._engine.respond_invalid(self._state)
+        if assistant_text is None:
+            assistant_text = self._assistant_text(action) if invalid is None else "[INVALID]"
+        else:
+            assistant_text = to_charset(assistant_text)[:MAX_ASSISTANT_CHARS] or "[empty]"
+        self._exchange(action if invalid is None else None, assistant_text, reaction, invalid)
+
+        terminated = self._state.ended
+        truncated = not terminated and self.turn_count >= self.max_turns
+        reward = self.invalid_action_penalty if invalid else 0.0
+        if terminated or truncated:
+            self.final_option = self._state.current_option
+            reward += float(self.final_option == self.scenario.gold_option)
+        return self._observation(), reward, terminated, truncated, self._info(invalid)
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions for this episode's domain and action set (sb3-contrib convention)."""
+        return self._mask.copy()
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return self._transcript + "\n"
+        return None
+
+    # -- helpers --------------------------------------------------------------------------
+    def _exchange(self, action: AssistantAction | None, assistant_text: str, reaction: Reaction,
+                  invalid: str | None = None) -> None:
+        user_text = realize(reaction, self.scenario, self.domain, self.np_random)
+        delivery = choose_delivery(reaction.state, self.np_random)
+        self._transcript += f"\nAssistant: {assistant_text}\nUser: {user_text}"
+        self.turns.append(self._record(self.turn_count, action, assistant_text, user_text,
+                                       reaction, delivery, invalid))
+
+    def _record(self, turn: int, action: AssistantAction | None, assistant_text: str | None,
+                user_text: str, reaction: Reaction | None, delivery: str,
+                invalid: str | None = None) -> dict[str, Any]:
+        state = self._state if reaction is not None else None
+        return {
+            "turn": turn,
+            "action": None if turn == 0 else _action_record(action),
+            "invalid_action": invalid,
+            "assistant_text": assistant_text,
+            "user_text": user_text,
+            "reaction": None if reaction is None else reaction.kind.value,
+            "concern_state": None if reaction is None else reaction.state.value,
+            "delivery_label": delivery,
+            "option_acceptance": _value(reaction and reaction.option_acceptance),
+            "interaction_satisfaction": _value(reaction and reaction.interaction_satisfaction),
+            "newly_disclosed": [] if reaction is None else list(reaction.disclosed),
+            "disclosed": [] if state is None else sorted(state.disclosed),
+            "current_option": None if state is None else state.current_option,
+        }
+
+    def _assistant_text(self, action: AssistantAction) -> str:
+        if action.kind is ActionKind.RECOMMEND:
+            c = self.scenario.candidate(action.option)
+            return (f"[ACTION: RECOMMEND] [OPTION: {c.option_id}] I recommend {c.name}, at "
+                    f"{format_price(c.price)} {self.scenario.budget.unit} with a {c.rating:.1f}/5 rating.")
+        if action.kind is ActionKind.ASK:
+            if action.attribute is None:
+                return "[ACTION: ASK] Is there anything about this option that doesn't work for you?"
+            return f"[ACTION: ASK] How important is {self.domain.dimension(action.attribute).label} to you?"
+        if action.kind is ActionKind.CLARIFY:
+            return "[ACTION: CLARIFY] Does this option fully work for you?"
+        name = self.scenario.candidate(self._state.current_option).name
+        return f"[ACTION: CONFIRM] Great, I'll confirm {name} for you."
+
+    def _observation(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain.name,
+            "options": self._options,
+            "attributes": self._attributes,
+            "transcript": self._transcript,
+            "last_user_utterance": self.turns[-1]["user_text"],
+            "turn": self.turn_count,
+            "current_option": self._state.current_option,
+            "action_mask": self._mask.copy(),
+        }
+
+    def _info(self, invalid: str | None) -> dict[str, Any]:
+        last = self.turns[-1]
+        info = {
+            "scenario_id": self.scenario.scenario_id,
+            "gold_option": self.scenario.gold_option,
+            "hidden_concerns": self._hidden_concerns,
+            "concern_state": last["concern_state"],
+            "delivery_label": last["delivery_label"],
+            "disclosed": last["disclosed"],
+            "turn_record": last,
+            "invalid_action": invalid,
+        }
+        if self.final_option is not None:
+            info["final_option"] = self.final_option
+            info["success"] = self.final_option == self.scenario.gold_option
+        return info
+
+
+INVALID_KIND = "invalid"
+
+
+def _action_record(action: AssistantAction | None) -> dict[str, Any]:
+    """A decision turn's action, always in one shape (vector envs batch ``info`` values by type):
+    ``kind`` (an ``ActionKind`` value, or ``"invalid"``), ``option`` (0 when the action names
+    none) and ``attribute`` ("" for a general ask and for every other kind)."""
+    if action is None:
+        return {"kind": INVALID_KIND, "option": 0, "attribute": ""}
+    return {"kind": action.kind.value, "option": action.option or 0, "attribute": action.attribute or ""}
+
+
+def _enum(enum_type, value, name: str):
+    try:
+        return enum_type(value)
+    except ValueError:
+        allowed = ", ".join(repr(m.value) for m in enum_type)
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}") from None
+
+
+def _value(member) -> str | None:
+    return None if member is None else member.value

@@ -1,0 +1,183 @@
+"""A numeric observation for Stable-Baselines3, built per access condition.
+
+``FeatureObservation`` turns the dict observation into a Dict of float32 Box leaves
+(``MultiInputPolicy``). Every access condition gets the public side of the dialogue; each adds
+exactly the channel it grants (``ACCESS_CHANNELS``), so a policy under T never receives
+anything computed from audio and nothing is rendered for it:
+
+======  ===============================================================================
+T       dialogue, options, user_words
+A       dialogue, options, prosody, prosody_vs_request (the user's words are hidden)
+A+T     dialogue, options, user_words, prosody, prosody_vs_request
+T+S     dialogue, options, user_words, concern_state
+T+S^    dialogue, options, user_words, inferred_state
+T+SER   dialogue, options, user_words, affect
+======  ===============================================================================
+
+Leaves (``action_mask`` always):
+
+* ``dialogue``: turn / max_turns; current option one-hot (11); options recommended so far (11);
+  share of turns spent on ask / clarify / recommend / confirm / invalid (5); last action kind (5).
+* ``options``: per option (11 rows of ``OPTION_COLUMNS``, flattened row by row, as SB3 expects
+  1-D vectors): price / stated budget, rating / 5, then per attribute slot (8) +1 if the
+  description says the option meets it, -1 if it says it misses it, 0 otherwise.
+* ``user_words``: what the user's words say, as a perfect reader of the transcript would code
+  it: the lexical kind of the latest user turn (one-hot over ``ReactionKind``; e.g. every
+  prosody-mediated assent is the same ``shared_assent``), the attribute slots whose need the user
+  has stated in words, and those the user called unimportant (8 + 8). Priorities are never coded.
+* ``prosody`` / ``prosody_vs_request``: ``FEATURE_NAMES`` of the current user turn's audio, and
+  the same minus those of the user's opening request (the same speaker's neutral voice).
+* ``concern_state``: one-hot over the delivery labels of the T+S tag (after any intervention).
+* ``inferred_state``: the T+S^ sentence as a hashed bag of words (``HASH_BINS`` bins).
+* ``affect``: one-hot over the generic affect labels of T+SER.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hear_gym.core.text import hashed_words
+from hear_gym.envs.hear2act.actions import N_ACTIONS
+from hear_gym.envs.hear2act.scenarios.domain_schema import MAX_CONCERN_DIMENSIONS
+from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
+from hear_gym.speech.features import N_FEATURES, prosodic_features
+from hear_gym.speech.renderers import SAMPLE_RATE
+from hear_gym.envs.hear2act.user.engine import ReactionKind
+from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS
+from hear_gym.envs.hear2act.audio import AFFECT_LABELS, TurnAudio
+
+ACTION_KINDS = ("ask", "clarify", "recommend", "confirm", "invalid")
+DIALOGUE_SIZE = 1 + 2 * N_CANDIDATES + 2 * len(ACTION_KINDS)
+REACTION_KINDS = tuple(ReactionKind)
+WORDS_SIZE = len(REACTION_KINDS) + 2 * MAX_CONCERN_DIMENSIONS
+OPTION_COLUMNS = 2 + MAX_CONCERN_DIMENSIONS
+HASH_BINS = 32
+_BIG = np.float32(1e4)
+
+ACCESS_CHANNELS: dict[str, tuple[str, ...]] = {
+    "T": ("user_words",),
+    "A": ("audio",),
+    "A+T": ("user_words", "audio"),
+    "T+S": ("user_words", "concern_state"),
+    "T+S^": ("user_words", "inferred_state"),
+    "T+SER": ("user_words", "affect"),
+}
+
+
+@dataclass(frozen=True)
+class Channel:
+    """Observation leaves one access channel adds, and how to compute them."""
+
+    spaces: dict[str, spaces.Box]
+    encode: Callable[[FeatureObservation, dict], dict[str, np.ndarray]]
+
+
+def _one_hot(labels: tuple[str, ...], value: str) -> np.ndarray:
+    out = np.zeros(len(labels), dtype=np.float32)
+    out[labels.index(value)] = 1.0
+    return out
+
+
+def _box(shape: tuple[int, ...], low: float = 0.0, high: float = 1.0) -> spaces.Box:
+    return spaces.Box(np.float32(low), np.float32(high), shape, np.float32)
+
+
+CHANNELS: dict[str, Channel] = {
+    "user_words": Channel({"user_words": _box((WORDS_SIZE,))}, lambda w, obs: {"user_words": w.user_words()}),
+    "audio": Channel({"prosody": _box((N_FEATURES,), -_BIG, _BIG),
+                      "prosody_vs_request": _box((N_FEATURES,), -_BIG, _BIG)},
+                     lambda w, obs: w.prosody()),
+    "concern_state": Channel({"concern_state": _box((len(ALL_DELIVERY_LABELS),))},
+                             lambda w, obs: {"concern_state": _one_hot(ALL_DELIVERY_LABELS, obs["concern_state"])}),
+    "inferred_state": Channel({"inferred_state": _box((HASH_BINS,))},
+                              lambda w, obs: {"inferred_state": hashed_words(obs["inferred_state"], HASH_BINS)}),
+    "affect": Channel({"affect": _box((len(AFFECT_LABELS),))},
+                      lambda w, obs: {"affect": _one_hot(AFFECT_LABELS, obs["affect"])}),
+}
+
+
+class FeatureObservation(gym.ObservationWrapper):
+    def __init__(self, env: gym.Env, access: str, audio: Callable[[], TurnAudio]) -> None:
+        """``audio`` builds the env stack's ``TurnAudio``; called only if ``access`` hears audio."""
+        super().__init__(env)
+        try:
+            self.channels = ACCESS_CHANNELS[access]
+        except KeyError:
+            raise ValueError(f"no feature channels for access {access!r}; "
+                             f"known: {sorted(ACCESS_CHANNELS)}") from None
+        self.audio = audio() if "audio" in self.channels else None
+        self._options_for: tuple[str, np.ndarray] | None = None
+        leaves = {
+            "dialogue": _box((DIALOGUE_SIZE,)),
+            "options": _box((N_CANDIDATES * OPTION_COLUMNS,), -1.0, _BIG),
+        }
+        for name in self.channels:
+            leaves.update(CHANNELS[name].spaces)
+        leaves["action_mask"] = _box((N_ACTIONS,))
+        self.observation_space = spaces.Dict(leaves)
+
+    def observation(self, obs: dict) -> dict:
+        out = {"dialogue": self._dialogue(int(obs["current_option"])), "options": self._options()}
+        for name in self.channels:
+            out.update(CHANNELS[name].encode(self, obs))
+        out["action_mask"] = np.asarray(obs["action_mask"], dtype=np.float32)
+        return out
+
+    # -- channels -------------------------------------------------------------------------
+    def user_words(self) -> np.ndarray:
+        base = self.env.unwrapped
+        out = np.zeros(WORDS_SIZE, dtype=np.float32)
+        last = base.turns[-1]["reaction"]
+        out[REACTION_KINDS.index(ReactionKind(last))] = 1.0
+        slots = {dim.key: i for i, dim in enumerate(base.domain.concern_dimensions)}
+        stated = len(REACTION_KINDS)
+        for level in base.turns[-1]["disclosed"]:  # needs said in words, whatever their priority
+            out[stated + slots[base.scenario.concern(level).attribute]] = 1.0
+        unimportant = stated + MAX_CONCERN_DIMENSIONS
+        for record in base.turns[1:]:
+            if record["reaction"] == ReactionKind.ANSWER_NOT_IMPORTANT.value:
+                out[unimportant + slots[record["action"]["attribute"]]] = 1.0
+        return out
+
+    def prosody(self) -> dict[str, np.ndarray]:
+        current = prosodic_features(self.audio.waveform(self.env), SAMPLE_RATE)
+        request = prosodic_features(self.audio.waveform(self.env, turn=0), SAMPLE_RATE)
+        return {"prosody": np.clip(current, -_BIG, _BIG).astype(np.float32),
+                "prosody_vs_request": np.clip(current - request, -_BIG, _BIG).astype(np.float32)}
+
+    # -- always present -------------------------------------------------------------------
+    def _dialogue(self, current_option: int) -> np.ndarray:
+        base = self.env.unwrapped
+        out = np.zeros(DIALOGUE_SIZE, dtype=np.float32)
+        out[0] = base.turn_count / base.max_turns
+        out[current_option] = 1.0  # options are 1-based, slot 0 is the turn fraction
+        kinds = []
+        for record in base.turns[1:]:
+            action = record["action"]
+            kinds.append(action["kind"] if action else "invalid")
+            if action and action["kind"] == "recommend":
+                out[1 + N_CANDIDATES + action["option"] - 1] = 1.0
+        offset = 1 + 2 * N_CANDIDATES
+        for i, kind in enumerate(ACTION_KINDS):
+            out[offset + i] = kinds.count(kind) / len(kinds)
+        out[offset + len(ACTION_KINDS) + ACTION_KINDS.index(kinds[-1])] = 1.0
+        return out
+
+    def _options(self) -> np.ndarray:
+        """The visible option list in numbers; fixed for an episode, so built once per scenario."""
+        scenario, domain = self.env.unwrapped.scenario, self.env.unwrapped.domain
+        if self._options_for is None or self._options_for[0] != scenario.scenario_id:
+            budget = scenario.budget.max_price
+            rows = np.zeros((N_CANDIDATES, OPTION_COLUMNS), dtype=np.float32)
+            for row, cand in zip(rows, scenario.candidates, strict=True):
+                row[:2] = cand.price / budget, cand.rating / 5.0
+                described = domain.described(cand.description)
+                for slot, dim in enumerate(domain.concern_dimensions):
+                    row[2 + slot] = {True: 1.0, False: -1.0}.get(described.get(dim.key), 0.0)
+            self._options_for = (scenario.scenario_id, rows.reshape(-1))
+        return self._options_for[1].copy()

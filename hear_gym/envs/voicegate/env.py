@@ -1,0 +1,172 @@
+"""``hear_gym/VoiceGate-v0``: act, stay silent or answer, from what was heard (VGBench).
+
+An episode is one decision on one item of a family (``speaker_switch``, ``side_talk``,
+``self_talk``, ``cue_validity``), split and set of conditions, all chosen by kwargs. ``reset``
+draws an item with the env's seeded generator, or takes ``options={"item_id": ...}`` /
+``options={"index": i}`` (position in ``env.items``) for evaluation sweeps. ``step`` takes one
+action (Discrete, see ``voicegate_actions``; or ``step_decoded`` with a parsed text reply) and
+terminates the episode. ``side_talk_cue`` (``"none"``, the default, or ``"turned_away"``)
+chooses the side-talk rendering (see ``hear_gym.envs.voicegate.items.generator``).
+
+Observation (Dict) of the base env, which is the transcript-only access condition T:
+
+* ``transcript``: the words of the input, utterances in order (what an ASR front end gives);
+* ``tools``: the tool inventory as JSON (names, descriptions, parameter schemas);
+* ``action_mask``: valid Discrete actions.
+
+The audio conditions are wrappers (``hear_gym.envs.voicegate.access``): ``ItemAudio`` adds
+``audio`` / ``audio_length``, rendered by ``item_audio`` only when a wrapper asks for it.
+
+``info`` carries the item's ground truth (target, addressees, sources, placements, cues) and
+after ``step`` the outcome. Reward: ``REWARDS[reward]`` (paper's GRPO reward by default).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hear_gym.core.spaces import discrete_index
+from hear_gym.envs.hear2act.env import TEXT_CHARSET
+from hear_gym.envs.voicegate.actions import N_ACTIONS, GateAction, action_mask, decode
+from hear_gym.envs.voicegate.scoring import REWARDS, Judge, KeywordJudge, score
+from hear_gym.envs.voicegate.items.generator import check_side_talk_cue, select_items
+from hear_gym.envs.voicegate.items.model import Family, Item
+from hear_gym.envs.voicegate.items.pools import tool_inventory
+from hear_gym.speech.cache import shared_render_cache
+from hear_gym.envs.voicegate.scenes import render_item
+from hear_gym.speech.renderers import SAMPLE_RATE
+
+# longest input: about 9 s (eSpeak; lead-in, a long context, 600 ms, a long trigger, tail)
+MAX_AUDIO_SECONDS = 12.0
+MAX_AUDIO_SAMPLES = int(MAX_AUDIO_SECONDS * SAMPLE_RATE)
+MAX_TRANSCRIPT_CHARS = 1_000
+MAX_TOOLS_CHARS = 8_000
+
+
+class VoiceGateEnv(gym.Env):
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        family: str = "speaker_switch",
+        split: str | None = "test",
+        conditions: tuple[str, ...] | list[str] | None = None,
+        renderer: str = "espeak",
+        audio_cache_dir: str | Path | None = None,
+        reward: str = "paper",
+        judge: Judge | None = None,
+        render_mode: str | None = None,
+        side_talk_cue: str = "none",
+    ) -> None:
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if family not in {f.value for f in Family}:
+            raise ValueError(f"family must be one of {[f.value for f in Family]}, got {family!r}")
+        self.family = Family(family)
+        self.side_talk_cue = check_side_talk_cue(side_talk_cue)
+        self.items: tuple[Item, ...] = select_items(
+            self.family, split, tuple(conditions) if conditions else None, side_talk_cue
+        )
+        if not self.items:
+            raise ValueError(f"no {self.family.value} items for split={split!r}, conditions={conditions!r}")
+        self._index = {item.item_id: i for i, item in enumerate(self.items)}
+        self.render_mode = render_mode
+        self.reward_fn = REWARDS[reward]
+        self.judge = judge or KeywordJudge()
+        self.cache = shared_render_cache(renderer, Path(audio_cache_dir) if audio_cache_dir else None)
+        self.tools_json = json.dumps(tool_inventory(), separators=(",", ":"))
+        self.observation_space = spaces.Dict(
+            {
+                "transcript": spaces.Text(MAX_TRANSCRIPT_CHARS, min_length=1, charset=TEXT_CHARSET),
+                "tools": spaces.Text(MAX_TOOLS_CHARS, min_length=1, charset=TEXT_CHARSET),
+                "action_mask": spaces.MultiBinary(N_ACTIONS),
+            }
+        )
+        self.action_space = spaces.Discrete(N_ACTIONS)
+        self.item: Item | None = None
+        self._audio: tuple[np.ndarray, dict] | None = None
+        self._obs: dict[str, Any] | None = None
+        self._done = True
+
+    # -- episode --------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.item = self.items[self._choose(options or {})]
+        self._done = False
+        self._audio = None
+        self._obs = {
+            "transcript": self.item.transcript[:MAX_TRANSCRIPT_CHARS],
+            "tools": self.tools_json,
+            "action_mask": self.action_masks().astype(np.int8),
+        }
+        return self._observation(), self._info()
+
+    def _choose(self, options: dict) -> int:
+        unknown = set(options) - {"item_id", "index"}
+        if unknown or len(options) > 1:
+            raise ValueError(f"reset options take one of 'item_id' or 'index', got {sorted(options)}")
+        if "item_id" in options:
+            if options["item_id"] not in self._index:
+                raise KeyError(f"item {options['item_id']!r} is not in this env's item set")
+            return self._index[options["item_id"]]
+        if "index" in options:
+            index = int(options["index"])
+            if not 0 <= index < len(self.items):
+                raise IndexError(f"index {index} outside 0..{len(self.items) - 1}")
+            return index
+        return int(self.np_random.integers(len(self.items)))
+
+    def step(self, action):
+        if self.item is None:
+            raise RuntimeError("call reset() before step()")
+        return self.step_decoded(decode(discrete_index(action, N_ACTIONS), len(self.item.utterances)))
+
+    def step_decoded(self, action: GateAction, reply: str | None = None):
+        """Apply an already decoded action (the text-action wrapper parses replies into one)."""
+        if self.item is None or self._done:
+            raise RuntimeError("the episode is over; call reset()")
+        outcome = score(self.item, action, self.judge)
+        self._done = True
+        info = self._info()
+        info["outcome"] = outcome.as_record()
+        info["reply"] = reply
+        return self._observation(), float(self.reward_fn(self.item, outcome)), True, False, info
+
+    def item_audio(self) -> tuple[np.ndarray, dict] | None:
+        """(waveform, manifest) of the current item, rendered on first request; None for the
+        text-only condition. The waveform is shared and read-only."""
+        if self.item is None:
+            raise RuntimeError("call reset() first")
+        if self._audio is None and self.item.has_audio:
+            self._audio = render_item(self.item, self.cache)
+        return self._audio
+
+    def action_masks(self) -> np.ndarray:
+        """Valid Discrete actions (sb3-contrib's MaskablePPO reads this method)."""
+        return action_mask(len(self.item.utterances)).astype(bool)
+
+    # -- views ----------------------------------------------------------------------------
+    def _observation(self) -> dict[str, Any]:
+        return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in self._obs.items()}
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "item": self.item.as_record(),
+            "item_id": self.item.item_id,
+            "group": self.item.group,
+            "family": self.item.family.value,
+            "condition": self.item.condition,
+        }
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.item is None:
+            return None
+        return f"[{self.item.item_id}] {self.item.transcript}"

@@ -1,0 +1,82 @@
+"""Constants and shared text helpers of the VoiceGate construction (rules: ``generator.py``)."""
+
+from __future__ import annotations
+
+import re
+
+from hear_gym.core.stable_rng import StableRng
+from hear_gym.envs.voicegate.items.model import Addressee, Utterance
+from hear_gym.envs.voicegate.items.pools import Phrasing, SlotValue, Tool, words
+from hear_gym.speech.espeak import VARIANTS
+
+GENERATOR_VERSION = "voicegate-gen-2"
+VOICES = tuple(sorted(VARIANTS))
+TRAIN_VOICES = ("f1", "f3", "f4", "m1", "m2", "m4")
+TEST_VOICES = ("f2", "f5", "m3", "m7")
+SPLIT_VOICES = {"train": TRAIN_VOICES, "test": TEST_VOICES}
+SWITCH_PER_TOOL, SWITCH_TEST_PER_TOOL = 40, 8
+SIDE_TALK_ITEMS, SIDE_TALK_EXTRA = 395, (0, 3, 5)
+SELF_TALK_ITEMS = 223
+SWITCH_GAP_MS = 600.0
+SIDE_TALK_GAP_MS = 400.0
+SIDE_TALK_CUES = ("none", "turned_away")
+SWITCH_CONDITIONS = ("same_speaker", "switch", "text_only")
+SIDE_TALK_CONFIGS = tuple(
+    f"{order}-{a}-{b}"
+    for order in ("assistant_first", "bystander_first")
+    for a in ("tool", "conversational")
+    for b in ("tool", "conversational")
+)
+CUE_CONDITIONS = tuple(
+    f"{source}-{field}-{gap}ms/{rendering}"
+    for source in ("same", "different")
+    for field in ("near", "far")
+    for gap in (0, 600)
+    for rendering in ("trigger_only", "scene_consistent")
+)
+STOP = frozenset(
+    ["a", "an", "the", "to", "my", "me", "our", "your", "for", "of", "on", "in", "at", "and", "or", "with", "it", "this", "that", "some", "is", "be", "please", "can", "could", "you", "i", "we", "up", "off"]
+)
+MAX_ATTEMPTS = 10_000
+
+
+def fill(core: str, tool_: Tool, rng: StableRng) -> tuple[str, dict[str, SlotValue]]:
+    filled: dict[str, SlotValue] = {}
+
+    def slot(match: re.Match) -> str:
+        name = match.group(1)
+        filled.setdefault(name, rng.choice(tool_.slots[name]))
+        return filled[name].words
+
+    return re.sub(r"\{([a-z_]+)\}", slot, core), filled
+
+
+def wrap(wrapper: str, core: str) -> str:
+    return wrapper.replace("{Core}", core[:1].upper() + core[1:]).replace("{core}", core)
+
+
+def lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != "I " else text
+
+
+def content_words(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(w for w in words(text) if w not in STOP))
+
+
+def command(tool_: Tool, ph: Phrasing, rng: StableRng, addressee: Addressee) -> Utterance:
+    core, filled = fill(rng.choice(tool_.cores), tool_, rng)
+    return Utterance(
+        wrap(rng.choice(ph.trigger_wrappers), core),
+        addressee,
+        tool_.name,
+        tool_.call_params(filled),
+        content_words(core),
+    )
+
+
+def split_of(index: int, test: set[int]) -> str:
+    return "test" if index in test else "train"
+
+
+def n_test(n: int) -> int:
+    return round(n / 5)

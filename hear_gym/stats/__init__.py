@@ -1,0 +1,1 @@
+"""Statistics every family shares: scenario-level and group bootstrap."""
