@@ -33,7 +33,8 @@ from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.envs.hear2act.plots import LADDER_RUNGS, ladder_plot
 from hear_gym.eval.results import read_results
-from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.envs.hear2act.family import cell, run_config
+from hear_gym.eval.runner import Cell
 from hear_gym.stats.bootstrap import contrast_ci
 from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
@@ -68,19 +69,19 @@ def train_probes(renderer: str) -> dict[str, AudioProbe]:
     return probes
 
 
-def runs_for(renderer: str, probes: dict[str, AudioProbe]) -> dict[str, tuple[list[Cell], dict]]:
-    """Run name -> (cells, gym.make kwargs). One run per set of env plug-ins."""
+def runs_for(renderer: str, probes: dict[str, AudioProbe]) -> dict[str, tuple[list[Cell], dict, dict]]:
+    """Run name -> (cells, JSON gym.make kwargs, plug-in objects). One run per set of plug-ins."""
     base = {"renderer": renderer, "prosody": PROSODY}
     return {
-        "main": ([Cell("transcript_only", "T", fb) for fb in FEEDBACKS]
-                 + [Cell("transcript_only", "A+T", fb) for fb in FEEDBACKS]
-                 + [Cell("state_aware", access, fb) for fb in FEEDBACKS for access in ("T+S", "T+S^", "T+SER")],
-                 {**base, "state_inferrer": ConcernInferrer(probes["concern"]),
-                  "affect_classifier": AffectPredictor(probes["affect_prosody"])}),
-        "ser_logmel": ([Cell("state_aware", "T+SER", fb) for fb in FEEDBACKS],
-                       {**base, "affect_classifier": AffectPredictor(probes["affect_logmel"])}),
-        **{f"ladder_{mode}": ([Cell("state_aware", "T+S", fb) for fb in FEEDBACKS],
-                              {**base, "state_intervention": mode})
+        "main": ([cell("transcript_only", "T", fb) for fb in FEEDBACKS]
+                 + [cell("transcript_only", "A+T", fb) for fb in FEEDBACKS]
+                 + [cell("state_aware", access, fb) for fb in FEEDBACKS for access in ("T+S", "T+S^", "T+SER")],
+                 base, {"state_inferrer": ConcernInferrer(probes["concern"]),
+                        "affect_classifier": AffectPredictor(probes["affect_prosody"])}),
+        "ser_logmel": ([cell("state_aware", "T+SER", fb) for fb in FEEDBACKS],
+                       base, {"affect_classifier": AffectPredictor(probes["affect_logmel"])}),
+        **{f"ladder_{mode}": ([cell("state_aware", "T+S", fb) for fb in FEEDBACKS],
+                              {**base, "state_intervention": mode}, {})
            for mode in ("all_resolved", "all_unresolved", "shuffled")},
     }
 
@@ -116,11 +117,11 @@ def main() -> None:
         start = time.perf_counter()
         probes = train_probes(renderer)
         records = {}
-        for run, (cells, env_kwargs) in runs_for(renderer, probes).items():
-            options = tuple((k, type(v).__name__ if not isinstance(v, str) else v) for k, v in env_kwargs.items())
-            config = RunConfig(cells=tuple(cells), scenario_ids=scenario_ids, env_options=options)
+        for run, (cells, env_kwargs, objects) in runs_for(renderer, probes).items():
+            plugins = tuple((k, type(v).__name__) for k, v in objects.items())
+            config = run_config(cells, scenario_ids, plugins=plugins, **env_kwargs)
             folder = OUT / f"{renderer}_{PROSODY}_{run}"
-            evaluate(folder, config, AGENTS, progress=True, env_kwargs=env_kwargs)
+            evaluate(folder, config, AGENTS, progress=True, env_objects=objects)
             records[run] = read_results(folder / "results.jsonl")
         sums = {}
         for label, run, template in ROWS:

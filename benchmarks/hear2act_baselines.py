@@ -16,7 +16,7 @@ from agents.hear2act.rule import AskBeforeConfirmAgent, StateAwareAgent, Transcr
 from agents.hear2act.shortcuts import OptionListShortcutAgent
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.envs.hear2act.report import print_summary, to_markdown
-from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
 
 OUT = Path(__file__).parent / "out"
@@ -28,9 +28,9 @@ CELLS = (("transcript_only", "T"), ("state_aware", "T+S"), ("ask_before_confirm"
 
 
 def main() -> None:
-    config = RunConfig(
-        cells=tuple(Cell(a, acc, fb) for fb in ("prosody", "explicit") for a, acc in CELLS),
-        scenario_ids=tuple(s.scenario_id for s in scenario_bank()), rollouts=2, seed=0)
+    config = run_config(
+        cells=[cell(a, acc, fb) for fb in ("prosody", "explicit") for a, acc in CELLS],
+        scenario_ids=[s.scenario_id for s in scenario_bank()], rollouts=2, seed=0)
     start = time.perf_counter()
     summary = evaluate(OUT / "hear2act_baselines", config, AGENTS)
     elapsed = time.perf_counter() - start

@@ -20,7 +20,7 @@ from agents.llm.clients import TransformersAudioChatClient, TransformersChatClie
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.envs.hear2act.report import print_summary, to_markdown
 from hear_gym.eval.results import read_results
-from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from training.tiny_model import build_tiny_audio_lm, build_tiny_causal_lm
 
@@ -38,10 +38,9 @@ def main() -> None:
     text = TransformersChatClient(str(text_model), max_new_tokens=MAX_NEW_TOKENS)
     audio = TransformersAudioChatClient(str(audio_model), max_new_tokens=MAX_NEW_TOKENS)
     agents = {"tiny_llm": lambda: LLMAgent(text), "tiny_audio_llm": lambda: AudioLLMAgent(audio)}
-    cells = tuple(Cell(agent, access, feedback) for feedback in ("prosody", "explicit")
-                  for agent, access in (("tiny_llm", "T"), ("tiny_llm", "T+S"), ("tiny_audio_llm", "A+T")))
-    config = RunConfig(cells=cells, scenario_ids=tuple(s.scenario_id for s in scenarios_for("test")[:SCENARIOS]),
-                       max_turns=MAX_TURNS)
+    cells = [cell(agent, access, feedback) for feedback in ("prosody", "explicit")
+             for agent, access in (("tiny_llm", "T"), ("tiny_llm", "T+S"), ("tiny_audio_llm", "A+T"))]
+    config = run_config(cells, [s.scenario_id for s in scenarios_for("test")[:SCENARIOS]], max_turns=MAX_TURNS)
     start = time.perf_counter()
     summary = evaluate(OUT / "run", config, agents, progress=True, batch_size=BATCH)
     elapsed = time.perf_counter() - start

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchmarks.hear2act_audio_grid import AGENTS, runs_for, train_probes
 from hear_gym.eval.pipeline import evaluate
-from hear_gym.eval.runner import RunConfig
+from hear_gym.envs.hear2act.family import run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
 
 OUT = Path(__file__).parent / "out" / "speed_grid"
@@ -27,11 +27,11 @@ WORKERS = 2
 def run_grid(tag: str, probes, cache_dir: Path) -> tuple[float, int]:
     scenario_ids = tuple(s.scenario_id for s in scenario_bank())
     start, episodes = time.perf_counter(), 0
-    for run, (cells, env_kwargs) in runs_for("espeak", probes).items():
-        options = tuple((k, v if isinstance(v, str) else type(v).__name__) for k, v in env_kwargs.items())
-        config = RunConfig(cells=tuple(cells), scenario_ids=scenario_ids, env_options=options)
+    for run, (cells, env_kwargs, objects) in runs_for("espeak", probes).items():
+        plugins = tuple((k, type(v).__name__) for k, v in objects.items())
+        config = run_config(cells, scenario_ids, plugins=plugins, **env_kwargs)
         evaluate(OUT / f"{tag}_{run}", config, AGENTS, progress=False, workers=WORKERS,
-                 env_kwargs={**env_kwargs, "audio_cache_dir": cache_dir})
+                 env_objects={**objects, "audio_cache_dir": cache_dir})
         episodes += len(cells) * len(scenario_ids)
     return time.perf_counter() - start, episodes
 

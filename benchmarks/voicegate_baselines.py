@@ -22,7 +22,8 @@ from agents.voicegate.audio_gate import AudioGateAgent, GateConfig, train_gate
 from agents.voicegate.baselines import AlwaysMuteAgent, TextOnlyGateAgent
 from hear_gym.envs.voicegate.cli import print_report
 from hear_gym.envs.voicegate.build import build_items
-from hear_gym.envs.voicegate.runner import GateRunConfig, run_gate_evaluation
+from hear_gym.envs.voicegate.family import item_ids, run_config
+from hear_gym.eval.pipeline import evaluate
 
 OUT = Path(__file__).parent / "out" / "voicegate"
 FAMILIES = ("speaker_switch", "side_talk", "self_talk", "cue_validity")
@@ -46,13 +47,13 @@ def main() -> None:
         f"Cue-balanced gate held-out accuracy: {json.dumps(gates['cue_balanced'].report['test'])}\n",
     ]
     for name, agent, access in (
-        ("always_mute", AlwaysMuteAgent(), "A+T"),
-        ("text_only", TextOnlyGateAgent(), "T"),
-        ("audio_gate", AudioGateAgent(gate), "A+T"),
-        ("audio_gate_cue_balanced", AudioGateAgent(gates["cue_balanced"]), "A+T"),
+        ("always_mute", AlwaysMuteAgent, "A+T"),
+        ("text_only", TextOnlyGateAgent, "T"),
+        ("audio_gate", lambda: AudioGateAgent(gate), "A+T"),
+        ("audio_gate_cue_balanced", lambda: AudioGateAgent(gates["cue_balanced"]), "A+T"),
     ):
         start = time.perf_counter()
-        run_gate_evaluation(agent, OUT / name, GateRunConfig(agent=name, families=FAMILIES, access=access))
+        evaluate(OUT / name, run_config(name, access, item_ids("test", FAMILIES)), {name: agent})
         print(f"{name}: {time.perf_counter() - start:.0f} s")
         sections.append(print_report(OUT / name))
     (OUT.parent / "voicegate.md").write_text("\n".join(sections), encoding="utf-8")

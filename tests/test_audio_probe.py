@@ -13,7 +13,7 @@ from agents.hear2act.audio_probe import (
 from agents.hear2act.rule import StateAwareAgent, reads_resolved
 from hear_gym.eval.runner import run_episode
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.plans import DELIVERY_LABELS
+from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
 from hear_gym.speech.renderers import make_renderer
 from hear_gym.envs.hear2act.audio import AFFECT_LABELS
 
@@ -71,7 +71,7 @@ def test_inferrer_drives_the_state_aware_agent_in_t_s_hat(concern):
                    scenario_ids=["budget_airline_tickets-00"])
     obs, _ = env.reset(seed=0)
     assert obs["inferred_state"] in ConcernInferrer.SENTENCES.values()
-    record = run_episode(env, StateAwareAgent(), "budget_airline_tickets-00", seed=0)
+    record = run_episode(env, StateAwareAgent(), {"scenario_id": "budget_airline_tickets-00"}, seed=0)
     assert record["terminated"] or record["truncated"]
     assert {reads_resolved(s) for s in ConcernInferrer.SENTENCES.values()} == {True, False}
 

@@ -7,7 +7,7 @@ import pytest
 from agents.random_agent import RandomAgent
 from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
 from hear_gym.eval.pipeline import evaluate
-from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 
 AGENTS = {"random": RandomAgent, "transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
@@ -15,9 +15,9 @@ AGENTS = {"random": RandomAgent, "transcript_only": TranscriptOnlyAgent, "state_
 
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory):
-    cells = tuple(Cell(agent, access, fb) for fb in ("prosody", "explicit")
+    cells = tuple(cell(agent, access, fb) for fb in ("prosody", "explicit")
                   for agent, access in (("transcript_only", "T"), ("state_aware", "T+S"), ("random", "T")))
-    config = RunConfig(cells=cells, scenario_ids=tuple(s.scenario_id for s in scenarios_for("dev")))
+    config = run_config(cells=cells, scenario_ids=tuple(s.scenario_id for s in scenarios_for("dev")))
     return evaluate(tmp_path_factory.mktemp("run"), config, AGENTS, progress=False)
 
 

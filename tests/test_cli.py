@@ -172,7 +172,7 @@ def test_train_a_probe_then_evaluate_with_it(tmp_path):
                     "--cell", "transcript_only", "--cell", "state_aware@T+S^", "--state-probe", str(probe))
     assert result.exit_code == 0, result.output
     config = json.loads((run_dir / "run_config.json").read_text())
-    assert dict(map(tuple, config["env_options"]))["state_inferrer"].startswith("concern.safetensors@sha256:")
+    assert dict(map(tuple, config["plugins"]))["state_inferrer"].startswith("concern.safetensors@sha256:")
     missing = invoke("eval", "--out", str(tmp_path / "x"), "--state-probe", str(tmp_path / "none.safetensors"))
     assert missing.exit_code == 2 and "no probe checkpoint" in missing.output
 

@@ -8,7 +8,8 @@ import pytest
 from agents.hear2act.llm import LLMAgent
 from agents.llm.clients import ChatClientError, MockChatClient, OpenAIChatClient, TransformersChatClient
 from agents.hear2act.prompts import messages, system_prompt
-from hear_gym.eval.runner import Cell, RunConfig, run_evaluation
+from hear_gym.envs.hear2act.family import cell, run_config
+from hear_gym.eval.runner import run_evaluation
 from hear_gym.eval.results import read_results
 from training.tiny_model import build_tiny_causal_lm
 
@@ -44,7 +45,7 @@ def gold_seeker(msgs):
 
 def test_llm_agent_plays_through_the_runner_with_a_mock_client(tmp_path):
     client = MockChatClient(gold_seeker)
-    config = RunConfig(cells=(Cell("llm", "T+S", "prosody"),), scenario_ids=(SCENARIO,))
+    config = run_config(cells=(cell("llm", "T+S", "prosody"),), scenario_ids=(SCENARIO,))
     run_evaluation(tmp_path, config, {"llm": lambda: LLMAgent(client)}, progress=False)
     (record,) = read_results(tmp_path / "results.jsonl")
     assert record["success"] and record["terminated"]

@@ -24,7 +24,8 @@ from hear_gym.speech.audit import (
     SCALAR_NAMES, ThresholdRule, acoustic_scalars, balanced_accuracy, best_single_scalar,
 )
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.plans import DEFAULT_PROSODY, DELIVERY_LABELS, PROSODY_TABLES, base_plans, plan_table
+from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
+from hear_gym.speech.plans import DEFAULT_PROSODY, PROSODY_TABLES, base_plans, plan_table
 from hear_gym.speech.renderers import (
     EspeakRenderer, PraatRenderer, RenderRequest, cache_key, make_renderer, resample_to_16k,
 )

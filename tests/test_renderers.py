@@ -7,7 +7,8 @@ import pytest
 from hear_gym.speech import espeak
 from hear_gym.speech.cache import MAGIC, RenderCache
 from hear_gym.speech.features import FEATURE_NAMES, log_mel, prosodic_features
-from hear_gym.speech.plans import DELIVERY_LABELS, base_plans
+from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
+from hear_gym.speech.plans import base_plans
 from hear_gym.speech.renderers import (
     SAMPLE_RATE, EspeakRenderer, PraatRenderer, RenderRequest, cache_key, spoken_text,
 )

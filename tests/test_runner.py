@@ -6,7 +6,8 @@ from agents.random_agent import RandomAgent
 from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
 from hear_gym.eval.pipeline import evaluate, write_metadata
 from hear_gym.eval.results import ResultsFileError, read_results
-from hear_gym.eval.runner import Cell, RunConfig, run_evaluation
+from hear_gym.envs.hear2act.family import cell, run_config
+from hear_gym.eval.runner import run_evaluation
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 
 AGENTS = {"random": RandomAgent, "transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
@@ -14,10 +15,10 @@ FIVE = tuple(s.scenario_id for s in scenarios_for("dev")[:5])
 
 
 def config(**kwargs):
-    kwargs.setdefault("cells", (Cell("random", "T", "prosody"), Cell("state_aware", "T+S", "prosody")))
+    kwargs.setdefault("cells", (cell("random", "T", "prosody"), cell("state_aware", "T+S", "prosody")))
     kwargs.setdefault("scenario_ids", FIVE)
     kwargs.setdefault("rollouts", 2)
-    return RunConfig(**kwargs)
+    return run_config(**kwargs)
 
 
 def canonical(records):
@@ -33,7 +34,7 @@ def test_results_and_metadata_round_trip(tmp_path):
             "interaction_satisfaction", "disclosed"} <= set(turn)
     on_disk = json.loads((tmp_path / "metadata.json").read_text())
     assert on_disk["cells"] == json.loads(json.dumps(metadata["cells"]))
-    assert set(on_disk["provenance"]) >= {"git_commit", "packages", "scenario_generator"}
+    assert set(on_disk["provenance"]) >= {"git_commit", "packages", "env_id", "generator"}
     assert on_disk["config"]["cells"] == ["random@T/prosody", "state_aware@T+S/prosody"]
     assert "1st%" in on_disk["cells"]["state_aware@T+S/prosody"]["metrics"]
 
@@ -88,7 +89,7 @@ def test_unfinished_run_cannot_be_reported(tmp_path):
 
 
 def test_agent_access_is_checked(tmp_path):
-    bad = config(cells=(Cell("state_aware", "T", "prosody"),))
+    bad = config(cells=(cell("state_aware", "T", "prosody"),))
     with pytest.raises(ValueError, match=r"needs access T\+S or T\+S\^ or T\+SER"):
         run_evaluation(tmp_path, bad, AGENTS, progress=False)
 
@@ -103,7 +104,7 @@ def test_parallel_workers_give_the_same_episodes(tmp_path):
 def test_table5_pairs_each_agent_under_t_and_t_plus_s(tmp_path):
     from hear_gym.envs.hear2act.report import to_markdown
 
-    cells = tuple(Cell(agent, access, "prosody") for agent in ("transcript_only", "random")
+    cells = tuple(cell(agent, access, "prosody") for agent in ("transcript_only", "random")
                   for access in ("T", "T+S"))
     metadata = evaluate(tmp_path, config(cells=cells), AGENTS, progress=False)
     rows = {row["agent"]: row for row in metadata["per_model"]}

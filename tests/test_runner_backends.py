@@ -10,7 +10,8 @@ from agents.llm.clients import MockChatClient
 from agents.llm.factory import ClientAgentFactory, client_from_spec
 from agents.hear2act.rule import StateAwareAgent
 from hear_gym.eval.results import read_results
-from hear_gym.eval.runner import Cell, RunConfig, run_evaluation
+from hear_gym.envs.hear2act.family import cell, run_config
+from hear_gym.eval.runner import run_evaluation
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 
 SIX = tuple(s.scenario_id for s in scenarios_for("dev")[:6])
@@ -39,7 +40,7 @@ def canonical(path):
     return sorted(json.dumps(r, sort_keys=True) for r in read_results(path / "results.jsonl"))
 
 
-CONFIG = RunConfig(cells=(Cell("llm", "T+S", "prosody"), Cell("rule", "T+S", "prosody")), scenario_ids=SIX,
+CONFIG = run_config(cells=(cell("llm", "T+S", "prosody"), cell("rule", "T+S", "prosody")), scenario_ids=SIX,
                    rollouts=2)
 
 
@@ -64,7 +65,7 @@ def test_unknown_backend_and_bad_batch_size_are_refused(tmp_path):
 
 def test_ray_backend_matches_local_play(tmp_path):
     pytest.importorskip("ray")
-    config = RunConfig(cells=(Cell("rule", "T+S", "prosody"),), scenario_ids=SIX)
+    config = run_config(cells=(cell("rule", "T+S", "prosody"),), scenario_ids=SIX)
     run_evaluation(tmp_path / "local", config, {"rule": StateAwareAgent}, progress=False)
     run_evaluation(tmp_path / "ray", config, {"rule": StateAwareAgent}, progress=False, workers=2, backend="ray")
     assert canonical(tmp_path / "local") == canonical(tmp_path / "ray")

@@ -7,9 +7,17 @@ import gymnasium as gym
 import hear_gym  # noqa: F401
 from agents.llm.clients import MockChatClient
 from agents.voicegate.llm import AudioLLMGateAgent, LLMGateAgent
-from agents.voicegate.baselines import respond_to
-from hear_gym.envs.voicegate.runner import GateRunConfig, run_gate_evaluation
+from agents.voicegate.baselines import TextOnlyGateAgent, respond_to
+from hear_gym.envs.voicegate.family import item_ids, run_config
 from hear_gym.envs.voicegate.metrics import headline_metrics
+from hear_gym.eval.results import read_results
+from hear_gym.eval.runner import run_evaluation
+
+
+def run_gate(factory, out, name, families, access="T", **kwargs):
+    run_evaluation(out, run_config(name, access, item_ids("test", families)), {name: factory}, progress=False,
+                   **kwargs)
+    return read_results(out / "results.jsonl")
 
 
 def _reads_the_last_request(messages):
@@ -18,17 +26,38 @@ def _reads_the_last_request(messages):
     return respond_to(user["content"].split(". ")[-1])
 
 
+class CountingClient(MockChatClient):
+    def __init__(self):
+        super().__init__(_reads_the_last_request)
+        self.model_calls = 0
+
+    def complete(self, batch):
+        self.model_calls += 1
+        return super().complete(batch)
+
+
 def test_llm_gate_agent_through_the_runner(tmp_path):
     agent = LLMGateAgent(MockChatClient(_reads_the_last_request))
-    config = GateRunConfig(agent="mock_llm", families=("speaker_switch",), access="T")
-    metrics = headline_metrics(run_gate_evaluation(agent, tmp_path, config, progress=False))
+    metrics = headline_metrics(run_gate(lambda: agent, tmp_path, "mock_llm", ("speaker_switch",)))
     assert metrics["switch_mute"].point == 0.0 and metrics["text_only_tool"].point >= 0.9
+
+
+def test_batched_and_parallel_play_give_the_same_records(tmp_path):
+    def canonical(records):
+        return sorted((r["key"], r["reply"], r["outcome"]["correct"]) for r in records)
+
+    one, many = CountingClient(), CountingClient()
+    alone = run_gate(lambda: LLMGateAgent(one), tmp_path / "one", "llm", ("self_talk",))
+    batched = run_gate(lambda: LLMGateAgent(many), tmp_path / "many", "llm", ("self_talk",), batch_size=8)
+    parallel = run_gate(TextOnlyGateAgent, tmp_path / "two", "text_only", ("self_talk",), workers=2)
+    assert canonical(alone) == canonical(batched) and many.model_calls < one.model_calls == len(alone)
+    assert canonical(parallel) == canonical(run_gate(TextOnlyGateAgent, tmp_path / "solo", "text_only",
+                                                     ("self_talk",)))
 
 
 def test_malformed_llm_replies_are_scored_not_raised(tmp_path):
     agent = LLMGateAgent(MockChatClient(lambda m: "Sure! I'll do that. [Mute]"))
-    config = GateRunConfig(agent="chatty", families=("self_talk",), access="T")
-    records = run_gate_evaluation(agent, tmp_path, config, progress=False)
+    records = run_gate(lambda: agent, tmp_path, "chatty", ("self_talk",))
     assert all(r["outcome"]["action"]["kind"] == "malformed" and r["reward"] == -1.2 for r in records)
     assert headline_metrics(records)["malformed"].point == 1.0
 

@@ -13,24 +13,37 @@ from agents.voicegate.audio_gate import AudioGate, AudioGateAgent, GateConfig, t
 from agents.voicegate.baselines import AlwaysMuteAgent, TextOnlyGateAgent
 from hear_gym.cli import app
 from hear_gym.envs.voicegate import build as voicegate_build
-from hear_gym.eval.results import read_results
-from hear_gym.envs.voicegate.runner import GateRunConfig, run_gate_evaluation
+from hear_gym.envs.voicegate.family import item_ids, run_config
 from hear_gym.envs.voicegate.metrics import headline_metrics
+from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.results import read_results
+from hear_gym.eval.runner import run_evaluation
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import make_renderer
 
-SWITCH = GateRunConfig(agent="text_only", families=("speaker_switch",), access="T")
+
+def gate_config(agent: str, families, access: str = "A+T"):
+    return run_config(agent, access, item_ids("test", families))
+
+
+SWITCH = gate_config("text_only", ("speaker_switch",), "T")
+
+
+def run_gate(factory, out, config, **kwargs):
+    """Evaluate through the one runner; returns every record of the run."""
+    evaluate(out, config, {config.cells[0].agent: factory}, progress=False, **kwargs)
+    return read_results(out / "results.jsonl")
 
 
 @pytest.fixture(scope="module")
 def text_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("text_only")
-    return out, run_gate_evaluation(TextOnlyGateAgent(), out, SWITCH, progress=False)
+    return out, run_gate(TextOnlyGateAgent, out, SWITCH)
 
 
 def test_text_only_agent_selects_tools_but_never_gates(text_run):
     out, records = text_run
-    metrics = json.loads((out / "metadata.json").read_text())["metrics"]
+    metrics = json.loads((out / "metadata.json").read_text())["cells"]["text_only@T"]["metrics"]
     assert len(records) == 240 and metrics["switch_mute"]["point"] == 0.0
     assert metrics["same_speaker_tool"]["point"] >= 0.95 and metrics["text_only_tool"]["point"] >= 0.95
     assert metrics["switch_mute"]["n_scenarios"] == 80  # groups = held-out pairs
@@ -41,38 +54,28 @@ def test_results_round_trip_and_resume(text_run, tmp_path):
     assert read_results(out / "results.jsonl") == records
     assert {k: v.as_dict() for k, v in headline_metrics(records).items()} == json.loads(
         (out / "metadata.json").read_text()
-    )["metrics"]
+    )["cells"]["text_only@T"]["metrics"]
     # interrupt: keep 100 complete lines and a torn one, then resume
     lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
     (tmp_path / "results.jsonl").write_text("".join(lines[:100]) + lines[100][:40])
     (tmp_path / "run_config.json").write_text((out / "run_config.json").read_text())
-    resumed = run_gate_evaluation(TextOnlyGateAgent(), tmp_path, SWITCH, progress=False)
+    resumed = run_gate(TextOnlyGateAgent, tmp_path, SWITCH)
     assert [r["key"] for r in resumed][:100] == [r["key"] for r in records][:100]
     assert sorted(r["key"] for r in resumed) == sorted(r["key"] for r in records)
 
 
 def test_a_different_config_is_refused(text_run):
     out, _ = text_run
-    with pytest.raises(ValueError, match="different config"):
-        run_gate_evaluation(
-            TextOnlyGateAgent(),
-            out,
-            GateRunConfig(agent="text_only", families=("self_talk",), access="T"),
-            progress=False,
-        )
-    with pytest.raises(ValueError, match="reads"):
-        run_gate_evaluation(
-            TextOnlyGateAgent(), out, GateRunConfig(agent="text_only", access="A"), progress=False
-        )
+    with pytest.raises(ValueError, match="different configuration"):
+        run_evaluation(out, gate_config("text_only", ("self_talk",), "T"), {"text_only": TextOnlyGateAgent},
+                       progress=False)
+    with pytest.raises(ValueError, match="needs access"):
+        run_evaluation(out.parent / "audio_gate_text", gate_config("audio_gate", ("self_talk",), "T"),
+                       {"audio_gate": lambda: AudioGateAgent(None)}, progress=False)
 
 
 def test_always_mute_passes_mute_targets_and_fails_positive_controls(tmp_path):
-    records = run_gate_evaluation(
-        AlwaysMuteAgent(),
-        tmp_path,
-        GateRunConfig(agent="always_mute", families=("speaker_switch", "self_talk"), access="T"),
-        progress=False,
-    )
+    records = run_gate(AlwaysMuteAgent, tmp_path, gate_config("always_mute", ("speaker_switch", "self_talk"), "T"))
     metrics = headline_metrics(records)
     assert metrics["switch_mute"].point == metrics["self_talk_mute"].point == 1.0
     assert metrics["same_speaker_tool"].point == metrics["text_only_tool"].point == 0.0
@@ -117,12 +120,7 @@ def test_gate_checkpoint_errors(tmp_path):
 
 def test_gate_agent_mutes_switched_triggers(small_gate, tmp_path):
     gate, _ = small_gate
-    records = run_gate_evaluation(
-        AudioGateAgent(gate),
-        tmp_path,
-        GateRunConfig(agent="audio_gate", families=("speaker_switch",)),
-        progress=False,
-    )
+    records = run_gate(lambda: AudioGateAgent(gate), tmp_path, gate_config("audio_gate", ("speaker_switch",)))
     metrics = headline_metrics(records)
     assert metrics["switch_mute"].point >= 0.8 and metrics["same_speaker_tool"].point >= 0.8
     assert metrics["text_only_tool"].point == 1.0

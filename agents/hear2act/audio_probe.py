@@ -238,6 +238,22 @@ def train_probe(config: ProbeConfig, out: Path | None = None) -> AudioProbe:
     return probe
 
 
+def train_probe_from_options(out: Path, **options) -> AudioProbe:
+    """``hear_gym.components:train_probe``: a ``ProbeConfig`` from options (``ValueError`` for bad
+    ones, before any work), trained, saved to ``out``."""
+    return train_probe(ProbeConfig(**options), out)
+
+
+def concern_inferrer(path: str | Path) -> ConcernInferrer:
+    """``hear_gym.components:state_inferrer``: the T+S^ inferrer of a concern-probe checkpoint."""
+    return ConcernInferrer(AudioProbe.load(path))
+
+
+def affect_classifier(path: str | Path) -> AffectPredictor:
+    """``hear_gym.components:affect_classifier``: the T+SER classifier of an affect-probe checkpoint."""
+    return AffectPredictor(AudioProbe.load(path))
+
+
 class ConcernInferrer:
     """``StateInferrer`` for T+S^: one sentence about the current recommendation's status."""
 

@@ -1,5 +1,6 @@
 """``LLMAgent``: the P6a decision prompt (plus the condition's channel) -> a chat model -> a P6a
 reply, which the env's text-action adapter parses (use ``gym.make(..., actions="text")``).
+Stateless: the transcript in each observation is the whole context.
 
 ``act_batch`` sends several observations in one call (vector envs, batched generation).
 """
@@ -9,28 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agents.llm.chat import ChatAgent
 from agents.llm.clients import ChatClient, TransformersAudioChatClient
 from agents.hear2act.prompts import audio_messages, messages
 
 
-class _ChatAgent:
-    """Stateless: the transcript in each observation is the whole context. Replies are P6a.
-    Constructed with a chat client (``needs_client``); the CLI builds it from ``--llm-client``."""
-
-    action_format = "text"
-    needs_client = True
-
-    def reset(self, seed: int | None = None) -> None:
-        pass
-
-    def act(self, observation: dict[str, Any]) -> str:
-        return self.act_batch([observation])[0]
-
-    def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
-        raise NotImplementedError
-
-
-class LLMAgent(_ChatAgent):
+class LLMAgent(ChatAgent):
     required_access = ("T", "T+S", "T+S^", "T+SER")
 
     def __init__(self, client: ChatClient, assistant: str = "text") -> None:
@@ -40,7 +25,7 @@ class LLMAgent(_ChatAgent):
         return self.client.complete([messages(o, self.assistant) for o in observations])
 
 
-class AudioLLMAgent(_ChatAgent):
+class AudioLLMAgent(ChatAgent):
     """An audio-language model acting on the current user turn's audio (A, A+T)."""
 
     required_access = ("A", "A+T")

@@ -138,6 +138,11 @@ def family_accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray, families: np.
             **{f: accuracy(gate, x[families == f], y[families == f]) for f in dict.fromkeys(families)}}
 
 
+def train_gate_from_options(out: Path, **options) -> AudioGate:
+    """``hear_gym.components:train_gate``: a ``GateConfig`` from options, trained, saved to ``out``."""
+    return train_gate(GateConfig(**options), out)
+
+
 def train_gate(config: GateConfig, out: Path | None = None, cache: RenderCache | None = None) -> AudioGate:
     """Train on the train split, report held-out accuracy on the test split, optionally save.
     ``cache`` (of ``config.renderer``) lets runs share rendered speech."""

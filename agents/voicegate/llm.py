@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.hear2act.llm import _ChatAgent
+from agents.llm.chat import ChatAgent
 from agents.llm.clients import ChatClient, TransformersAudioChatClient
 
 GATE_INSTRUCTION = """You are a voice assistant worn by your user. You hear everything near the user, but you act only on requests your user addresses to you.
@@ -29,7 +29,7 @@ def gate_system_prompt(observation: dict[str, Any]) -> str:
     return GATE_INSTRUCTION.format(tools=observation["tools"])
 
 
-class LLMGateAgent(_ChatAgent):
+class LLMGateAgent(ChatAgent):
     """A text model reading the transcript (access T, or A+T with the audio ignored)."""
 
     required_access = ("T", "A+T")
@@ -49,7 +49,7 @@ class LLMGateAgent(_ChatAgent):
         )
 
 
-class AudioLLMGateAgent(_ChatAgent):
+class AudioLLMGateAgent(ChatAgent):
     """An audio-language model hearing the input (A: audio only; A+T: audio and transcript).
     Text-only inputs carry no audio; the model then gets the words alone."""
 

@@ -1,11 +1,37 @@
-"""Fixed-size numeric views of free text, for policies that take vectors (Stable-Baselines3)."""
+"""Text in observations: the charset and Text spaces every family uses, folding free text into
+it, the placeholder that stands for hidden speech, and fixed-size numeric views of text for
+policies that take vectors (Stable-Baselines3)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import string
+import unicodedata
 
 import numpy as np
+from gymnasium import spaces
+
+TEXT_CHARSET = string.printable
+SPEECH_PLACEHOLDER = "[speech]"  # what an audio-only condition shows where the user's words were
+
+
+def text_space(max_length: int) -> spaces.Text:
+    return spaces.Text(max_length=max_length, min_length=1, charset=TEXT_CHARSET)
+
+
+def to_charset(text: str) -> str:
+    """Fold free text (e.g. an LLM reply) into one transcript line of the observation charset:
+    typographic punctuation becomes ASCII, line breaks become spaces, the rest is dropped."""
+    if text.isascii() and text.isprintable():
+        return text
+    folded = unicodedata.normalize("NFKD", text).translate(_PUNCTUATION)
+    return "".join(ch if ch in _LINE_CHARSET else " " if ch.isspace() else "" for ch in folded)
+
+
+_LINE_CHARSET = frozenset(TEXT_CHARSET) - frozenset("\t\n\r\x0b\x0c")
+_PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                              "\u2013": "-", "\u2014": "-", "\u2026": "..."})
 
 _WORD = re.compile(r"[a-z0-9']+")
 

@@ -8,7 +8,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION
+from hear_gym.core.registry import family
 
 _PACKAGES = ("hear-gym", "gymnasium", "numpy", "scipy", "pydantic")
 
@@ -36,10 +36,11 @@ def package_versions() -> dict[str, str | None]:
     return versions
 
 
-def provenance() -> dict:
+def provenance(env_id: str) -> dict:
     return {
         "git_commit": git_commit(),
         "packages": package_versions(),
-        "scenario_generator": GENERATOR_VERSION,
+        "env_id": env_id,
+        "generator": family(env_id).generator_version,
         "platform": platform.platform(),
     }

@@ -1,9 +1,13 @@
-"""Evaluation runner: agents x access conditions x feedback realizations x scenarios x rollouts.
+"""The one evaluation runner, for every env family: cells (agent x access condition x the
+family's per-cell options) x episodes x rollouts.
 
-Every (cell, scenario, rollout) episode uses the same seed in every cell, derived from the run
-seed, the scenario id and the rollout index, so conditions are paired down to the user's word
-draws. Episodes are appended to ``results.jsonl`` as they finish; running the same command
-again on the same folder resumes: finished episodes are skipped, none is duplicated.
+Every (cell, episode, rollout) uses the same seed in every cell, derived from the run seed, the
+episode id and the rollout index, so conditions are paired down to the user's word draws. The
+runner knows a family only through its ``EnvFamily`` (``hear_gym.core.family``): it builds envs
+with ``gym.make``, plays ``reset(options=family.reset_options(id))`` to the end and writes the
+env's ``info["episode"]`` plus the run's fields to ``results.jsonl`` as episodes finish. Running
+the same config again on the same folder resumes: finished episodes are skipped, none is
+duplicated.
 """
 
 from __future__ import annotations
@@ -14,114 +18,122 @@ import multiprocessing
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from hear_gym.core.registry import family
 from hear_gym.eval.process import die_with_parent
 from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter, write_json_atomic
-from hear_gym.envs.hear2act.metrics import episode_counts
-from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION
-from hear_gym.envs.hear2act.user.states import Feedback
-from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS
-
-ENV_ID = "hear_gym/Hear2Act-v0"
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One evaluated condition: an agent under an access condition and a feedback realization."""
+    """One evaluated condition: an agent under an access condition, plus the values of the
+    family's per-cell options (Hear2Act: the feedback realization), in the family's order."""
 
     agent: str
     access: str
-    feedback: str
+    options: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
-        return f"{self.agent}@{self.access}/{self.feedback}"
+        return f"{self.agent}@{self.access}" + "".join(f"/{value}" for _, value in self.options)
+
+    def option(self, key: str) -> str:
+        return dict(self.options)[key]
 
     @classmethod
-    def parse(cls, name: str) -> Cell:
-        try:
-            agent, rest = name.split("@", 1)
-            access, feedback = rest.rsplit("/", 1)
-        except ValueError:
-            raise ValueError(f"cell {name!r} is not 'agent@ACCESS/feedback'") from None
-        return cls(agent, access, feedback)
+    def parse(cls, name: str, option_keys: tuple[str, ...] = ()) -> Cell:
+        agent, at, rest = name.partition("@")
+        parts = rest.split("/")
+        if not at or not agent or len(parts) != 1 + len(option_keys):
+            form = "agent@ACCESS" + "".join(f"/{k}" for k in option_keys)
+            raise ValueError(f"cell {name!r} is not {form!r}")
+        return cls(agent, parts[0], tuple(zip(option_keys, parts[1:], strict=True)))
 
 
 @dataclass(frozen=True)
 class RunConfig:
+    """What a run plays. ``env_kwargs`` (JSON values) go to every ``gym.make``; ``plugins``
+    describes the objects passed to ``run_evaluation`` beside it (probe checkpoints...), recorded
+    for provenance and for the resume check. ``generator_version`` is the family's: a changed
+    bank must not resume an old run."""
+
+    env_id: str
     cells: tuple[Cell, ...]
-    scenario_ids: tuple[str, ...]
+    episode_ids: tuple[str, ...]
     rollouts: int = 1
     seed: int = 0
-    assistant: str = "text"
-    max_turns: int = 20
-    generator_version: str = GENERATOR_VERSION  # a bank change must not resume an old run
-    # What the env's plug-ins are (renderer, probe checkpoints...), recorded for provenance and
-    # for the resume check; the objects themselves are passed to ``run_evaluation``.
-    env_options: tuple[tuple[str, str], ...] = ()
+    env_kwargs: tuple[tuple[str, Any], ...] = ()
+    plugins: tuple[tuple[str, str], ...] = ()
+    generator_version: str = field(default="")
 
     def __post_init__(self) -> None:
+        env_family = family(self.env_id)
+        if not self.generator_version:
+            object.__setattr__(self, "generator_version", env_family.generator_version)
         if not self.cells:
             raise ValueError("nothing to run: no cells")
         if len(set(self.cells)) != len(self.cells):
             raise ValueError("cells repeat")
         for cell in self.cells:
-            if cell.access not in ACCESS_CONDITIONS:
-                raise ValueError(f"{cell.name}: access must be one of {sorted(ACCESS_CONDITIONS)}")
-            Feedback(cell.feedback)
+            env_family.check_access(cell.access)
+            if tuple(k for k, _ in cell.options) != env_family.cell_options:
+                raise ValueError(f"{cell.name}: a {env_family.name} cell sets {list(env_family.cell_options)}")
         if self.rollouts < 1:
             raise ValueError("rollouts must be >= 1")
-        if not self.scenario_ids:
-            raise ValueError("no scenarios")
+        if not self.episode_ids:
+            raise ValueError("no episodes")
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["cells"] = [c.name for c in self.cells]
-        data["scenario_ids"] = list(self.scenario_ids)
-        return data
+        return {"env_id": self.env_id, "cells": [c.name for c in self.cells],
+                "episode_ids": list(self.episode_ids), "rollouts": self.rollouts, "seed": self.seed,
+                "env_kwargs": [list(kv) for kv in self.env_kwargs],
+                "plugins": [list(kv) for kv in self.plugins], "generator_version": self.generator_version}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunConfig:
-        return cls(**{**data, "cells": tuple(Cell.parse(c) for c in data["cells"]),
-                      "scenario_ids": tuple(data["scenario_ids"]),
-                      "env_options": tuple(tuple(pair) for pair in data.get("env_options", ()))})
+        keys = family(data["env_id"]).cell_options
+        return cls(env_id=data["env_id"], cells=tuple(Cell.parse(c, keys) for c in data["cells"]),
+                   episode_ids=tuple(data["episode_ids"]), rollouts=data["rollouts"], seed=data["seed"],
+                   env_kwargs=tuple(tuple(kv) for kv in data["env_kwargs"]),
+                   plugins=tuple(tuple(kv) for kv in data["plugins"]),
+                   generator_version=data["generator_version"])
 
 
-def episode_seed(run_seed: int, scenario_id: str, rollout: int) -> int:
-    digest = hashlib.blake2b(f"{run_seed}/{scenario_id}/{rollout}".encode(), digest_size=4).digest()
+def episode_seed(run_seed: int, episode_id: str, rollout: int) -> int:
+    digest = hashlib.blake2b(f"{run_seed}/{episode_id}/{rollout}".encode(), digest_size=4).digest()
     return int.from_bytes(digest, "little")
 
 
-def episode_key(cell: Cell, scenario_id: str, rollout: int) -> str:
-    return f"{cell.name}|{scenario_id}|{rollout}"
+def episode_key(cell: Cell, episode_id: str, rollout: int) -> str:
+    return f"{cell.name}|{episode_id}|{rollout}"
 
 
 AgentFactory = Callable[[], Any]
 
 
-def run_episode(env: gym.Env, agent, scenario_id: str, seed: int) -> dict[str, Any]:
-    """Play one episode; returns the record without run-level fields."""
-    observation, info = env.reset(seed=seed, options={"scenario_id": scenario_id})
+def run_episode(env: gym.Env, agent, reset_options: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Play one episode; returns the env's episode record (``info["episode"]``)."""
+    observation, info = env.reset(seed=seed, options=reset_options)
     agent.reset(seed=seed)
     terminated = truncated = False
     while not (terminated or truncated):
         observation, _reward, terminated, truncated, info = env.step(agent.act(observation))
-    return _episode_record(env, scenario_id, seed, info, terminated, truncated)
+    return info["episode"]
 
 
-def run_episodes_batched(envs: list[gym.Env], agent, jobs: list[tuple[str, int]]) -> list[dict[str, Any]]:
+def run_episodes_batched(envs: list[gym.Env], agent, jobs: list[tuple[dict[str, Any], int]]) -> list[dict[str, Any]]:
     """Play one episode per env in lockstep: each turn, one ``agent.act_batch`` call over the
     episodes still running. The agent must be stateless (its reply depends on the observation
     only), so the episodes are the ones ``run_episode`` would play one by one."""
     observations, finished = [], [None] * len(jobs)
-    for env, (scenario_id, seed) in zip(envs, jobs, strict=True):
-        observations.append(env.reset(seed=seed, options={"scenario_id": scenario_id})[0])
+    for env, (options, seed) in zip(envs, jobs, strict=True):
+        observations.append(env.reset(seed=seed, options=options)[0])
     agent.reset(seed=jobs[0][1])
     running = list(range(len(jobs)))
     while running:
@@ -130,54 +142,39 @@ def run_episodes_batched(envs: list[gym.Env], agent, jobs: list[tuple[str, int]]
         for i, action in zip(running, actions, strict=True):
             observations[i], _reward, terminated, truncated, info = envs[i].step(action)
             if terminated or truncated:
-                finished[i] = _episode_record(envs[i], jobs[i][0], jobs[i][1], info, terminated, truncated)
+                finished[i] = info["episode"]
             else:
                 still.append(i)
         running = still
     return finished
 
 
-def _episode_record(env: gym.Env, scenario_id: str, seed: int, info: dict, terminated: bool,
-                    truncated: bool) -> dict[str, Any]:
-    base = env.unwrapped
-    return {
-        "scenario_id": scenario_id,
-        "domain": base.scenario.domain,
-        "seed": seed,
-        "final_option": info["final_option"],
-        "gold_option": info["gold_option"],
-        "success": info["success"],
-        "terminated": terminated,
-        "truncated": truncated,
-        "hidden_concerns": info["hidden_concerns"],
-        "counts": episode_counts(base.turns, info["final_option"], info["gold_option"], terminated),
-        "turns": base.turns,
-    }
-
-
-def _with_run_fields(record: dict[str, Any], cell: Cell, scenario_id: str, rollout: int) -> dict[str, Any]:
-    return {"key": episode_key(cell, scenario_id, rollout), "cell": cell.name, "agent": cell.agent,
-            "access": cell.access, "feedback": cell.feedback, "rollout": rollout, **record}
+def _with_run_fields(record: dict[str, Any], cell: Cell, episode_id: str, rollout: int,
+                     seed: int) -> dict[str, Any]:
+    return {"key": episode_key(cell, episode_id, rollout), "cell": cell.name, "agent": cell.agent,
+            "access": cell.access, **dict(cell.options), "episode_id": episode_id, "rollout": rollout,
+            "seed": seed, **record}
 
 
 def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int]]:
-    """Scenario-major: a scenario's episodes in every cell run back to back (and in one worker),
+    """Episode-major: an episode's runs in every cell come back to back (and go to one worker),
     so its rendered audio and features are reused from memory across conditions."""
-    for scenario_id in config.scenario_ids:
+    for episode_id in config.episode_ids:
         for rollout in range(config.rollouts):
             for cell in config.cells:
-                if episode_key(cell, scenario_id, rollout) not in done:
-                    yield cell, scenario_id, rollout
+                if episode_key(cell, episode_id, rollout) not in done:
+                    yield cell, episode_id, rollout
 
 
 def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentFactory],
-                   progress: bool = True, env_kwargs: Mapping[str, Any] | None = None,
+                   progress: bool = True, env_objects: Mapping[str, Any] | None = None,
                    workers: int = 1, backend: str = "processes", batch_size: int = 1) -> Path:
     """Run (or resume) every episode of ``config`` into ``out_dir``; returns the results path.
-    ``env_kwargs`` go to every ``gym.make`` (e.g. ``renderer``, ``state_inferrer``).
+    ``env_objects`` go to every ``gym.make`` beside ``config.env_kwargs`` (objects such as a
+    ``state_inferrer``; describe them in ``config.plugins``).
 
     * ``workers > 1``: episodes run in ``workers`` parallel players, each with its own envs and
-      agents (factories and ``env_kwargs`` must pickle). ``backend="processes"`` uses a pool of
+      agents (factories and ``env_objects`` must pickle). ``backend="processes"`` uses a pool of
       spawned processes; ``backend="ray"`` uses Ray actors (a local instance, or the cluster
       named by ``RAY_ADDRESS``; needs ``pip install ray``).
     * ``batch_size > 1``: agents with ``act_batch`` (stateless chat agents) play that many
@@ -204,7 +201,7 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
             with _progress(progress) as bar:
                 task = bar.add_task("episodes", total=len(todo))
                 chunks = _chunks(todo, batch_size)
-                for record in _play_all(chunks, config, agents, dict(env_kwargs or {}), workers, backend,
+                for record in _play_all(chunks, config, agents, dict(env_objects or {}), workers, backend,
                                         batch_size):
                     writer.write(record)
                     bar.advance(task)
@@ -219,9 +216,10 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
 class _Player:
     """Plays episodes of a config, building each cell's env and agent on first use."""
 
-    def __init__(self, config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict,
+    def __init__(self, config: RunConfig, agents: Mapping[str, AgentFactory], env_objects: dict,
                  batch_size: int = 1) -> None:
-        self.config, self.agents, self.env_kwargs, self.batch_size = config, agents, env_kwargs, batch_size
+        self.config, self.agents, self.env_objects, self.batch_size = config, agents, env_objects, batch_size
+        self.family = family(config.env_id)
         self.envs: dict[Cell, list[gym.Env]] = {}
         self.cell_agents: dict[Cell, Any] = {}
 
@@ -232,18 +230,20 @@ class _Player:
         envs = self.envs[cell]
         while len(envs) <= slot:
             envs.append(gym.make(
-                ENV_ID, access=cell.access, feedback=cell.feedback,
+                self.config.env_id, access=cell.access,
                 actions=getattr(self.cell_agents[cell], "action_format", "discrete"),
-                scenario_ids=list(self.config.scenario_ids), assistant=self.config.assistant,
-                max_turns=self.config.max_turns, disable_env_checker=True, **self.env_kwargs))
+                disable_env_checker=True, **self.family.episode_kwargs(self.config.episode_ids),
+                **dict(self.config.env_kwargs), **dict(cell.options), **self.env_objects))
         return envs[slot]
 
+    def _job(self, episode_id: str, rollout: int) -> tuple[dict[str, Any], int]:
+        return self.family.reset_options(episode_id), episode_seed(self.config.seed, episode_id, rollout)
+
     def play(self, item: tuple[Cell, str, int]) -> dict[str, Any]:
-        cell, scenario_id, rollout = item
-        env = self._env(cell)
-        record = run_episode(env, self.cell_agents[cell], scenario_id,
-                             episode_seed(self.config.seed, scenario_id, rollout))
-        return _with_run_fields(record, cell, scenario_id, rollout)
+        cell, episode_id, rollout = item
+        options, seed = self._job(episode_id, rollout)
+        record = run_episode(self._env(cell), self.cell_agents[cell], options, seed)
+        return _with_run_fields(record, cell, episode_id, rollout, seed)
 
     def play_chunk(self, chunk: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
         cell = chunk[0][0]
@@ -255,9 +255,10 @@ class _Player:
         return [self.play(item) for item in chunk]
 
     def _lockstep(self, cell: Cell, envs: list[gym.Env], chunk) -> list[dict[str, Any]]:
-        jobs = [(scenario_id, episode_seed(self.config.seed, scenario_id, rollout)) for _, scenario_id, rollout in chunk]
+        jobs = [self._job(episode_id, rollout) for _, episode_id, rollout in chunk]
         records = run_episodes_batched(envs, self.cell_agents[cell], jobs)
-        return [_with_run_fields(r, cell, s, k) for r, (_, s, k) in zip(records, chunk, strict=True)]
+        return [_with_run_fields(r, cell, e, k, seed)
+                for r, (_, e, k), (_, seed) in zip(records, chunk, jobs, strict=True)]
 
     def close(self) -> None:
         for envs in self.envs.values():
@@ -266,7 +267,7 @@ class _Player:
 
 
 def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tuple[Cell, str, int]]]:
-    """Units of work for one player: a scenario's episodes in every cell (its audio stays in one
+    """Units of work for one player: an episode's runs in every cell (its audio stays in one
     worker's memory), or, for batched play, up to ``batch_size`` episodes of one cell."""
     groups: dict[Any, list[tuple[Cell, str, int]]] = {}
     for item in todo:
@@ -279,20 +280,20 @@ def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tup
 _WORKER_PLAYER: _Player | None = None
 
 
-def _init_worker(parent_pid: int, config: RunConfig, agents: Mapping[str, AgentFactory], env_kwargs: dict,
+def _init_worker(parent_pid: int, config: RunConfig, agents: Mapping[str, AgentFactory], env_objects: dict,
                  batch_size: int) -> None:
     global _WORKER_PLAYER
     die_with_parent(parent_pid)
-    _WORKER_PLAYER = _Player(config, agents, env_kwargs, batch_size)
+    _WORKER_PLAYER = _Player(config, agents, env_objects, batch_size)
 
 
 def _play_in_worker(chunk: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
     return _WORKER_PLAYER.play_chunk(chunk)
 
 
-def _play_processes(chunks, config, agents, env_kwargs, workers, batch_size) -> Iterator[dict[str, Any]]:
+def _play_processes(chunks, config, agents, env_objects, workers, batch_size) -> Iterator[dict[str, Any]]:
     context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
-    initargs = (os.getpid(), config, agents, env_kwargs, batch_size)
+    initargs = (os.getpid(), config, agents, env_objects, batch_size)
     with context.Pool(workers, initializer=_init_worker, initargs=initargs) as pool:
         for records in pool.imap_unordered(_play_in_worker, chunks):
             yield from records
@@ -305,7 +306,7 @@ def _require_ray() -> None:
         raise ValueError("backend 'ray' needs Ray: pip install 'hear-gym[ray]'") from None
 
 
-def _play_ray(chunks, config, agents, env_kwargs, workers, batch_size) -> Iterator[dict[str, Any]]:
+def _play_ray(chunks, config, agents, env_objects, workers, batch_size) -> Iterator[dict[str, Any]]:
     import ray
     from ray.util import ActorPool
 
@@ -315,7 +316,7 @@ def _play_ray(chunks, config, agents, env_kwargs, workers, batch_size) -> Iterat
         ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
                  log_to_driver=False)
     actor_class = ray.remote(num_cpus=1)(_Player)
-    actors = [actor_class.remote(config, agents, env_kwargs, batch_size) for _ in range(workers)]
+    actors = [actor_class.remote(config, agents, env_objects, batch_size) for _ in range(workers)]
     try:
         pool = ActorPool(actors)
         for records in pool.map_unordered(lambda actor, chunk: actor.play_chunk.remote(chunk), chunks):
@@ -330,16 +331,16 @@ def _play_ray(chunks, config, agents, env_kwargs, workers, batch_size) -> Iterat
 BACKENDS = {"processes": _play_processes, "ray": _play_ray}
 
 
-def _play_all(chunks, config, agents, env_kwargs, workers, backend, batch_size) -> Iterator[dict[str, Any]]:
+def _play_all(chunks, config, agents, env_objects, workers, backend, batch_size) -> Iterator[dict[str, Any]]:
     if workers == 1 or len(chunks) < 2:
-        player = _Player(config, agents, env_kwargs, batch_size)
+        player = _Player(config, agents, env_objects, batch_size)
         try:
             for chunk in chunks:
                 yield from player.play_chunk(chunk)
         finally:
             player.close()
         return
-    yield from BACKENDS[backend](chunks, config, agents, env_kwargs, workers, batch_size)
+    yield from BACKENDS[backend](chunks, config, agents, env_objects, workers, batch_size)
 
 
 def _make_agent(factory: AgentFactory, cell: Cell):

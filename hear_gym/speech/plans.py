@@ -36,11 +36,10 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS, REQUEST_DELIVERY
 
 Contour = Literal["fall", "rise", "level"]
 CONTOURS: tuple[str, ...] = ("fall", "rise", "level")
-DELIVERY_LABELS = (REQUEST_DELIVERY, *ALL_DELIVERY_LABELS)
+NEUTRAL_DELIVERY = "neutral"  # every table's baseline; the label variation is measured from it
 PROSODY_TABLES: tuple[str, ...] = ("paper", "clear")
 DEFAULT_PROSODY = "paper"
 
@@ -103,9 +102,8 @@ def plan_table(name: str = DEFAULT_PROSODY) -> PlanTable:
                              f"over them summing to 1, got {contour!r}")
         contours[label] = tuple((c, dist[c]) for c in CONTOURS if dist.get(c))
         labels[label] = ProsodyPlan(label=label, final_contour=max(dist, key=dist.get), **values)
-    missing = set(DELIVERY_LABELS) - set(labels)
-    if missing:
-        raise ValueError(f"delivery_plans_{name}.json lacks labels {sorted(missing)}")
+    if NEUTRAL_DELIVERY not in labels:
+        raise ValueError(f"delivery_plans_{name}.json lacks the {NEUTRAL_DELIVERY!r} plan")
     spreads = {key: Spread(**raw.get(key, {})) for key in ("speaker", "utterance")}
     return PlanTable(name, labels, contours, **spreads)
 
@@ -121,8 +119,8 @@ def plan_for(label: str, prosody: str, speaker_key: str, utterance_key: str) -> 
     try:
         base = table.labels[label]
     except KeyError:
-        raise ValueError(f"unknown delivery label {label!r}; labels: {list(DELIVERY_LABELS)}") from None
-    neutral = table.labels[REQUEST_DELIVERY]
+        raise ValueError(f"unknown delivery label {label!r}; labels: {list(table.labels)}") from None
+    neutral = table.labels[NEUTRAL_DELIVERY]
     s = _uniforms(f"speaker|{speaker_key}", 7)
     u = _uniforms(utterance_key, 7)
     e = 1 + table.speaker.expressiveness * s[6]

@@ -24,7 +24,7 @@ from pathlib import Path
 import gymnasium as gym
 from gymnasium import spaces
 
-from hear_gym.envs.hear2act.env import text_space
+from hear_gym.core.text import text_space
 from hear_gym.speech.cache import shared_render_cache
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.speech.renderers import RENDERERS

@@ -27,7 +27,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hear_gym.envs.hear2act.env import text_space
+from hear_gym.core.text import SPEECH_PLACEHOLDER, text_space
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.espeak import VARIANTS
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
@@ -37,7 +37,6 @@ MAX_AUDIO_SECONDS = 12.0  # longest user turn: about 10.6 s (a hesitant answer n
 MAX_AUDIO_SAMPLES = int(MAX_AUDIO_SECONDS * SAMPLE_RATE)
 VOICES = tuple(sorted(VARIANTS))
 AFFECT_LABELS = ("happy", "sad", "angry", "neutral")
-SPEECH_PLACEHOLDER = "[speech]"
 
 
 def voice_for(scenario_id: str) -> str:

@@ -10,13 +10,13 @@ opening included) are used up; then the last recommendation is the final choice.
 
 Reward: +1 when the episode ends on the gold option, else 0; an invalid action adds
 ``invalid_action_penalty``. Observations carry only what the user said and the candidate list;
-the hidden concerns, gold, user-side states and concern state are in ``info``.
+the hidden concerns, gold, user-side states and concern state are in ``info``. On the last step
+``info["episode"]`` holds the finished episode's record (every turn, counts for the metrics), as
+``results.jsonl`` stores it.
 """
 
 from __future__ import annotations
 
-import string
-import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +25,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.core.spaces import discrete_index
+from hear_gym.core.text import text_space, to_charset
 from hear_gym.envs.hear2act.actions import (
     N_ACTIONS,
     AssistantKind,
@@ -32,6 +33,7 @@ from hear_gym.envs.hear2act.actions import (
     action_mask,
     decode,
 )
+from hear_gym.envs.hear2act.metrics import episode_counts
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema, domain_by_id
 from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
@@ -44,28 +46,9 @@ from hear_gym.envs.hear2act.user.engine import (
 from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
 from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, Feedback
 
-TEXT_CHARSET = string.printable
 MIN_TURNS = 3
 MAX_ASSISTANT_CHARS = 1_000  # longer assistant utterances are cut in the transcript
 _TRANSCRIPT_CHARS_PER_TURN = MAX_ASSISTANT_CHARS + 512  # + role prefixes and the user's reply
-
-
-def text_space(max_length: int) -> spaces.Text:
-    return spaces.Text(max_length=max_length, min_length=1, charset=TEXT_CHARSET)
-
-
-def to_charset(text: str) -> str:
-    """Fold free text (e.g. an LLM reply) into one transcript line of the observation charset:
-    typographic punctuation becomes ASCII, line breaks become spaces, the rest is dropped."""
-    if text.isascii() and text.isprintable():
-        return text
-    folded = unicodedata.normalize("NFKD", text).translate(_PUNCTUATION)
-    return "".join(ch if ch in _LINE_CHARSET else " " if ch.isspace() else "" for ch in folded)
-
-
-_LINE_CHARSET = frozenset(TEXT_CHARSET) - frozenset("\t\n\r\x0b\x0c")
-_PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-                              "\u2013": "-", "\u2014": "-", "\u2026": "..."})
 
 
 def options_text(scenario: Scenario) -> str:
@@ -173,7 +156,25 @@ class Hear2ActEnv(gym.Env):
         if terminated or truncated:
             self.final_option = self._state.current_option
             reward += float(self.final_option == self.scenario.gold_option)
-        return self._observation(), reward, terminated, truncated, self._info(invalid)
+        info = self._info(invalid)
+        if terminated or truncated:
+            info["episode"] = self._episode_record(terminated, truncated)
+        return self._observation(), reward, terminated, truncated, info
+
+    def _episode_record(self, terminated: bool, truncated: bool) -> dict[str, Any]:
+        """The finished episode as ``results.jsonl`` stores it (every turn included)."""
+        return {
+            "scenario_id": self.scenario.scenario_id,
+            "domain": self.scenario.domain,
+            "final_option": self.final_option,
+            "gold_option": self.scenario.gold_option,
+            "success": self.final_option == self.scenario.gold_option,
+            "terminated": terminated,
+            "truncated": truncated,
+            "hidden_concerns": self._hidden_concerns,
+            "counts": episode_counts(self.turns, self.final_option, self.scenario.gold_option, terminated),
+            "turns": list(self.turns),
+        }
 
     def action_masks(self) -> np.ndarray:
         """Valid actions for this episode's domain and action set (sb3-contrib convention)."""

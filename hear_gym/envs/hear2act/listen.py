@@ -18,7 +18,8 @@ import gymnasium as gym
 import soundfile as sf
 
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.plans import DEFAULT_PROSODY, DELIVERY_LABELS
+from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS
+from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest, make_renderer
 from hear_gym.envs.hear2act.audio import TurnAudio, voice_for
 
@@ -60,7 +61,7 @@ def write_label_gallery(text: str, out_dir: Path, voice: str = "m1", language: s
     out_dir.mkdir(parents=True, exist_ok=True)
     engine = make_renderer(renderer)
     paths, plans = [], {}
-    for label in DELIVERY_LABELS:
+    for label in SPOKEN_LABELS:
         rendering = engine.render(RenderRequest(text, label, voice, language, prosody))
         path = out_dir / f"{label}.wav"
         _write_wav(path, rendering.waveform)

@@ -26,7 +26,7 @@ def ladder_rungs(summaries: list[dict[str, Any]]) -> dict[str, dict[str, dict]]:
     run that provides a rung for a feedback wins."""
     rungs: dict[str, dict[str, dict]] = {}
     for summary in summaries:
-        options = dict(summary.get("config", {}).get("env_options", []))
+        options = dict(summary.get("config", {}).get("env_kwargs", []))
         for cell in summary["cells"].values():
             if cell["access"] == "T":
                 rung = "no state"

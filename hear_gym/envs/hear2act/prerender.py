@@ -14,7 +14,7 @@ from pathlib import Path
 import gymnasium as gym
 from rich.progress import Progress
 
-from hear_gym.eval.runner import ENV_ID, AgentFactory, RunConfig, episode_seed
+from hear_gym.eval.runner import AgentFactory, RunConfig, episode_seed
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import make_renderer
@@ -28,15 +28,14 @@ def prerender(config: RunConfig, agents: Mapping[str, AgentFactory], cache_dir: 
     ``prosody``) into ``cache_dir``."""
     cache = RenderCache(make_renderer(renderer), max_bytes=32 * 2**20, disk_dir=cache_dir)
     audio = TurnAudio(cache, prosody)
-    total = len(config.cells) * len(config.scenario_ids) * config.rollouts
+    total = len(config.cells) * len(config.episode_ids) * config.rollouts
     with Progress(disable=not progress) as bar:
         task = bar.add_task(f"rendering ({renderer}, prosody {prosody})", total=total)
         for cell in config.cells:
-            env = gym.make(ENV_ID, access=cell.access, feedback=cell.feedback,
-                           scenario_ids=list(config.scenario_ids), assistant=config.assistant,
-                           max_turns=config.max_turns, disable_env_checker=True)
+            env = gym.make(config.env_id, access=cell.access, scenario_ids=list(config.episode_ids),
+                           disable_env_checker=True, **dict(config.env_kwargs), **dict(cell.options))
             agent = agents[cell.agent]()
-            for scenario_id in config.scenario_ids:
+            for scenario_id in config.episode_ids:
                 for rollout in range(config.rollouts):
                     seed = episode_seed(config.seed, scenario_id, rollout)
                     obs, _ = env.reset(seed=seed, options={"scenario_id": scenario_id})

@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text  # plain text cells: names contain [brackets] rich would parse
 
+from hear_gym.core.tables import print_tables
+from hear_gym.core.tables import to_markdown as tables_markdown
 from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.stats.bootstrap import contrast_ci, ratio_ci
 from hear_gym.envs.hear2act.metrics import METRICS, METRICS_BY_NAME, OUTCOME_METRICS, scenario_sums
@@ -27,7 +29,7 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
     by_cell: dict[str, list[dict]] = defaultdict(list)
     for record in records:
         by_cell[record["cell"]].append(record)
-    scenario_ids = list(config.scenario_ids)
+    scenario_ids = list(config.episode_ids)
     sums = {}
     cells: dict[str, Any] = {}
     for cell in config.cells:
@@ -38,7 +40,7 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
                              f"finish the run (it resumes) before reporting")
         sums[cell] = {m.name: scenario_sums(episodes, scenario_ids, m) for m in METRICS}
         cells[cell.name] = {
-            "agent": cell.agent, "access": cell.access, "feedback": cell.feedback,
+            "agent": cell.agent, "access": cell.access, "feedback": cell.option("feedback"),
             "n_episodes": len(episodes),
             "metrics": {name: ratio_ci(s).as_dict() for name, s in sums[cell].items()},
         }
@@ -49,13 +51,13 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
 def _per_model(cells: Sequence[Cell], sums) -> list[dict[str, Any]]:
     """Paper Table 5: each agent (model) under T and T+S on the same scenarios, with the paired
     difference, per feedback realization."""
-    by_key = {(c.agent, c.access, c.feedback): c for c in cells}
+    by_key = {(c.agent, c.access, c.option("feedback")): c for c in cells}
     rows = []
     for cell in cells:
-        with_state = by_key.get((cell.agent, "T+S", cell.feedback))
+        with_state = by_key.get((cell.agent, "T+S", cell.option("feedback")))
         if cell.access != "T" or with_state is None:
             continue
-        rows.append({"agent": cell.agent, "feedback": cell.feedback,
+        rows.append({"agent": cell.agent, "feedback": cell.option("feedback"),
                      "T": {m: ratio_ci(sums[cell][m]).as_dict() for m in PER_MODEL_METRICS},
                      "T+S": {m: ratio_ci(sums[with_state][m]).as_dict() for m in PER_MODEL_METRICS},
                      "delta": _contrast("", [(1.0, with_state), (-1.0, cell)], sums)["metrics"]})
@@ -65,7 +67,7 @@ def _per_model(cells: Sequence[Cell], sums) -> list[dict[str, Any]]:
 def _contrasts(cells: Sequence[Cell], sums) -> list[dict[str, Any]]:
     by_feedback: dict[str, list[Cell]] = defaultdict(list)
     for cell in cells:
-        by_feedback[cell.feedback].append(cell)
+        by_feedback[cell.option("feedback")].append(cell)
     out = []
     for feedback, group in by_feedback.items():
         for cell in group[1:]:
@@ -138,31 +140,20 @@ def per_model_table(summary: dict[str, Any]) -> Table:
     return table
 
 
-def _tables(summary: dict[str, Any]) -> list[Table]:
-    tables = [outcome_table(summary)]
+def tables(summary: dict[str, Any]) -> list[Table]:
+    """The run's tables (``summary`` is ``metadata.json`` or ``summarize``'s output)."""
+    out = [outcome_table(summary)]
     if summary.get("per_model"):
-        tables.append(per_model_table(summary))
+        out.append(per_model_table(summary))
     if summary["contrasts"]:
-        tables.append(contrast_table(summary))
-    return tables
+        out.append(contrast_table(summary))
+    return out
 
 
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
-    console = console or Console()
-    for table in _tables(summary):
-        console.print(table)
+    print_tables(tables(summary), console)
 
 
 def to_markdown(summary: dict[str, Any]) -> str:
     """The same tables as Markdown, ready to paste into RESULTS.md."""
-    lines = []
-    for table in _tables(summary):
-        headers = [c.header for c in table.columns]
-        rows = list(zip(*[list(c.cells) for c in table.columns], strict=True))
-        if not rows:
-            continue
-        lines += [f"**{table.title}**", "", "| " + " | ".join(headers) + " |",
-                  "|" + "|".join("---" for _ in headers) + "|"]
-        lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
-        lines.append("")
-    return "\n".join(lines)
+    return tables_markdown(tables(summary))

@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from hear_gym.envs.voicegate.env import MAX_AUDIO_SAMPLES
 from hear_gym.envs.voicegate.scenes import room_tone
-from hear_gym.envs.hear2act.audio import SPEECH_PLACEHOLDER
+from hear_gym.core.text import SPEECH_PLACEHOLDER
 
 GATE_ACCESS = ("A+T", "A", "T")
 

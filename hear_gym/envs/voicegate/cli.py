@@ -1,25 +1,29 @@
-"""``hear-gym voicegate ...``: build the VoiceGate item set, train the audio gate, evaluate, report."""
+"""VoiceGate's commands: its part of ``hear-gym eval --env hear_gym/VoiceGate-v0`` (``plan_eval``)
+and ``hear-gym voicegate ...``: build the item set, listen, train the audio gate, evaluate, report."""
 
 from __future__ import annotations
 
+import functools
 import json
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from hear_gym.envs.voicegate.items.generator import SIDE_TALK_CUES, check_side_talk_cue, conditions_of
+from hear_gym.cli.common import agent_factory, available_agents, component, console, output_file
+from hear_gym.cli.evaluate import EvalRequest, run_eval
+from hear_gym.core.tables import print_tables
+from hear_gym.core.tables import to_markdown as tables_markdown
+from hear_gym.envs.voicegate.family import ENV_ID, EVAL_FAMILIES, FAMILY, item_ids
+from hear_gym.envs.voicegate.items.generator import SIDE_TALK_CUES, check_side_talk_cue
 from hear_gym.envs.voicegate.items.model import Family
+from hear_gym.envs.voicegate.report import tables
+from hear_gym.eval.runner import Cell, RunConfig
 
-app = typer.Typer(
+sub_app = typer.Typer(
     help="VoiceGate: act, stay silent or answer (side-talk, self-talk, speaker-switch).", no_args_is_help=True,
     rich_markup_mode=None,
 )
-console = Console(width=None if Console().is_terminal else 200)
-AGENT_GROUP = "hear_gym.gate_agents"
 FAMILIES = tuple(f.value for f in Family)
 SideTalkCue = Annotated[str, typer.Option(
     help=f"Side-talk rendering, one of {', '.join(SIDE_TALK_CUES)}: none (both utterances near, the "
@@ -33,11 +37,7 @@ def _side_talk_cue(value: str) -> str:
         raise typer.BadParameter(str(exc), param_hint="--side-talk-cue") from None
 
 
-def available_gate_agents() -> dict[str, object]:
-    return {ep.name: ep for ep in entry_points(group=AGENT_GROUP)}
-
-
-@app.command("build")
+@sub_app.command("build")
 def build(
     out: Annotated[Path, typer.Option(help="Output folder (items.jsonl, audio/, manifest.jsonl).")],
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
@@ -52,7 +52,7 @@ def build(
     console.print_json(json.dumps(summary))
 
 
-@app.command("listen")
+@sub_app.command("listen")
 def listen(item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlock_door-03/switch.")],
            out: Annotated[Path, typer.Option(help="Folder for the WAV and its manifest.")],
            renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
@@ -81,7 +81,7 @@ def listen(item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlo
     console.print(f"transcript: {item.transcript}\ntarget: {record['item']['target']}")
 
 
-@app.command("train-gate")
+@sub_app.command("train-gate")
 def train_gate_command(
     out: Annotated[Path, typer.Option(help="Checkpoint path (.safetensors).")],
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
@@ -91,45 +91,72 @@ def train_gate_command(
     side_talk_cue: SideTalkCue = "none",
 ) -> None:
     """Train the audio gate on the train split; print its held-out accuracy (needs hear-gym[agents])."""
-    from agents.voicegate.audio_gate import GateConfig, train_gate
-    from hear_gym.cli import output_file
-
-    config = GateConfig(renderer=renderer, seed=seed, training=training,
-                        side_talk_cue=_side_talk_cue(side_talk_cue))
+    train = component("train_gate")
+    cue = _side_talk_cue(side_talk_cue)
     out = output_file(out)
     try:
-        gate = train_gate(config, out)
+        gate = train(out, renderer=renderer, seed=seed, training=training, side_talk_cue=cue)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--training") from None
     console.print_json(json.dumps(gate.report))
     console.print(f"saved {out}")
 
 
-def _make_agent(name: str, gate_checkpoint: Path | None, llm_client: str | None):
-    from hear_gym.cli import agent_factory
+def register(app: typer.Typer) -> None:
+    app.add_typer(sub_app, name="voicegate")
 
-    agents = available_gate_agents()
-    if name not in agents:
-        raise typer.BadParameter(f"unknown agent {name!r}; agents: {sorted(agents)}", param_hint="--agent")
-    factory = agent_factory(agents[name], llm_client)
+
+def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
+    """(RunConfig, agent factories, env objects) of a ``hear-gym eval`` request for VoiceGate.
+    Its own options (``--option``): ``family`` (repeatable; default speaker_switch, side_talk,
+    self_talk), ``side_talk_cue``, ``gate_checkpoint`` (for audio_gate)."""
+    families = request.take("family", list(EVAL_FAMILIES))
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        raise typer.BadParameter(f"unknown families {unknown}; families: {FAMILIES}", param_hint="--option family=")
+    cue = _side_talk_cue(request.take("side_talk_cue", ["none"])[-1])
+    checkpoint = request.take("gate_checkpoint", [None])[-1]
+    request.refuse_the_rest()
+    specs = request.cells or ["text_only@T"]
+    registered = available_agents(FAMILY.agent_group)
+    cells, factories = [], {}
+    for spec in specs:
+        agent, _, access = spec.partition("@")
+        factories[agent] = _agent_factory(agent, registered, Path(checkpoint) if checkpoint else None,
+                                          request.llm_client)
+        cells.append((agent, access or "A+T"))
+    if len({a for a, _ in cells}) != len(cells):
+        raise typer.BadParameter("one cell per agent in a VoiceGate run", param_hint="--cell")
+    episodes = request.episode_ids()
+    wanted = set(item_ids("all", tuple(families), cue))
+    try:
+        config = RunConfig(ENV_ID, tuple(Cell(a, c) for a, c in cells), tuple(e for e in episodes if e in wanted),
+                           seed=request.seed, env_kwargs=(("renderer", request.renderer), ("side_talk_cue", cue)))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    objects = {"audio_cache_dir": request.audio_cache_dir} if request.audio_cache_dir else {}
+    return config, factories, objects
+
+
+def _agent_factory(name: str, registered: dict, gate_checkpoint: Path | None, llm_client: str | None):
+    """A picklable zero-argument factory for the named gate agent."""
+    if name not in registered:
+        raise typer.BadParameter(f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--agent")
+    factory = agent_factory(registered[name], llm_client)
     if hasattr(factory, "from_checkpoint"):
         if gate_checkpoint is None:
             raise typer.BadParameter(f"agent {name!r} needs --gate-checkpoint (see `voicegate train-gate`)")
-        return factory.from_checkpoint(gate_checkpoint)
-    return factory()
+        return functools.partial(factory.from_checkpoint, gate_checkpoint)
+    return factory
 
 
-@app.command("eval")
+@sub_app.command("eval")
 def eval_command(
     out: Annotated[
         Path, typer.Option(help="Run folder (created; an existing one with the same config is resumed).")
     ],
     agent: Annotated[str, typer.Option(help="A hear_gym.gate_agents entry point.")] = "text_only",
-    family: Annotated[list[str], typer.Option(help=f"Repeatable; of {', '.join(FAMILIES)}.")] = [
-        "speaker_switch",
-        "side_talk",
-        "self_talk",
-    ],
+    family: Annotated[list[str], typer.Option(help=f"Repeatable; of {', '.join(FAMILIES)}.")] = list(EVAL_FAMILIES),
     split: Annotated[str, typer.Option(help="train, test or all.")] = "test",
     access: Annotated[str, typer.Option(help="A+T, A or T.")] = "A+T",
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
@@ -140,33 +167,23 @@ def eval_command(
     wandb_project: Annotated[str | None, typer.Option(
         help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")] = None,
     side_talk_cue: SideTalkCue = "none",
+    seed: Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")] = 0,
+    workers: Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")] = 1,
+    backend: Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")] = "processes",
+    batch_size: Annotated[int, typer.Option(
+        min=1, help="Episodes per batched model call for LLM agents (lockstep play).")] = 1,
+    markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Run one agent over the chosen families; write results.jsonl and metadata.json."""
-    from hear_gym.envs.voicegate.runner import GateRunConfig, run_gate_evaluation
-
-    unknown = sorted(set(family) - set(FAMILIES))
-    if unknown:
-        raise typer.BadParameter(f"unknown families {unknown}; families: {FAMILIES}", param_hint="--family")
-    if split not in ("train", "test", "all"):
-        raise typer.BadParameter("split must be train, test or all", param_hint="--split")
-    config = GateRunConfig(
-        agent=agent,
-        families=tuple(family),
-        split=None if split == "all" else split,
-        access=access,
-        renderer=renderer,
-        side_talk_cue=_side_talk_cue(side_talk_cue),
-    )
-    try:
-        run_gate_evaluation(_make_agent(agent, gate_checkpoint, llm_client), out, config, audio_cache_dir=audio_cache_dir)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    print_report(out)
-    if wandb_project is not None:
-        from hear_gym.eval.wandb_log import log_gate_to_wandb
-
-        metadata = json.loads((out / "metadata.json").read_text("utf-8"))
-        console.print(f"W&B run: {log_gate_to_wandb(metadata, out, wandb_project)}")
+    """Run one agent over the chosen families (the same as `hear-gym eval --env hear_gym/VoiceGate-v0`)."""
+    options = {"family": list(family), "side_talk_cue": [side_talk_cue]}
+    if gate_checkpoint is not None:
+        options["gate_checkpoint"] = [str(gate_checkpoint)]
+    request = EvalRequest(out=out, env=ENV_ID, cells=[f"{agent}@{access}"], split=split, seed=seed,
+                          renderer=renderer, audio_cache_dir=audio_cache_dir, llm_client=llm_client,
+                          family_options=options)
+    run_eval(request, workers=workers, backend=backend, batch_size=batch_size, progress=progress,
+             markdown=markdown, wandb_project=wandb_project)
 
 
 def print_report(run_dir: Path) -> str:
@@ -175,48 +192,12 @@ def print_report(run_dir: Path) -> str:
     if not path.exists():
         raise typer.BadParameter(f"{run_dir} has no metadata.json", param_hint="RUN_DIR")
     metadata = json.loads(path.read_text("utf-8"))
-    lines = [
-        f"### {metadata['config']['agent']} @ {metadata['config']['access']}",
-        "",
-        "| metric | % [95% CI] | groups |",
-        "|---|---|---|",
-    ]
-    table = Table(
-        "metric",
-        "% [95% CI]",
-        "groups",
-        title=f"{metadata['config']['agent']} @ {metadata['config']['access']}",
-    )
-    for name, est in metadata["metrics"].items():
-        cell = _pct(est)
-        table.add_row(name, cell, str(est["n_scenarios"]))
-        lines.append(f"| {name} | {cell} | {est['n_scenarios']} |")
-    console.print(table)
-    for family, rows in metadata["conditions"].items():
-        order = conditions_of(family)
-        sub = Table("condition", "mute %", "matching tool %", "accuracy %", title=family)
-        lines += [
-            "",
-            f"**{family}**",
-            "",
-            "| condition | mute % | matching tool % | accuracy % |",
-            "|---|---|---|---|",
-        ]
-        for condition in (c for c in order if c in rows):
-            cells = [_pct(rows[condition][k]) for k in ("mute", "matching_tool", "accuracy")]
-            sub.add_row(condition, *cells)
-            lines.append(f"| {condition} | " + " | ".join(cells) + " |")
-        console.print(sub)
-    return "\n".join(lines) + "\n"
+    laid_out = tables(metadata)
+    print_tables(laid_out, console)
+    return tables_markdown(laid_out)
 
 
-def _pct(est: dict | None) -> str:
-    if est is None:
-        return "-"
-    return f"{100 * est['point']:.1f} [{100 * est['low']:.1f}, {100 * est['high']:.1f}]"
-
-
-@app.command("report")
+@sub_app.command("report")
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="VoiceGate run folders.")],
     markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,

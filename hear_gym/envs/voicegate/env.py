@@ -24,6 +24,7 @@ after ``step`` the outcome. Reward: ``REWARDS[reward]`` (paper's GRPO reward by 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,10 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.core.spaces import discrete_index
-from hear_gym.envs.hear2act.env import TEXT_CHARSET
+from hear_gym.core.text import TEXT_CHARSET
 from hear_gym.envs.voicegate.actions import N_ACTIONS, GateAction, action_mask, decode
 from hear_gym.envs.voicegate.scoring import REWARDS, Judge, KeywordJudge, score
-from hear_gym.envs.voicegate.items.generator import check_side_talk_cue, select_items
+from hear_gym.envs.voicegate.items.generator import all_items, check_side_talk_cue, select_items
 from hear_gym.envs.voicegate.items.model import Family, Item
 from hear_gym.envs.voicegate.items.pools import tool_inventory
 from hear_gym.speech.cache import shared_render_cache
@@ -63,6 +64,7 @@ class VoiceGateEnv(gym.Env):
         judge: Judge | None = None,
         render_mode: str | None = None,
         side_talk_cue: str = "none",
+        item_ids: Sequence[str] | None = None,
     ) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
@@ -72,9 +74,14 @@ class VoiceGateEnv(gym.Env):
             raise ValueError(f"family must be one of {[f.value for f in Family]}, got {family!r}")
         self.family = Family(family)
         self.side_talk_cue = check_side_talk_cue(side_talk_cue)
-        self.items: tuple[Item, ...] = select_items(
-            self.family, split, tuple(conditions) if conditions else None, side_talk_cue
-        )
+        if item_ids is not None:  # explicit items, of any family and split (evaluation sweeps)
+            by_id = {item.item_id: item for item in all_items(side_talk_cue)}
+            unknown = [i for i in item_ids if i not in by_id]
+            if unknown:
+                raise ValueError(f"unknown VoiceGate items {unknown[:3]}{'...' if len(unknown) > 3 else ''}")
+            self.items = tuple(by_id[i] for i in item_ids)
+        else:
+            self.items = select_items(self.family, split, tuple(conditions) if conditions else None, side_talk_cue)
         if not self.items:
             raise ValueError(f"no {self.family.value} items for split={split!r}, conditions={conditions!r}")
         self._index = {item.item_id: i for i, item in enumerate(self.items)}
@@ -135,10 +142,33 @@ class VoiceGateEnv(gym.Env):
             raise RuntimeError("the episode is over; call reset()")
         outcome = score(self.item, action, self.judge)
         self._done = True
+        reward = float(self.reward_fn(self.item, outcome))
         info = self._info()
         info["outcome"] = outcome.as_record()
         info["reply"] = reply
-        return self._observation(), float(self.reward_fn(self.item, outcome)), True, False, info
+        info["episode"] = self._episode_record(info, reward)
+        return self._observation(), reward, True, False, info
+
+    def _episode_record(self, info: dict[str, Any], reward: float) -> dict[str, Any]:
+        """The finished decision as ``results.jsonl`` stores it. ``audio`` names the rendered
+        input (duration and PCM hash), ``{}`` when nothing was rendered (access T)."""
+        item = self.item
+        manifest = self._audio[1] if self._audio is not None else {}
+        return {
+            "item_id": item.item_id,
+            "group": item.group,
+            "family": item.family.value,
+            "condition": item.condition,
+            "split": item.split,
+            "transcript": item.transcript,
+            "target": info["item"]["target"],
+            "command_tool": item.command_tool(),
+            "cues": dict(item.cues),
+            "reply": info["reply"],
+            "outcome": info["outcome"],
+            "reward": reward,
+            "audio": {k: manifest[k] for k in ("duration_s", "pcm16_sha256")} if manifest else {},
+        }
 
     def item_audio(self) -> tuple[np.ndarray, dict] | None:
         """(waveform, manifest) of the current item, rendered on first request; None for the

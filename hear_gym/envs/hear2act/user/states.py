@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from hear_gym.speech.plans import NEUTRAL_DELIVERY
+
 
 class Feedback(str, Enum):
     """How the user realizes soft concerns: in words, or only in vocal delivery."""
@@ -39,7 +41,9 @@ STATE_OF_LABEL: dict[str, ConcernState] = {
     label: state for state, labels in DELIVERY_LABELS.items() for label in labels}
 
 # The opening request is not a reaction to any recommendation; it gets a neutral delivery.
-REQUEST_DELIVERY = "neutral"
+REQUEST_DELIVERY = NEUTRAL_DELIVERY
+# Every label a Hear2Act user speaks with; each plan table must have a plan for each.
+SPOKEN_LABELS: tuple[str, ...] = (REQUEST_DELIVERY, *ALL_DELIVERY_LABELS)
 
 
 class OptionAcceptance(str, Enum):

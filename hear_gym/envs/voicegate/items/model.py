@@ -115,6 +115,14 @@ class Item:
         """What an ASR transcript of the input would read: the utterances in order."""
         return " ".join(u.text for u in self.utterances)
 
+    def command_tool(self) -> str | None:
+        """The tool the input's command words ask for: the trigger's, the self-talk core's, or the
+        assistant-directed side-talk request's."""
+        for utterance in reversed(self.utterances):
+            if utterance.tool and utterance.addressee is not Addressee.BYSTANDER:
+                return utterance.tool
+        return None
+
     def as_record(self) -> dict[str, Any]:
         """JSON-ready description (for manifests, ``info`` and results files). Numbers are never
         null (vector envs batch ``info`` numbers into typed arrays): an absent utterance index

@@ -1,0 +1,134 @@
+"""``hear-gym eval``: any registered env through the one runner.
+
+The generic options are the same for every family; ``--env`` picks the family (Hear2Act by
+default, so the commands of earlier versions keep working). The family's command module turns
+the request into a run: ``plan_eval(request) -> (RunConfig, agent factories, env objects)``, and
+reads the options that are its own (Hear2Act: ``--feedback``, ``--assistant``, ``--max-turns``,
+the probes, the intervention; any family: ``--option KEY=VALUE``), refusing those it does not know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hear_gym.cli.common import console, fail, family_cli, prosody_table
+from hear_gym.core.registry import env_ids, family
+from hear_gym.core.tables import print_tables, to_markdown
+from hear_gym.speech.plans import DEFAULT_PROSODY
+
+DEFAULT_ENV = "hear_gym/Hear2Act-v0"
+
+
+@dataclass
+class EvalRequest:
+    """Everything ``hear-gym eval`` was given. ``family_options`` holds the family-specific
+    options that were set (unset ones are absent), ``--option`` pairs included."""
+
+    out: Path
+    env: str
+    cells: list[str]
+    split: str
+    limit: int | None = None
+    rollouts: int = 1
+    seed: int = 0
+    renderer: str = "espeak"
+    prosody: str = DEFAULT_PROSODY
+    audio_cache_dir: Path | None = None
+    llm_client: str | None = None
+    family_options: dict[str, Any] = field(default_factory=dict)
+
+    def episode_ids(self) -> tuple[str, ...]:
+        env_family = family(self.env)
+        if self.split not in (*env_family.splits, "all"):
+            raise typer.BadParameter(f"split must be one of {', '.join(env_family.splits)} or all",
+                                     param_hint="--split")
+        return env_family.episode_ids(self.split)[:self.limit]
+
+    def take(self, name: str, default: Any = None) -> Any:
+        """A family option, removed from what is left to check."""
+        return self.family_options.pop(name, default)
+
+    def refuse_the_rest(self) -> None:
+        if self.family_options:
+            raise typer.BadParameter(f"{self.env} takes no option(s) {sorted(self.family_options)}")
+
+
+def run_eval(request: EvalRequest, *, workers: int = 1, backend: str = "processes", batch_size: int = 1,
+             progress: bool = True, markdown: Path | None = None, wandb_project: str | None = None) -> dict:
+    """Plan the request with its family, run it (resuming a folder with the same config), print
+    the tables; returns the run's metadata."""
+    from hear_gym.eval.pipeline import evaluate
+
+    config, agents, env_objects = family_cli(request.env).plan_eval(request)
+    try:
+        metadata = evaluate(request.out, config, agents, progress=progress, env_objects=env_objects,
+                            workers=workers, backend=backend, batch_size=batch_size)
+    except ValueError as exc:
+        fail(str(exc))
+    tables = family(request.env).tables(metadata)
+    print_tables(tables, console)
+    if markdown is not None:
+        markdown.write_text(to_markdown(tables), encoding="utf-8")
+    if wandb_project is not None:
+        from hear_gym.eval.wandb_log import log_to_wandb
+
+        console.print(f"W&B run: {log_to_wandb(metadata, request.out, wandb_project)}")
+    console.print(f"results: {request.out / 'results.jsonl'}  metadata: {request.out / 'metadata.json'}")
+    return metadata
+
+
+def eval_command(
+    out: Annotated[Path, typer.Option(help="Run folder (created; an existing one is resumed).")],
+    env: Annotated[str, typer.Option(help=f"Env id, one of {', '.join(env_ids())}.")] = DEFAULT_ENV,
+    cell: Annotated[list[str] | None, typer.Option(
+        help="agent@ACCESS, repeatable (e.g. state_aware@T+S). Agents: the family's entry points. "
+             "Default: the family's baseline cells.")] = None,
+    split: Annotated[str, typer.Option(help="A split of the env's episodes, or all.")] = "test",
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N episodes of the split.")] = None,
+    rollouts: Annotated[int, typer.Option(min=1, help="Rollouts per episode.")] = 1,
+    seed: Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")] = 0,
+    markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    renderer: Annotated[str, typer.Option(help="Speech renderer for audio-based conditions.")] = "espeak",
+    prosody: Annotated[str, typer.Option(help="Delivery plan table: paper or clear.")] = DEFAULT_PROSODY,
+    audio_cache_dir: Annotated[Path | None, typer.Option(help="Disk render cache (see hear-gym render).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")] = 1,
+    backend: Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")] = "processes",
+    batch_size: Annotated[int, typer.Option(
+        min=1, help="Episodes per batched model call for LLM agents (lockstep play).")] = 1,
+    llm_client: Annotated[str | None, typer.Option(
+        help="For llm / audio_llm agents: hf:<model>, hf-audio:<model> or openai:<url>@<model>.")] = None,
+    wandb_project: Annotated[str | None, typer.Option(
+        help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")] = None,
+    option: Annotated[list[str] | None, typer.Option(
+        help="KEY=VALUE, repeatable: an option of the env's family (e.g. VoiceGate family=side_talk).")] = None,
+    feedback: Annotated[list[str] | None, typer.Option(
+        help="Hear2Act: prosody and/or explicit, repeatable [default: both].")] = None,
+    assistant: Annotated[str | None, typer.Option(
+        help="Hear2Act: text (with clarify) or spoken action set [default: text].")] = None,
+    max_turns: Annotated[int | None, typer.Option(
+        help="Hear2Act: assistant-turn budget, the opening included [default: 20].")] = None,
+    state_probe: Annotated[Path | None, typer.Option(help="Hear2Act: concern probe checkpoint for T+S^.")] = None,
+    affect_probe: Annotated[Path | None, typer.Option(help="Hear2Act: affect probe checkpoint for T+SER.")] = None,
+    state_intervention: Annotated[str | None, typer.Option(
+        help="Hear2Act: label-fidelity rung for T+S cells: all_resolved, all_unresolved or shuffled.")] = None,
+) -> None:
+    """Evaluate agents on an env; writes results.jsonl and metadata.json into OUT."""
+    options: dict[str, Any] = {}
+    for pair in option or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
+        options.setdefault(key, []).append(value)
+    given = {"feedback": feedback, "assistant": assistant, "max_turns": max_turns, "state_probe": state_probe,
+             "affect_probe": affect_probe, "state_intervention": state_intervention}
+    options.update({k: v for k, v in given.items() if v is not None})
+    request = EvalRequest(out=out, env=env, cells=list(cell or ()), split=split, limit=limit, rollouts=rollouts,
+                          seed=seed, renderer=renderer, prosody=prosody_table(prosody),
+                          audio_cache_dir=audio_cache_dir, llm_client=llm_client, family_options=options)
+    run_eval(request, workers=workers, backend=backend, batch_size=batch_size, progress=progress,
+             markdown=markdown, wandb_project=wandb_project)

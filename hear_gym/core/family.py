@@ -1,0 +1,60 @@
+"""The environment-family contract: what the one runner, the CLI and the tests need to know.
+
+A family (Hear2Act, VoiceGate, ...) is one package under ``hear_gym/envs/<name>/`` that exposes a
+``FAMILY`` object of this type; ``hear_gym/envs/registration.py`` names it by import string. The
+shared layers work with any family through this object alone:
+
+* ``make(**kwargs)`` builds the env (what ``gym.make(env_id, ...)`` calls), with ``access`` and
+  ``actions`` among the kwargs;
+* ``episode_ids(split)`` lists what an evaluation plays (scenario or item ids; ``"all"`` for all),
+  ``episode_kwargs(ids)`` the ``make`` kwargs of an env that can play exactly those, and
+  ``reset_options(episode_id)`` the ``reset(options=...)`` that plays one of them;
+* every env writes its finished episode record to ``info["episode"]`` on the last step, so the
+  runner never reads ``env.unwrapped``;
+* ``summarize(records, config)`` aggregates a run's records into metrics with CIs (it goes into
+  ``metadata.json``), and ``tables(metadata)`` lays them out as tables, one source for the
+  console, Markdown and W&B;
+* ``cell_options`` names the env kwargs that vary between cells of one run (Hear2Act's
+  ``feedback``), written into a cell's name after a slash;
+* ``figures(metadata, folder)`` (optional) writes a run's figures; ``compare_figure(summaries,
+  path)`` (optional) one figure across several runs (Hear2Act: the label-fidelity ladder);
+* ``cli`` (optional) names the module with the family's commands: ``plan_eval(request)`` turns a
+  ``hear-gym eval`` request into a run, ``register(app)`` adds the family's own commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+from rich.table import Table
+
+
+@dataclass(frozen=True)
+class EnvFamily:
+    env_id: str
+    name: str
+    access_conditions: tuple[str, ...]
+    action_formats: tuple[str, ...]
+    agent_group: str  # entry-point group of the family's agents
+    generator_version: str
+    make: Callable[..., gym.Env]
+    episode_ids: Callable[[str], tuple[str, ...]]
+    episode_kwargs: Callable[[Sequence[str]], dict[str, Any]]
+    reset_options: Callable[[str], dict[str, Any]]
+    summarize: Callable[[Sequence[dict[str, Any]], Any], dict[str, Any]]
+    tables: Callable[[dict[str, Any]], list[Table]]
+    splits: tuple[str, ...] = ("train", "test")
+    cell_options: tuple[str, ...] = ()
+    figures: Callable[[dict[str, Any], Path], list[Path]] | None = None
+    compare_figure: Callable[[list[dict[str, Any]], Path], Path] | None = None
+    cli: str | None = None
+
+    def check_access(self, access: str) -> str:
+        if access not in self.access_conditions:
+            raise ValueError(f"{self.env_id}: access must be one of {list(self.access_conditions)}, "
+                             f"got {access!r}")
+        return access

@@ -1,0 +1,235 @@
+"""Hear2Act's commands: its part of ``hear-gym eval`` (``plan_eval``), the scenario bank
+(``hear-gym scenarios``), listening (``hear-gym listen``), pre-rendering (``hear-gym render``) and
+probe training (``hear-gym train probe``)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from hear_gym.cli.common import (
+    ProsodyOption,
+    agent_factory,
+    available_agents,
+    component,
+    console,
+    output_file,
+    prosody_table,
+)
+from hear_gym.envs.hear2act.env import MIN_TURNS
+from hear_gym.envs.hear2act.family import FAMILY, cell, run_config
+from hear_gym.envs.hear2act.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
+from hear_gym.speech.plans import DEFAULT_PROSODY
+
+FEEDBACKS = ("prosody", "explicit")
+DEFAULT_CELLS = ("transcript_only@T", "state_aware@T+S", "random@T")  # first = contrast base
+SplitOption = Annotated[str, typer.Option(help=f"One of {', '.join(SPLITS)} or all.")]
+
+scenarios_app = typer.Typer(help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True,
+                            rich_markup_mode=None)
+train_app = typer.Typer(help="Train models used by agents and access conditions (needs hear-gym[agents]).",
+                        no_args_is_help=True, rich_markup_mode=None)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(scenarios_app, name="scenarios")
+    app.command("listen")(listen_command)
+    app.command("render")(render_command)
+    app.add_typer(train_app, name="train")
+
+
+# -- hear-gym eval ----------------------------------------------------------------------------
+def plan_eval(request) -> tuple[Any, dict, dict]:
+    """(RunConfig, agent factories, env objects) of a ``hear-gym eval`` request for Hear2Act."""
+    registered = available_agents(FAMILY.agent_group)
+    feedbacks = request.take("feedback", list(FEEDBACKS))
+    cells = _cells(request.cells or list(DEFAULT_CELLS), feedbacks, registered)
+    assistant = request.take("assistant", "text")
+    max_turns = request.take("max_turns", 20)
+    if max_turns < MIN_TURNS:
+        raise typer.BadParameter(f"must be >= {MIN_TURNS}", param_hint="--max-turns")
+    probes = {"state_inferrer": request.take("state_probe"), "affect_classifier": request.take("affect_probe")}
+    for access, flag, key in (("T+S^", "--state-probe", "state_inferrer"), ("T+SER", "--affect-probe",
+                                                                          "affect_classifier")):
+        if probes[key] is None and any(c.access == access for c in cells):
+            raise typer.BadParameter(f"{access} cells need a probe checkpoint (train one with "
+                                     f"`hear-gym train probe`)", param_hint=flag)
+    objects, plugins = _probe_plugins(probes)
+    if request.audio_cache_dir is not None:
+        objects["audio_cache_dir"] = request.audio_cache_dir
+    env_kwargs = {"renderer": request.renderer, "prosody": request.prosody}
+    intervention = request.take("state_intervention")
+    if intervention is not None:
+        if any(c.access != "T+S" for c in cells):
+            raise typer.BadParameter("it rewrites the T+S state channel: every --cell must be T+S "
+                                     "(run the T baseline in its own folder)", param_hint="--state-intervention")
+        env_kwargs["state_intervention"] = intervention
+    request.refuse_the_rest()
+    try:
+        config = run_config(cells, request.episode_ids(), rollouts=request.rollouts, seed=request.seed,
+                            assistant=assistant, max_turns=max_turns, plugins=plugins, **env_kwargs)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    factories = {name: agent_factory(registered[name], request.llm_client) for name in {c.agent for c in cells}}
+    return config, factories, objects
+
+
+def _probe_plugins(checkpoints: dict[str, Path | None]) -> tuple[dict, tuple[tuple[str, str], ...]]:
+    """(plug-in objects for gym.make, their description for the run record) from probe files."""
+    objects, plugins = {}, []
+    for key, path in checkpoints.items():
+        if path is None:
+            continue
+        if not path.is_file():
+            raise typer.BadParameter(f"no probe checkpoint at {path}")
+        objects[key] = component(key)(path)
+        plugins.append((key, f"{path.name}@sha256:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"))
+    return objects, tuple(plugins)
+
+
+def _cells(specs: list[str], feedbacks: list[str], registered: dict) -> list:
+    """agent[@ACCESS] x feedback -> Cells, grouped by feedback (the first cell is the contrast base)."""
+    cells = []
+    for spec in specs:
+        agent, sep, access = spec.partition("@")
+        if agent not in registered:
+            raise typer.BadParameter(f"unknown agent {agent!r}; registered: {sorted(registered)}",
+                                     param_hint="--cell")
+        for fb in feedbacks:
+            if fb not in FEEDBACKS:
+                raise typer.BadParameter(f"feedback must be one of {FEEDBACKS}", param_hint="--feedback")
+            cells.append(cell(agent, access if sep else "T", fb))
+    return sorted(cells, key=lambda c: FEEDBACKS.index(c.option("feedback")))
+
+
+# -- hear-gym scenarios -----------------------------------------------------------------------
+@scenarios_app.command("export")
+def scenarios_export(out: Annotated[Path, typer.Option(help="Destination .jsonl file.")],
+                     split: SplitOption = "all") -> None:
+    """Write the scenario bank (or one split) as JSONL, one scenario per line."""
+    count = write_bank(out, scenarios_for(split))
+    console.print(f"wrote {count} scenarios to {out}")
+
+
+@scenarios_app.command("list")
+def scenarios_list(split: SplitOption = "all",
+                   domain: Annotated[str | None, typer.Option(help="Only this domain id.")] = None) -> None:
+    """One line per scenario: id, split, family, opening request."""
+    table = Table("scenario_id", "split", "family", "request")
+    shown = 0
+    for s in scenarios_for(split):
+        if domain is None or s.domain == domain:
+            table.add_row(s.scenario_id, split_of(s.domain, s.seed_index), s.family, s.request)
+            shown += 1
+    if domain is not None and shown == 0:
+        raise typer.BadParameter(f"no scenarios for domain {domain!r}", param_hint="--domain")
+    console.print(table)
+
+
+@scenarios_app.command("show")
+def scenarios_show(scenario_id: str) -> None:
+    """Print one scenario in full, hidden concerns and gold included."""
+    try:
+        scenario = get_scenario(scenario_id)
+    except KeyError as exc:
+        raise typer.BadParameter(str(exc.args[0]), param_hint="SCENARIO_ID") from None
+    console.print_json(scenario.model_dump_json())
+
+
+# -- hear-gym listen / render -----------------------------------------------------------------
+def listen_command(
+    out: Annotated[Path, typer.Option(help="Folder for the WAV files and the text sidecar.")],
+    scenario_id: Annotated[str | None, typer.Argument(help="Play one dialogue of this scenario.")] = None,
+    every_label: Annotated[str | None, typer.Option(
+        help="Instead of a dialogue: say this sentence under every delivery label.")] = None,
+    cell: Annotated[str, typer.Option(help="agent@ACCESS that plays the dialogue.")] = "state_aware@T+S",
+    feedback: Annotated[str, typer.Option(help="prosody or explicit.")] = "prosody",
+    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    prosody: ProsodyOption = DEFAULT_PROSODY,
+    voice: Annotated[str, typer.Option(help="Voice for --every-label.")] = "m1",
+    language: Annotated[str, typer.Option(help="en or cmn, for --every-label.")] = "en",
+    seed: int = 0,
+) -> None:
+    """Write what the simulated user says as WAVs (16 kHz) plus a text sidecar."""
+    import gymnasium as gym
+
+    from hear_gym.envs.hear2act.listen import write_dialogue, write_label_gallery
+
+    prosody = prosody_table(prosody)
+    try:
+        if every_label is not None:
+            paths = write_label_gallery(every_label, out, voice, language, renderer, prosody)
+        elif scenario_id is not None:
+            agent_name, _, access = cell.partition("@")
+            registered = available_agents(FAMILY.agent_group)
+            if agent_name not in registered:
+                raise typer.BadParameter(f"unknown agent {agent_name!r}; registered: {sorted(registered)}")
+            get_scenario(scenario_id)
+            env = gym.make("hear_gym/Hear2Act-v0", access=access or "T", feedback=feedback,
+                           scenario_ids=[scenario_id], renderer=renderer, prosody=prosody)
+            paths = write_dialogue(env, registered[agent_name].load()(), scenario_id, out, seed, renderer,
+                                   prosody)
+        else:
+            raise typer.BadParameter("give a SCENARIO_ID or --every-label TEXT")
+    except (KeyError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc.args[0] if exc.args else exc}")
+        raise typer.Exit(2) from None
+    console.print(f"wrote {len(paths)} WAV files and a text sidecar to {out}")
+
+
+def render_command(
+    cache_dir: Annotated[Path, typer.Option(help="Disk cache to fill (pass the same folder to the env "
+                                                 "as audio_cache_dir).")],
+    split: SplitOption = "test",
+    cell: Annotated[list[str], typer.Option(help="agent@ACCESS whose rollouts to render, repeatable.")
+                    ] = list(DEFAULT_CELLS),
+    feedback: Annotated[list[str], typer.Option(help="prosody and/or explicit.")] = list(FEEDBACKS),
+    rollouts: Annotated[int, typer.Option(min=1)] = 1,
+    seed: int = 0,
+    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    prosody: ProsodyOption = DEFAULT_PROSODY,
+) -> None:
+    """Pre-render the user audio of a split's standard rollouts into a disk cache."""
+    from hear_gym.envs.hear2act.prerender import prerender
+
+    registered = available_agents(FAMILY.agent_group)
+    cells = _cells(cell, feedback, registered)
+    config = run_config(cells, [s.scenario_id for s in scenarios_for(split)], rollouts=rollouts, seed=seed)
+    stats = prerender(config, {c.agent: registered[c.agent].load() for c in cells}, cache_dir, renderer,
+                      prosody_table(prosody))
+    console.print(f"{stats['rendered']} utterances rendered, {stats['already_on_disk']} already cached, "
+                  f"in {cache_dir}")
+
+
+# -- hear-gym train probe ---------------------------------------------------------------------
+@train_app.command("probe")
+def train_probe_command(
+    out: Annotated[Path, typer.Option(help="Checkpoint to write (.safetensors).")],
+    task: Annotated[str, typer.Option(help="concern (for T+S^) or affect (for T+SER).")] = "concern",
+    features: Annotated[str, typer.Option(help="prosody_relative, prosody or logmel.")] = "prosody_relative",
+    renderer: Annotated[str, typer.Option(help="Renderer whose audio to learn from.")] = "espeak",
+    prosody: ProsodyOption = DEFAULT_PROSODY,
+    max_scenarios: Annotated[int | None, typer.Option(min=1, help="Per split, for quick runs.")] = None,
+    seed: int = 0,
+) -> None:
+    """Train an audio probe on rendered training-split audio; reports held-out accuracy."""
+    train = component("train_probe")
+    out = output_file(out)
+    try:
+        probe = train(out, task=task, features=features, renderer=renderer, prosody=prosody,
+                      max_scenarios=max_scenarios, seed=seed)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    table = Table("split", *probe.config.classes, "balanced", "n",
+                  title=f"{task} probe ({features}, {renderer}, prosody {prosody})")
+    for split, report in probe.report.items():
+        table.add_row(split, *(f"{report.get(c, float('nan')):.3f}" for c in probe.config.classes),
+                      f"{report['balanced']:.3f}", str(report["n"]))
+    console.print(table)
+    console.print(f"checkpoint: {out}")
+
+

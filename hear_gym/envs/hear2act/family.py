@@ -1,0 +1,93 @@
+"""Hear2Act as an ``EnvFamily``: how to build it, what an evaluation plays, how runs are
+summarized and laid out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+
+from hear_gym.core.family import EnvFamily
+from hear_gym.envs.hear2act import plots, report
+from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS, AccessContext, apply_access
+from hear_gym.envs.hear2act.actions import parse_p6a
+from hear_gym.envs.hear2act.env import Hear2ActEnv
+from hear_gym.envs.hear2act.features import FeatureObservation
+from hear_gym.envs.hear2act.interventions import StateIntervention
+from hear_gym.envs.hear2act.scenarios.bank import SPLITS, scenarios_for
+from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION
+from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.speech.plans import DEFAULT_PROSODY
+from hear_gym.wrappers.text_actions import TextActions
+
+ENV_ID = "hear_gym/Hear2Act-v0"
+ACTION_FORMATS = ("discrete", "text")
+OBSERVATION_FORMATS = ("dict", "features")
+
+
+def parse_reply(env: Hear2ActEnv, reply: str):
+    """P6a text -> the env's action (an ``InvalidAction`` for malformed text)."""
+    return parse_p6a(reply, env.domain, env.assistant).action
+
+
+def make(access: str = "T", actions: str = "discrete", observation: str = "dict",
+         state_intervention: str | None = None, renderer: str = "espeak",
+         prosody: str = DEFAULT_PROSODY, audio_cache_dir: str | Path | None = None,
+         state_inferrer=None, affect_classifier=None, **env_kwargs) -> gym.Env:
+    """Build Hear2Act: base env (``env_kwargs`` go to ``Hear2ActEnv``), then the action format
+    (``"discrete"`` or P6a ``"text"``), the access condition (``ACCESS_CONDITIONS``), an optional
+    label-fidelity ``state_intervention`` on T+S, and the observation format (``"dict"`` or
+    SB3-ready ``"features"``). Audio-based pieces render with ``renderer`` ("espeak" | "praat")
+    and the delivery plan table ``prosody`` ("paper" | "clear"), optionally through an on-disk
+    cache."""
+    if actions not in ACTION_FORMATS:
+        raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
+    if observation not in OBSERVATION_FORMATS:
+        raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
+    context = AccessContext(renderer=renderer, prosody=prosody,
+                            state_inferrer=state_inferrer, affect_classifier=affect_classifier,
+                            audio_cache_dir=Path(audio_cache_dir) if audio_cache_dir else None)
+    env: gym.Env = Hear2ActEnv(**env_kwargs)
+    if actions == "text":
+        env = TextActions(env, parse_reply)
+    env = apply_access(env, access, context)
+    if state_intervention is not None:
+        env = StateIntervention(env, state_intervention)
+    if observation == "features":
+        env = FeatureObservation(env, access, context.audio)
+    return env
+
+
+FAMILY = EnvFamily(
+    env_id=ENV_ID,
+    name="hear2act",
+    access_conditions=tuple(ACCESS_CONDITIONS),
+    action_formats=ACTION_FORMATS,
+    agent_group="hear_gym.agents",
+    generator_version=GENERATOR_VERSION,
+    make=make,
+    episode_ids=lambda split: tuple(s.scenario_id for s in scenarios_for(split)),
+    episode_kwargs=lambda ids: {"scenario_ids": list(ids)},
+    reset_options=lambda scenario_id: {"scenario_id": scenario_id},
+    summarize=report.summarize,
+    tables=report.tables,
+    splits=SPLITS,
+    cell_options=("feedback",),
+    figures=lambda metadata, folder: plots.write_plots(metadata, folder),
+    compare_figure=lambda summaries, path: plots.ladder_plot({"": plots.ladder_rungs(summaries)}, path),
+    cli="hear_gym.envs.hear2act.cli",
+)
+
+
+def cell(agent: str, access: str, feedback: str) -> Cell:
+    """A Hear2Act cell: an agent under an access condition and a feedback realization."""
+    return Cell(agent, access, (("feedback", feedback),))
+
+
+def run_config(cells, scenario_ids, rollouts: int = 1, seed: int = 0, assistant: str = "text",
+               max_turns: int = 20, plugins=(), **env_kwargs) -> RunConfig:
+    """A Hear2Act ``RunConfig``; ``env_kwargs`` (JSON values, e.g. ``renderer``, ``prosody``,
+    ``state_intervention``) go to every ``gym.make`` and into the run's record."""
+    kwargs = {"assistant": assistant, "max_turns": max_turns, **env_kwargs}
+    return RunConfig(ENV_ID, tuple(cells), tuple(scenario_ids), rollouts, seed,
+                     tuple(sorted(kwargs.items())), tuple(plugins))

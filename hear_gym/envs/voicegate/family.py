@@ -1,0 +1,73 @@
+"""VoiceGate as an ``EnvFamily``: how to build it, what an evaluation plays, how runs are
+summarized and laid out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import gymnasium as gym
+
+from hear_gym.core.family import EnvFamily
+from hear_gym.envs.voicegate import report
+from hear_gym.envs.voicegate.access import GATE_ACCESS, apply_gate_access
+from hear_gym.envs.voicegate.actions import parse_reply
+from hear_gym.envs.voicegate.env import VoiceGateEnv
+from hear_gym.envs.voicegate.features import GateFeatureObservation
+from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION, all_items
+from hear_gym.envs.voicegate.items.model import SPLITS
+from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.wrappers.text_actions import TextActions
+
+ENV_ID = "hear_gym/VoiceGate-v0"
+ACTION_FORMATS = ("discrete", "text")
+OBSERVATION_FORMATS = ("dict", "features")
+EVAL_FAMILIES = ("speaker_switch", "side_talk", "self_talk")  # cue_validity is a separate study
+
+
+def make(access: str = "A+T", actions: str = "discrete", observation: str = "dict", **env_kwargs) -> gym.Env:
+    """Build VoiceGate: base env (``env_kwargs`` go to ``VoiceGateEnv``: family, split,
+    conditions, item_ids, renderer, audio_cache_dir, reward, judge, side_talk_cue), the action
+    format (``"discrete"`` or the canonical ``"text"`` grammar), the access condition (``"A+T"``,
+    ``"A"``, ``"T"``) and the observation format (``"dict"`` or SB3-ready ``"features"``)."""
+    if actions not in ACTION_FORMATS:
+        raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
+    if observation not in OBSERVATION_FORMATS:
+        raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
+    env: gym.Env = VoiceGateEnv(**env_kwargs)
+    if actions == "text":
+        env = TextActions(env, lambda base, reply: parse_reply(reply))
+    env = apply_gate_access(env, access)
+    if observation == "features":
+        env = GateFeatureObservation(env)
+    return env
+
+
+def item_ids(split: str, families: Sequence[str] = EVAL_FAMILIES, side_talk_cue: str = "none") -> tuple[str, ...]:
+    """The items of ``families`` in ``split`` ("train", "test" or "all"), in generation order."""
+    return tuple(i.item_id for i in all_items(side_talk_cue)
+                 if i.family.value in families and split in ("all", i.split))
+
+
+def run_config(agent: str, access: str, episode_ids: Sequence[str], seed: int = 0, plugins=(),
+               **env_kwargs) -> RunConfig:
+    """A VoiceGate ``RunConfig`` for one agent under one access condition."""
+    return RunConfig(ENV_ID, (Cell(agent, access),), tuple(episode_ids), 1, seed,
+                     tuple(sorted(env_kwargs.items())), tuple(plugins))
+
+
+FAMILY = EnvFamily(
+    env_id=ENV_ID,
+    name="voicegate",
+    access_conditions=GATE_ACCESS,
+    action_formats=ACTION_FORMATS,
+    agent_group="hear_gym.gate_agents",
+    generator_version=GENERATOR_VERSION,
+    make=make,
+    episode_ids=item_ids,
+    episode_kwargs=lambda ids: {"item_ids": list(ids)},
+    reset_options=lambda item: {"item_id": item},
+    summarize=report.summarize,
+    tables=report.tables,
+    splits=SPLITS,
+    cli="hear_gym.envs.voicegate.cli",
+)
