@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 RUN_DIR ?= runs/baselines
 
-.PHONY: run test bench clean
+.PHONY: run test lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -16,7 +16,12 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/hear-gym eval --out $(RUN_DIR) --split all --markdown $(RUN_DIR)/tables.md
 
-test: $(STAMP)
+## The declared ruff config: lint and one formatting style (part of make test).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: lint
 	$(VENV)/bin/pytest
 
 ## Speed ratios and the baseline grid for benchmarks/RESULTS.md.

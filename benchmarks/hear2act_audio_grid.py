@@ -27,28 +27,37 @@ from pathlib import Path
 from rich.console import Console
 
 from agents.hear2act.audio_probe import (
-    AffectPredictor, AudioProbe, ConcernInferrer, ProbeConfig, build_data, fit, per_class_accuracy,
+    AffectPredictor,
+    AudioProbe,
+    ConcernInferrer,
+    ProbeConfig,
+    build_data,
+    fit,
+    per_class_accuracy,
 )
 from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
-from hear_gym.eval.pipeline import evaluate
-from hear_gym.envs.hear2act.plots import LADDER_RUNGS, ladder_plot
-from hear_gym.eval.results import read_results
 from hear_gym.envs.hear2act.family import cell, run_config
-from hear_gym.eval.runner import Cell
-from hear_gym.stats.bootstrap import contrast_ci
 from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
+from hear_gym.envs.hear2act.plots import LADDER_RUNGS, ladder_plot
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
+from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.results import read_results
+from hear_gym.eval.runner import Cell
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import RENDERERS, make_renderer
+from hear_gym.stats.bootstrap import contrast_ci
 
 OUT = Path(__file__).parent / "out" / "audio_grid"
 TRAIN_SCENARIOS = 96
 PROSODY = DEFAULT_PROSODY
 FEEDBACKS = ("prosody", "explicit")
 AGENTS = {"transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
-PROBES = {"concern": ("concern", "prosody_relative"), "affect_prosody": ("affect", "prosody"),
-          "affect_logmel": ("affect", "logmel")}
+PROBES = {
+    "concern": ("concern", "prosody_relative"),
+    "affect_prosody": ("affect", "prosody"),
+    "affect_logmel": ("affect", "logmel"),
+}
 OUTCOMES = ("1st%", "OptSat%", "SvcSat%")
 
 
@@ -60,8 +69,9 @@ def train_probes(renderer: str) -> dict[str, AudioProbe]:
         if path.exists():
             probes[name] = AudioProbe.load(path)
             continue
-        config = ProbeConfig(task=task, features=features, renderer=renderer, prosody=PROSODY,
-                             max_scenarios=TRAIN_SCENARIOS)
+        config = ProbeConfig(
+            task=task, features=features, renderer=renderer, prosody=PROSODY, max_scenarios=TRAIN_SCENARIOS
+        )
         probe = fit(config, build_data(config, "train", cache, seed=0))
         probe.report = {"test": per_class_accuracy(probe, build_data(config, "test", cache, seed=1))}
         probe.save(path)
@@ -73,16 +83,29 @@ def runs_for(renderer: str, probes: dict[str, AudioProbe]) -> dict[str, tuple[li
     """Run name -> (cells, JSON gym.make kwargs, plug-in objects). One run per set of plug-ins."""
     base = {"renderer": renderer, "prosody": PROSODY}
     return {
-        "main": ([cell("transcript_only", "T", fb) for fb in FEEDBACKS]
-                 + [cell("transcript_only", "A+T", fb) for fb in FEEDBACKS]
-                 + [cell("state_aware", access, fb) for fb in FEEDBACKS for access in ("T+S", "T+S^", "T+SER")],
-                 base, {"state_inferrer": ConcernInferrer(probes["concern"]),
-                        "affect_classifier": AffectPredictor(probes["affect_prosody"])}),
-        "ser_logmel": ([cell("state_aware", "T+SER", fb) for fb in FEEDBACKS],
-                       base, {"affect_classifier": AffectPredictor(probes["affect_logmel"])}),
-        **{f"ladder_{mode}": ([cell("state_aware", "T+S", fb) for fb in FEEDBACKS],
-                              {**base, "state_intervention": mode}, {})
-           for mode in ("all_resolved", "all_unresolved", "shuffled")},
+        "main": (
+            [cell("transcript_only", "T", fb) for fb in FEEDBACKS]
+            + [cell("transcript_only", "A+T", fb) for fb in FEEDBACKS]
+            + [cell("state_aware", access, fb) for fb in FEEDBACKS for access in ("T+S", "T+S^", "T+SER")],
+            base,
+            {
+                "state_inferrer": ConcernInferrer(probes["concern"]),
+                "affect_classifier": AffectPredictor(probes["affect_prosody"]),
+            },
+        ),
+        "ser_logmel": (
+            [cell("state_aware", "T+SER", fb) for fb in FEEDBACKS],
+            base,
+            {"affect_classifier": AffectPredictor(probes["affect_logmel"])},
+        ),
+        **{
+            f"ladder_{mode}": (
+                [cell("state_aware", "T+S", fb) for fb in FEEDBACKS],
+                {**base, "state_intervention": mode},
+                {},
+            )
+            for mode in ("all_resolved", "all_unresolved", "shuffled")
+        },
     }
 
 
@@ -98,14 +121,25 @@ ROWS = (  # label, run, cell name template
     ("Ladder: all-unresolved state", "ladder_all_unresolved", "state_aware@T+S/{fb}"),
 )
 CONTRASTS = (
-    ("A+T - T", 1, 0), ("T+S - T", 5, 0), ("T+S^ - T+S", 4, 5), ("SER(prosody) - T+S^", 2, 4),
-    ("SER(log-mel) - T+S^", 3, 4), ("all-resolved - T", 6, 0), ("shuffled - all-resolved", 7, 6),
-    ("all-unresolved - shuffled", 8, 7), ("correct - all-unresolved", 5, 8),
+    ("A+T - T", 1, 0),
+    ("T+S - T", 5, 0),
+    ("T+S^ - T+S", 4, 5),
+    ("SER(prosody) - T+S^", 2, 4),
+    ("SER(log-mel) - T+S^", 3, 4),
+    ("all-resolved - T", 6, 0),
+    ("shuffled - all-resolved", 7, 6),
+    ("all-unresolved - shuffled", 8, 7),
+    ("correct - all-unresolved", 5, 8),
 )
 
 
-LADDER = ("Transcript only (T)", "Ladder: all-resolved state", "Ladder: shuffled state",
-          "Ladder: all-unresolved state", "Ground-truth state (T+S)")
+LADDER = (
+    "Transcript only (T)",
+    "Ladder: all-resolved state",
+    "Ladder: shuffled state",
+    "Ladder: all-unresolved state",
+    "Ground-truth state (T+S)",
+)
 
 
 def main() -> None:
@@ -127,20 +161,37 @@ def main() -> None:
         for label, run, template in ROWS:
             for fb in FEEDBACKS:
                 episodes = [r for r in records[run] if r["cell"] == template.format(fb=fb)]
-                sums[label, fb] = {m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in OUTCOMES}
-        ladders[f"({renderer})"] = {fb: {rung: contrast_ci([(1.0, sums[label, fb]["1st%"])]).as_dict()
-                                         for rung, label in zip(LADDER_RUNGS, LADDER, strict=True)}
-                                    for fb in FEEDBACKS}
+                sums[label, fb] = {
+                    m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in OUTCOMES
+                }
+        ladders[f"({renderer})"] = {
+            fb: {
+                rung: contrast_ci([(1.0, sums[label, fb]["1st%"])]).as_dict()
+                for rung, label in zip(LADDER_RUNGS, LADDER, strict=True)
+            }
+            for fb in FEEDBACKS
+        }
         elapsed = time.perf_counter() - start
-        lines += [f"### Renderer: {renderer}, prosody {PROSODY} ({elapsed:.0f} s; probes trained on "
-                  f"{TRAIN_SCENARIOS} train scenarios, held-out accuracy below)", ""]
+        lines += [
+            f"### Renderer: {renderer}, prosody {PROSODY} ({elapsed:.0f} s; probes trained on "
+            f"{TRAIN_SCENARIOS} train scenarios, held-out accuracy below)",
+            "",
+        ]
         for name, probe in probes.items():
-            lines.append(f"- {name} probe ({probe.config.features}): held-out balanced accuracy "
-                         f"{probe.report['test']['balanced']:.3f} "
-                         + ", ".join(f"{k} {v:.3f}" for k, v in probe.report["test"].items()
-                                     if k not in ("balanced", "n")))
-        lines += ["", "| input / representation | " + " | ".join(f"{m} ({fb})" for fb in FEEDBACKS for m in OUTCOMES)
-                  + " |", "|---|" + "---|" * (len(OUTCOMES) * len(FEEDBACKS))]
+            lines.append(
+                f"- {name} probe ({probe.config.features}): held-out balanced accuracy "
+                f"{probe.report['test']['balanced']:.3f} "
+                + ", ".join(
+                    f"{k} {v:.3f}" for k, v in probe.report["test"].items() if k not in ("balanced", "n")
+                )
+            )
+        lines += [
+            "",
+            "| input / representation | "
+            + " | ".join(f"{m} ({fb})" for fb in FEEDBACKS for m in OUTCOMES)
+            + " |",
+            "|---|" + "---|" * (len(OUTCOMES) * len(FEEDBACKS)),
+        ]
         for label, _, _ in ROWS:
             cells = []
             for fb in FEEDBACKS:
@@ -157,7 +208,7 @@ def main() -> None:
                 record[f"{renderer}|{fb}|{name}"] = est.as_dict()
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
-        console.print("\n".join(lines[-(len(ROWS) + len(CONTRASTS) + 8):]))
+        console.print("\n".join(lines[-(len(ROWS) + len(CONTRASTS) + 8) :]))
     (OUT.parent / "audio_grid.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     ladder_plot(ladders, OUT.parent / "label_ladder.png")
     (OUT.parent / "audio_grid.json").write_text(json.dumps(record, indent=2) + "\n")

@@ -11,26 +11,38 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agents.random_agent import RandomAgent
 from agents.hear2act.rule import AskBeforeConfirmAgent, StateAwareAgent, TranscriptOnlyAgent
 from agents.hear2act.shortcuts import OptionListShortcutAgent
-from hear_gym.eval.pipeline import evaluate
-from hear_gym.envs.hear2act.report import print_summary, to_markdown
+from agents.random_agent import RandomAgent
 from hear_gym.envs.hear2act.family import cell, run_config
+from hear_gym.envs.hear2act.report import print_summary, to_markdown
 from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
+from hear_gym.eval.pipeline import evaluate
 
 OUT = Path(__file__).parent / "out"
-AGENTS = {"transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent,
-          "ask_before_confirm": AskBeforeConfirmAgent, "random": RandomAgent,
-          "option_list_shortcut": OptionListShortcutAgent}
-CELLS = (("transcript_only", "T"), ("state_aware", "T+S"), ("ask_before_confirm", "T"), ("random", "T"),
-         ("option_list_shortcut", "T"))
+AGENTS = {
+    "transcript_only": TranscriptOnlyAgent,
+    "state_aware": StateAwareAgent,
+    "ask_before_confirm": AskBeforeConfirmAgent,
+    "random": RandomAgent,
+    "option_list_shortcut": OptionListShortcutAgent,
+}
+CELLS = (
+    ("transcript_only", "T"),
+    ("state_aware", "T+S"),
+    ("ask_before_confirm", "T"),
+    ("random", "T"),
+    ("option_list_shortcut", "T"),
+)
 
 
 def main() -> None:
     config = run_config(
         cells=[cell(a, acc, fb) for fb in ("prosody", "explicit") for a, acc in CELLS],
-        scenario_ids=[s.scenario_id for s in scenario_bank()], rollouts=2, seed=0)
+        scenario_ids=[s.scenario_id for s in scenario_bank()],
+        rollouts=2,
+        seed=0,
+    )
     start = time.perf_counter()
     summary = evaluate(OUT / "hear2act_baselines", config, AGENTS)
     elapsed = time.perf_counter() - start

@@ -17,11 +17,11 @@ from rich.console import Console
 
 from agents.hear2act.llm import AudioLLMAgent, LLMAgent
 from agents.llm.clients import TransformersAudioChatClient, TransformersChatClient
-from hear_gym.eval.pipeline import evaluate
-from hear_gym.envs.hear2act.report import print_summary, to_markdown
-from hear_gym.eval.results import read_results
 from hear_gym.envs.hear2act.family import cell, run_config
+from hear_gym.envs.hear2act.report import print_summary, to_markdown
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
+from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.results import read_results
 from training.tiny_model import build_tiny_audio_lm, build_tiny_causal_lm
 
 OUT = Path(__file__).parent / "out" / "llm_rows"
@@ -38,9 +38,14 @@ def main() -> None:
     text = TransformersChatClient(str(text_model), max_new_tokens=MAX_NEW_TOKENS)
     audio = TransformersAudioChatClient(str(audio_model), max_new_tokens=MAX_NEW_TOKENS)
     agents = {"tiny_llm": lambda: LLMAgent(text), "tiny_audio_llm": lambda: AudioLLMAgent(audio)}
-    cells = [cell(agent, access, feedback) for feedback in ("prosody", "explicit")
-             for agent, access in (("tiny_llm", "T"), ("tiny_llm", "T+S"), ("tiny_audio_llm", "A+T"))]
-    config = run_config(cells, [s.scenario_id for s in scenarios_for("test")[:SCENARIOS]], max_turns=MAX_TURNS)
+    cells = [
+        cell(agent, access, feedback)
+        for feedback in ("prosody", "explicit")
+        for agent, access in (("tiny_llm", "T"), ("tiny_llm", "T+S"), ("tiny_audio_llm", "A+T"))
+    ]
+    config = run_config(
+        cells, [s.scenario_id for s in scenarios_for("test")[:SCENARIOS]], max_turns=MAX_TURNS
+    )
     start = time.perf_counter()
     summary = evaluate(OUT / "run", config, agents, progress=True, batch_size=BATCH)
     elapsed = time.perf_counter() - start
@@ -49,8 +54,10 @@ def main() -> None:
     invalid = sum(t.get("invalid_action") is not None for t in turns) / max(len(turns), 1)
     console = Console(width=200)
     print_summary(summary, console)
-    note = (f"{len(records)} episodes in {elapsed:.0f} s (batch {BATCH}, {MAX_NEW_TOKENS} new tokens); "
-            f"invalid replies: {100 * invalid:.1f}% of {len(turns)} agent turns\n")
+    note = (
+        f"{len(records)} episodes in {elapsed:.0f} s (batch {BATCH}, {MAX_NEW_TOKENS} new tokens); "
+        f"invalid replies: {100 * invalid:.1f}% of {len(turns)} agent turns\n"
+    )
     console.print(note)
     (OUT.parent / "llm_rows.md").write_text(note + "\n" + to_markdown(summary), encoding="utf-8")
 

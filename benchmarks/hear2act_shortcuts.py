@@ -26,9 +26,9 @@ from agents.hear2act.shortcuts import (
     fit_option_classifier,
     lexical_accuracy,
 )
-from hear_gym.stats.bootstrap import RatioSums, ratio_ci
 from hear_gym.envs.hear2act.scenarios.bank import GENERATOR_VERSION, scenario_bank, split_of
 from hear_gym.envs.hear2act.user.states import Feedback
+from hear_gym.stats.bootstrap import RatioSums, ratio_ci
 
 OUT = Path(__file__).parent / "out"
 
@@ -47,18 +47,26 @@ def main() -> None:
         views.append(OptionListView.from_observation(obs))
         golds.append(s.gold_option)
         held_out.append(split_of(s.domain, s.seed_index) != "train")
-    rows = [f"Generator `{GENERATOR_VERSION}`; chance = 20.0.", "",
-            "| attack | all 480 scenarios | held-out 192 |", "|---|---|---|"]
+    rows = [
+        f"Generator `{GENERATOR_VERSION}`; chance = 20.0.",
+        "",
+        "| attack | all 480 scenarios | held-out 192 |",
+        "|---|---|---|",
+    ]
     for name, scorer in SCORERS.items():
         hits = [expected_hit(scorer(v), g) for v, g in zip(views, golds, strict=True)]
-        rows.append(f"| {name} | {_ci(hits)} | {_ci([h for h, o in zip(hits, held_out, strict=True) if o])} |")
+        rows.append(
+            f"| {name} | {_ci(hits)} | {_ci([h for h, o in zip(hits, held_out, strict=True) if o])} |"
+        )
     train = [i for i, o in enumerate(held_out) if not o]
     model = fit_option_classifier([views[i] for i in train], [golds[i] for i in train])
     hits = [expected_hit(classifier_scores(model, views[i]), golds[i]) for i, o in enumerate(held_out) if o]
     rows.append(f"| gradient-boosted trees on option features (trained on train) | | {_ci(hits)} |")
     rows += ["", "| clarify replies, text classifier | balanced accuracy |", "|---|---|"]
     for feedback in Feedback:
-        rows.append(f"| {feedback.value} | {lexical_accuracy(*clarify_replies(scenario_bank(), feedback)):.3f} |")
+        rows.append(
+            f"| {feedback.value} | {lexical_accuracy(*clarify_replies(scenario_bank(), feedback)):.3f} |"
+        )
     rows.append(f"\n{time.perf_counter() - start:.1f} s")
     table = "\n".join(rows)
     print(table)

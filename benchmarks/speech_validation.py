@@ -39,17 +39,19 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from hear_gym.envs.hear2act.assent_items import AssentItem, assent_items, render_pair
-from hear_gym.stats.bootstrap import RatioSums, bootstrap
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.speech.audit import BASE_NAMES, SCALAR_NAMES, acoustic_scalars, best_single_scalar
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import PROSODY_TABLES
 from hear_gym.speech.renderers import RENDERERS, make_renderer
+from hear_gym.stats.bootstrap import RatioSums, bootstrap
 
 OUT = Path(__file__).parent / "out"
-GBT_GRID = [{"learning_rate": [0.05], "max_leaf_nodes": [8], "l2_regularization": [1.0]},
-            {"learning_rate": [0.1], "max_leaf_nodes": [31], "l2_regularization": [0.0]},
-            {"learning_rate": [0.03], "max_depth": [3], "min_samples_leaf": [40]}]
+GBT_GRID = [
+    {"learning_rate": [0.05], "max_leaf_nodes": [8], "l2_regularization": [1.0]},
+    {"learning_rate": [0.1], "max_leaf_nodes": [31], "l2_regularization": [0.0]},
+    {"learning_rate": [0.03], "max_depth": [3], "min_samples_leaf": [40]},
+]
 
 
 def scores(y_true: np.ndarray, y_pred: np.ndarray, scenario: np.ndarray) -> dict:
@@ -62,14 +64,23 @@ def scores(y_true: np.ndarray, y_pred: np.ndarray, scenario: np.ndarray) -> dict
 
     res, unres = per_scenario(y_true.astype(float)), per_scenario((~y_true).astype(float))
     balanced = bootstrap(lambda idx: (res.statistic(idx) + unres.statistic(idx)) / 2, len(ids))
-    return {"resolved": float(correct[y_true].mean()), "unresolved": float(correct[~y_true].mean()),
-            "balanced": balanced.point, "balanced_ci": [balanced.low, balanced.high],
-            "n_resolved": int(y_true.sum()), "n_unresolved": int((~y_true).sum())}
+    return {
+        "resolved": float(correct[y_true].mean()),
+        "unresolved": float(correct[~y_true].mean()),
+        "balanced": balanced.point,
+        "balanced_ci": [balanced.low, balanced.high],
+        "n_resolved": int(y_true.sum()),
+        "n_unresolved": int((~y_true).sum()),
+    }
 
 
 def featurize(items: list[AssentItem], cache: RenderCache, prosody: str, description: str) -> np.ndarray:
-    return np.array([acoustic_scalars(*render_pair(item, cache, prosody))
-                     for item in track(items, description=description)])
+    return np.array(
+        [
+            acoustic_scalars(*render_pair(item, cache, prosody))
+            for item in track(items, description=description)
+        ]
+    )
 
 
 def probes(x_train, y_train, groups, x_test) -> dict[str, tuple[np.ndarray, str]]:
@@ -79,8 +90,10 @@ def probes(x_train, y_train, groups, x_test) -> dict[str, tuple[np.ndarray, str]
     search.fit(x_train, y_train, groups=groups)
     logistic = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000, class_weight="balanced"))
     logistic.fit(x_train, y_train)
-    return {"gradient-boosted trees": (search.predict(x_test), f"CV-chosen {search.best_params_}"),
-            "logistic regression": (logistic.predict(x_test), "standardized, balanced class weights")}
+    return {
+        "gradient-boosted trees": (search.predict(x_test), f"CV-chosen {search.best_params_}"),
+        "logistic regression": (logistic.predict(x_test), "standardized, balanced class weights"),
+    }
 
 
 def audit(train, test, prosody: str, renderer: str) -> dict:
@@ -90,18 +103,27 @@ def audit(train, test, prosody: str, renderer: str) -> dict:
     y_train, y_test = (np.array([i.resolved for i in items]) for items in (train, test))
     units = np.array([i.scenario_id for i in test])
     singles = best_single_scalar(x_train, y_train, x_test, y_test)
-    result = {"scalars": {r["scalar"]: {**scores(y_test, r["predicted"], units), "train": r["train"],
-                                        "threshold": r["threshold"], "direction": r["direction"]}
-                          for r in singles},
-              "probes": {}}
+    result = {
+        "scalars": {
+            r["scalar"]: {
+                **scores(y_test, r["predicted"], units),
+                "train": r["train"],
+                "threshold": r["threshold"],
+                "direction": r["direction"],
+            }
+            for r in singles
+        },
+        "probes": {},
+    }
     for name, (predicted, how) in probes(x_train, y_train, [i.scenario_id for i in train], x_test).items():
         result["probes"][name] = {**scores(y_test, predicted, units), "how": how}
     return result
 
 
 def text_classifier(train, test) -> dict:
-    words = make_pipeline(CountVectorizer(ngram_range=(1, 2)),
-                          LogisticRegression(max_iter=2000, class_weight="balanced"))
+    words = make_pipeline(
+        CountVectorizer(ngram_range=(1, 2)), LogisticRegression(max_iter=2000, class_weight="balanced")
+    )
     words.fit([i.text for i in train], [i.resolved for i in train])
     y_test = np.array([i.resolved for i in test])
     return scores(y_test, words.predict([i.text for i in test]), np.array([i.scenario_id for i in test]))
@@ -113,22 +135,33 @@ def fmt(r: dict) -> str:
 
 def markdown(results: dict) -> list[str]:
     audio = results["audio"]
-    lines = ["| plan table | renderer | best single scalar (test) | gradient-boosted trees "
-             "| logistic regression |", "|---|---|---|---|---|"]
+    lines = [
+        "| plan table | renderer | best single scalar (test) | gradient-boosted trees "
+        "| logistic regression |",
+        "|---|---|---|---|---|",
+    ]
     for key, r in audio.items():
         name, best = max(r["scalars"].items(), key=lambda kv: kv[1]["balanced"])
         probe = r["probes"]
-        lines.append(f"| {key.replace('/', ' | ')} | {name}: {fmt(best)} | "
-                     f"{fmt(probe['gradient-boosted trees'])} | {fmt(probe['logistic regression'])} |")
+        lines.append(
+            f"| {key.replace('/', ' | ')} | {name}: {fmt(best)} | "
+            f"{fmt(probe['gradient-boosted trees'])} | {fmt(probe['logistic regression'])} |"
+        )
     lines += ["", f"Text classifier (bag of 1-2-grams), same items: {fmt(results['text'])}", ""]
     for prosody in PROSODY_TABLES:
         keys = [k for k in audio if k.startswith(f"{prosody}/")]
         header = " | ".join(f"{k.split('/')[1]} {kind}" for k in keys for kind in ("abs", "rel"))
-        lines += [f"Single scalars, plan table `{prosody}`: test balanced accuracy, absolute and relative "
-                  "to the opening request", "", f"| scalar | {header} |", "|---|" + "---|" * (2 * len(keys))]
+        lines += [
+            f"Single scalars, plan table `{prosody}`: test balanced accuracy, absolute and relative "
+            "to the opening request",
+            "",
+            f"| scalar | {header} |",
+            "|---|" + "---|" * (2 * len(keys)),
+        ]
         for name in BASE_NAMES:
-            cells = [f"{audio[k]['scalars'][n]['balanced']:.3f}"
-                     for k in keys for n in (name, f"{name} (rel)")]
+            cells = [
+                f"{audio[k]['scalars'][n]['balanced']:.3f}" for k in keys for n in (name, f"{name} (rel)")
+            ]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines
@@ -137,8 +170,13 @@ def markdown(results: dict) -> list[str]:
 def main() -> dict:
     start = time.perf_counter()
     train, test = assent_items("train", seed=1), assent_items("test", seed=2)
-    results: dict = {"date": date.today().isoformat(), "n_train": len(train), "n_test": len(test),
-                     "generator_version": scenarios_for("test")[0].generator_version, "audio": {}}
+    results: dict = {
+        "date": date.today().isoformat(),
+        "n_train": len(train),
+        "n_test": len(test),
+        "generator_version": scenarios_for("test")[0].generator_version,
+        "audio": {},
+    }
     for prosody in PROSODY_TABLES:
         for renderer in RENDERERS:
             results["audio"][f"{prosody}/{renderer}"] = audit(train, test, prosody, renderer)
@@ -146,8 +184,10 @@ def main() -> dict:
     results["seconds"] = round(time.perf_counter() - start)
     lines = markdown(results)
     Console(width=200).print("\n".join(lines))
-    print(f"{len(train)} train / {len(test)} test items, {len(SCALAR_NAMES)} scalars, "
-          f"generator {results['generator_version']}, {results['seconds']} s")
+    print(
+        f"{len(train)} train / {len(test)} test items, {len(SCALAR_NAMES)} scalars, "
+        f"generator {results['generator_version']}, {results['seconds']} s"
+    )
     OUT.mkdir(exist_ok=True)
     (OUT / "speech_validation.json").write_text(json.dumps(results, indent=2) + "\n")
     (OUT / "speech_validation.md").write_text("\n".join(lines) + "\n")

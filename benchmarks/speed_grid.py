@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from benchmarks.hear2act_audio_grid import AGENTS, runs_for, train_probes
-from hear_gym.eval.pipeline import evaluate
 from hear_gym.envs.hear2act.family import run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
+from hear_gym.eval.pipeline import evaluate
 
 OUT = Path(__file__).parent / "out" / "speed_grid"
 WORKERS = 2
@@ -30,8 +30,14 @@ def run_grid(tag: str, probes, cache_dir: Path) -> tuple[float, int]:
     for run, (cells, env_kwargs, objects) in runs_for("espeak", probes).items():
         plugins = tuple((k, type(v).__name__) for k, v in objects.items())
         config = run_config(cells, scenario_ids, plugins=plugins, **env_kwargs)
-        evaluate(OUT / f"{tag}_{run}", config, AGENTS, progress=False, workers=WORKERS,
-                 env_objects={**objects, "audio_cache_dir": cache_dir})
+        evaluate(
+            OUT / f"{tag}_{run}",
+            config,
+            AGENTS,
+            progress=False,
+            workers=WORKERS,
+            env_objects={**objects, "audio_cache_dir": cache_dir},
+        )
         episodes += len(cells) * len(scenario_ids)
     return time.perf_counter() - start, episodes
 
@@ -44,8 +50,13 @@ def main() -> dict:
     cache_dir = OUT / "audio_cache"
     cold, episodes = run_grid("cold", probes, cache_dir)
     warm, _ = run_grid("warm", probes, cache_dir)
-    results = {"episodes": episodes, "workers": WORKERS, "cold_s": cold, "warm_s": warm,
-               "targets_s": {"cold": 600, "warm": 60}}
+    results = {
+        "episodes": episodes,
+        "workers": WORKERS,
+        "cold_s": cold,
+        "warm_s": warm,
+        "targets_s": {"cold": 600, "warm": 60},
+    }
     print(json.dumps(results, indent=2))
     (OUT.parent / "speed_grid.json").write_text(json.dumps(results, indent=2) + "\n")
     return results

@@ -61,16 +61,22 @@ def step_ratios() -> dict:
         ("gym_make", "cartpole"): gym.make("CartPole-v1"),
         ("gym_make", "hear2act"): gym.make("hear_gym/Hear2Act-v0", split="all"),
     }
-    actions = {"cartpole": np.random.default_rng(0).integers(0, 2, STEPS),
-               "hear2act": hear2act_actions(STEPS)}
+    actions = {
+        "cartpole": np.random.default_rng(0).integers(0, 2, STEPS),
+        "hear2act": hear2act_actions(STEPS),
+    }
     best = dict.fromkeys(envs, float("inf"))
     for repeat in range(REPEATS):
         for (mode, name), env in envs.items():
             best[mode, name] = min(best[mode, name], time_steps(env, actions[name], repeat))
-    return {mode: {"cartpole_us": best[mode, "cartpole"] * 1e6,
-                   "hear2act_us": best[mode, "hear2act"] * 1e6,
-                   "ratio": best[mode, "hear2act"] / best[mode, "cartpole"]}
-            for mode in ("raw", "gym_make")}
+    return {
+        mode: {
+            "cartpole_us": best[mode, "cartpole"] * 1e6,
+            "hear2act_us": best[mode, "hear2act"] * 1e6,
+            "ratio": best[mode, "hear2act"] / best[mode, "cartpole"],
+        }
+        for mode in ("raw", "gym_make")
+    }
 
 
 def bank_throughput() -> dict:
@@ -107,8 +113,12 @@ def main() -> dict:
         table.add_column(col)
     for name, r in (("step, raw env", raw), ("step, gym.make wrappers", made)):
         table.add_row(name, f"{r['cartpole_us']:.2f} us", f"{r['hear2act_us']:.2f} us", f"{r['ratio']:.2f}x")
-    table.add_row("full bank, state-aware agent", "", f"{results['episodes_per_s_state_aware_agent']:.0f} ep/s", "")
-    table.add_row("full bank, env only (20 turns)", "", f"{results['episodes_per_s_env_only_20_turns']:.0f} ep/s", "")
+    table.add_row(
+        "full bank, state-aware agent", "", f"{results['episodes_per_s_state_aware_agent']:.0f} ep/s", ""
+    )
+    table.add_row(
+        "full bank, env only (20 turns)", "", f"{results['episodes_per_s_env_only_20_turns']:.0f} ep/s", ""
+    )
     Console().print(table)
     OUT.mkdir(exist_ok=True)
     (OUT / "speed_hear2act.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -22,12 +22,12 @@ from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
+from hear_gym.envs.hear2act.audio import voice_for
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.user.realizer import FRAMES
 from hear_gym.speech import espeak
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer, RenderRequest
-from hear_gym.envs.hear2act.user.realizer import FRAMES
-from hear_gym.envs.hear2act.audio import voice_for
 
 OUT = Path(__file__).parent / "out"
 PASSES = 9
@@ -39,8 +39,13 @@ def utterances() -> list[RenderRequest]:
     requests = []
     for i, scenario in enumerate(scenarios_for("dev")[:24]):
         frame = [f for fs in FRAMES.values() for f in fs][i % 40]
-        text = frame.format(budget=scenario.budget.phrase(), requirement=scenario.concerns[0].requirement,
-                            direction="something a bit more flexible", label="price", Label="Price")
+        text = frame.format(
+            budget=scenario.budget.phrase(),
+            requirement=scenario.concerns[0].requirement,
+            direction="something a bit more flexible",
+            label="price",
+            Label="Price",
+        )
         requests.append(RenderRequest(text, labels[i % len(labels)], voice_for(scenario.scenario_id)))
         requests.append(RenderRequest(scenario.request, "neutral", voice_for(scenario.scenario_id)))
     return requests
@@ -65,7 +70,9 @@ def render_ratios() -> dict:
     for (text, voice, settings), request in zip(raw, reqs, strict=True):
         raw_best = cold_best = float("inf")
         for _ in range(PASSES):
-            raw_best = min(raw_best, best_of(1, lambda t=text, v=voice, s=settings: espeak.synthesize(t, v, "en", s)))
+            raw_best = min(
+                raw_best, best_of(1, lambda t=text, v=voice, s=settings: espeak.synthesize(t, v, "en", s))
+            )
             cold_best = min(cold_best, best_of(1, lambda r=request: renderer.render(r)))
         raw_t += raw_best
         cold_t += cold_best
@@ -75,15 +82,23 @@ def render_ratios() -> dict:
     warm_t = best_of(PASSES, lambda: [cache.render(r) for r in reqs])
     praat_t = best_of(1, lambda: [PraatRenderer().render(r) for r in reqs[:12]]) / 12
     n = len(reqs)
-    return {"utterances": n, "raw_ms": raw_t / n * 1e3, "cold_ms": cold_t / n * 1e3,
-            "warm_ms": warm_t / n * 1e3, "praat_cold_ms": praat_t * 1e3,
-            "cold_over_raw": cold_t / raw_t, "cold_over_warm": cold_t / warm_t}
+    return {
+        "utterances": n,
+        "raw_ms": raw_t / n * 1e3,
+        "cold_ms": cold_t / n * 1e3,
+        "warm_ms": warm_t / n * 1e3,
+        "praat_cold_ms": praat_t * 1e3,
+        "cold_over_raw": cold_t / raw_t,
+        "cold_over_warm": cold_t / warm_t,
+    }
 
 
 def step_ratio(steps: int = 800) -> dict:
     actions = np.random.default_rng(0).integers(0, 22, steps)
-    envs = {"text": gym.make("hear_gym/Hear2Act-v0", split="dev", access="T"),
-            "audio": gym.make("hear_gym/Hear2Act-v0", split="dev", access="A+T")}
+    envs = {
+        "text": gym.make("hear_gym/Hear2Act-v0", split="dev", access="T"),
+        "audio": gym.make("hear_gym/Hear2Act-v0", split="dev", access="A+T"),
+    }
 
     def run(env):
         env.reset(seed=0)
@@ -99,8 +114,11 @@ def step_ratio(steps: int = 800) -> dict:
             start = time.perf_counter()
             run(env)
             best[name] = min(best[name], time.perf_counter() - start)
-    return {"text_step_us": best["text"] / steps * 1e6, "audio_step_us": best["audio"] / steps * 1e6,
-            "audio_over_text": best["audio"] / best["text"]}
+    return {
+        "text_step_us": best["text"] / steps * 1e6,
+        "audio_step_us": best["audio"] / steps * 1e6,
+        "audio_over_text": best["audio"] / best["text"],
+    }
 
 
 def main() -> dict:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from agents.voicegate.audio_gate import AudioGateAgent, GateConfig, train_gate
 from agents.voicegate.baselines import AlwaysMuteAgent, TextOnlyGateAgent
-from hear_gym.envs.voicegate.cli import print_report
 from hear_gym.envs.voicegate.build import build_items
+from hear_gym.envs.voicegate.cli import print_report
 from hear_gym.envs.voicegate.family import item_ids, run_config
 from hear_gym.eval.pipeline import evaluate
 
@@ -37,8 +37,12 @@ def main() -> None:
     gates = {}
     for training in ("switch", "cue_balanced"):
         start = time.perf_counter()
-        gates[training] = train_gate(GateConfig(training=training), OUT / f"audio_gate_{training}.safetensors")
-        print(f"{training} gate trained in {time.perf_counter() - start:.0f} s: {json.dumps(gates[training].report)}")
+        gates[training] = train_gate(
+            GateConfig(training=training), OUT / f"audio_gate_{training}.safetensors"
+        )
+        print(
+            f"{training} gate trained in {time.perf_counter() - start:.0f} s: {json.dumps(gates[training].report)}"
+        )
     gate = gates["switch"]
     sections = [
         f"Build: {build['n_items']} items, {build['n_audio']} with audio "

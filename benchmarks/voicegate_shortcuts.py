@@ -36,16 +36,31 @@ from agents.voicegate.shortcut_probes import (
     switch_table,
 )
 from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION, select_items
-from hear_gym.speech.cache import RenderCache
 from hear_gym.envs.voicegate.scenes import render_item, room_tone
+from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import make_renderer
 
 OUT = Path(__file__).parent / "out"
 REVIEWER_RULES = {  # what a reviewer tries first: listed even when not among the best
-    "side_talk": ("centroid_khz", "rms_db", "peak_db", "duration_s", "f0_mean_st", "energy_spread_db",
-                  "words_per_s", "position"),
-    "speaker_switch": ("longest_zero_run", "speech_stretches", "pause_s", "duration_s", "delta_f0_mean_st",
-                       "delta_centroid_khz", "delta_energy_spread_db"),
+    "side_talk": (
+        "centroid_khz",
+        "rms_db",
+        "peak_db",
+        "duration_s",
+        "f0_mean_st",
+        "energy_spread_db",
+        "words_per_s",
+        "position",
+    ),
+    "speaker_switch": (
+        "longest_zero_run",
+        "speech_stretches",
+        "pause_s",
+        "duration_s",
+        "delta_f0_mean_st",
+        "delta_centroid_khz",
+        "delta_energy_spread_db",
+    ),
 }
 TOP = 5
 
@@ -63,8 +78,9 @@ def _pairs(split: str):
 
 def speaker_switch(cache: RenderCache) -> list[ScalarRule]:
     (train, y_train), (test, y_test) = _pairs("train"), _pairs("test")
-    return fit_switch(switch_table(train, cache), y_train, switch_table(test, cache), y_test,
-                      [i.group for i in test])
+    return fit_switch(
+        switch_table(train, cache), y_train, switch_table(test, cache), y_test, [i.group for i in test]
+    )
 
 
 def zero_run_without_bed(cache: RenderCache) -> list[ScalarRule]:
@@ -72,7 +88,9 @@ def zero_run_without_bed(cache: RenderCache) -> list[ScalarRule]:
 
     def runs(items):
         waves = (render_item(item, cache)[0] for item in items)
-        return np.array([longest_zero_run(w - room_tone(i, len(w))) for i, w in zip(items, waves)], float)
+        return np.array(
+            [longest_zero_run(w - room_tone(i, len(w))) for i, w in zip(items, waves, strict=True)], float
+        )
 
     groups = [i.group for i in test]
     return [fit_threshold("longest_zero_run", runs(train), y_train, runs(test), y_test, groups)]
@@ -81,8 +99,10 @@ def zero_run_without_bed(cache: RenderCache) -> list[ScalarRule]:
 def _row(family: str, rule: ScalarRule) -> str:
     direction = {1: "larger", -1: "smaller"}[rule.direction]
     threshold = "" if rule.threshold is None else f" (threshold {rule.threshold:.3g})"
-    return (f"| {family} | {rule.name} | {direction}{threshold} | {100 * rule.train_accuracy:.1f} | "
-            f"{rule.test.percent()} | {rule.test.n_scenarios} |")
+    return (
+        f"| {family} | {rule.name} | {direction}{threshold} | {100 * rule.train_accuracy:.1f} | "
+        f"{rule.test.percent()} | {rule.test.n_scenarios} |"
+    )
 
 
 def main() -> None:
@@ -96,8 +116,10 @@ def main() -> None:
         "speaker_switch/no_room_tone": zero_run_without_bed(cache),
     }
     seconds = time.perf_counter() - start
-    header = ["| family | scalar | rule | train % | held-out % [95% CI] | groups |",
-              "|---|---|---|---|---|---|"]
+    header = [
+        "| family | scalar | rule | train % | held-out % [95% CI] | groups |",
+        "|---|---|---|---|---|---|",
+    ]
     lines = [
         f"Generator `{GENERATOR_VERSION}`, eSpeak, {seconds:.0f} s. Fit on train, scored on held-out "
         "items; 95% CI from resampling item groups.",
@@ -110,14 +132,24 @@ def main() -> None:
     for family, rules in families.items():
         named = REVIEWER_RULES.get(family.split("/")[0], ())
         shown = rules[:TOP] + [r for r in rules[TOP:] if r.name in named]
-        lines += ["", f"**{family}**: top {min(TOP, len(rules))} of {len(rules)} scalars, then the "
-                  "reviewer's usual rules", "", *header, *(_row(family, r) for r in shown)]
+        lines += [
+            "",
+            f"**{family}**: top {min(TOP, len(rules))} of {len(rules)} scalars, then the "
+            "reviewer's usual rules",
+            "",
+            *header,
+            *(_row(family, r) for r in shown),
+        ]
     text = "\n".join(lines) + "\n"
     print(text)
     (OUT / "voicegate_shortcuts.md").write_text(text, encoding="utf-8")
-    record = {"generator": GENERATOR_VERSION, "seconds": round(seconds, 1),
-              "families": {f: [{**asdict(r), "test": r.test.as_dict()} for r in rules]
-                           for f, rules in families.items()}}
+    record = {
+        "generator": GENERATOR_VERSION,
+        "seconds": round(seconds, 1),
+        "families": {
+            f: [{**asdict(r), "test": r.test.as_dict()} for r in rules] for f, rules in families.items()
+        },
+    }
     (OUT / "voicegate_shortcuts.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
 
 

@@ -29,30 +29,42 @@ def test_decode_encode_round_trip(domain):
         decode(N_ACTIONS, domain, AssistantKind.TEXT)
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("[ACTION: RECOMMEND] [OPTION: 3] I'd go with this.", AssistantAction(ActionKind.RECOMMEND, option=3)),
-    ("  [action: confirm] Done.", AssistantAction(ActionKind.CONFIRM)),
-    ("[ACTION:ASK] Anything else?", AssistantAction(ActionKind.ASK)),
-    ("[ACTION: ASK] How much luggage will you bring?", AssistantAction(ActionKind.ASK, attribute="baggage")),
-    ("[ACTION: CLARIFY] Does it work?", AssistantAction(ActionKind.CLARIFY)),
-    ("[action: recommend] [option: 3] lower case tags", AssistantAction(ActionKind.RECOMMEND, option=3)),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "[ACTION: RECOMMEND] [OPTION: 3] I'd go with this.",
+            AssistantAction(ActionKind.RECOMMEND, option=3),
+        ),
+        ("  [action: confirm] Done.", AssistantAction(ActionKind.CONFIRM)),
+        ("[ACTION:ASK] Anything else?", AssistantAction(ActionKind.ASK)),
+        (
+            "[ACTION: ASK] How much luggage will you bring?",
+            AssistantAction(ActionKind.ASK, attribute="baggage"),
+        ),
+        ("[ACTION: CLARIFY] Does it work?", AssistantAction(ActionKind.CLARIFY)),
+        ("[action: recommend] [option: 3] lower case tags", AssistantAction(ActionKind.RECOMMEND, option=3)),
+    ],
+)
 def test_p6a_valid(text, expected):
     assert parse_p6a(text, AIRLINE, AssistantKind.TEXT).action == expected
 
 
-@pytest.mark.parametrize("text,reason", [
-    ("Option 3 please", "does not start with"),
-    ("[ACTION: RECOMMEND] Option 3", "must be followed by [OPTION"),
-    ("[ACTION: RECOMMEND] [OPTION: 12] x", "not in 1..11"),
-    ("[ACTION: RECOMMEND] [OPTION: 0] x", "not in 1..11"),
-    ("[ACTION: ASK] hi [ACTION: CONFIRM] ok", "more than one"),
-    ("[ACTION: RECOMMEND] [OPTION: 2] [OPTION: 3]", "more than one"),
-    ("[ACTION: BOOK] now", "does not start with"),
-    ("[ACTION: RECOMMEND] [OPTION: \u0663] Arabic-Indic three", "must be followed by [OPTION"),
-    ("[ACTION: RECOMMEND] [OPTION: \uff13] full-width three", "must be followed by [OPTION"),
-    ("", "does not start with"),
-])
+@pytest.mark.parametrize(
+    "text,reason",
+    [
+        ("Option 3 please", "does not start with"),
+        ("[ACTION: RECOMMEND] Option 3", "must be followed by [OPTION"),
+        ("[ACTION: RECOMMEND] [OPTION: 12] x", "not in 1..11"),
+        ("[ACTION: RECOMMEND] [OPTION: 0] x", "not in 1..11"),
+        ("[ACTION: ASK] hi [ACTION: CONFIRM] ok", "more than one"),
+        ("[ACTION: RECOMMEND] [OPTION: 2] [OPTION: 3]", "more than one"),
+        ("[ACTION: BOOK] now", "does not start with"),
+        ("[ACTION: RECOMMEND] [OPTION: \u0663] Arabic-Indic three", "must be followed by [OPTION"),
+        ("[ACTION: RECOMMEND] [OPTION: \uff13] full-width three", "must be followed by [OPTION"),
+        ("", "does not start with"),
+    ],
+)
 def test_p6a_malformed(text, reason):
     action = parse_p6a(text, AIRLINE, AssistantKind.TEXT).action
     assert isinstance(action, InvalidAction) and reason in action.reason

@@ -12,10 +12,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("hear_gym", "agents", "training")
-SHARED = ("hear_gym.core", "hear_gym.speech", "hear_gym.wrappers", "hear_gym.stats", "hear_gym.eval",
-          "hear_gym.cli")
-FAMILIES = tuple(f"hear_gym.envs.{p.name}" for p in (ROOT / "hear_gym" / "envs").iterdir()
-                 if (p / "__init__.py").exists())
+SHARED = (
+    "hear_gym.core",
+    "hear_gym.speech",
+    "hear_gym.wrappers",
+    "hear_gym.stats",
+    "hear_gym.eval",
+    "hear_gym.cli",
+)
+FAMILIES = tuple(
+    f"hear_gym.envs.{p.name}" for p in (ROOT / "hear_gym" / "envs").iterdir() if (p / "__init__.py").exists()
+)
 
 
 def _module_name(path: Path) -> str:
@@ -37,8 +44,12 @@ def _imports(path: Path) -> tuple[set[str], set[str]]:
     for node in tree.body:
         if isinstance(node, ast.Import):
             top.update(a.name for a in node.names if a.name.split(".")[0] in PACKAGES)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-                and node.module.split(".")[0] in PACKAGES:
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] in PACKAGES
+        ):
             top.add(node.module)
     return everything, top
 
@@ -55,20 +66,35 @@ def test_the_families_are_found():
 
 
 def test_shared_layers_import_no_family():
-    bad = [(m, i) for m, (imports, _) in MODULES.items() if _within(m, SHARED)
-           for i in imports if _within(i, FAMILIES)]
+    bad = [
+        (m, i)
+        for m, (imports, _) in MODULES.items()
+        if _within(m, SHARED)
+        for i in imports
+        if _within(i, FAMILIES)
+    ]
     assert not bad, bad
 
 
 def test_families_do_not_import_each_other():
-    bad = [(m, i) for m, (imports, _) in MODULES.items() if (own := _within(m, FAMILIES))
-           for i in imports if (other := _within(i, FAMILIES)) and other != own]
+    bad = [
+        (m, i)
+        for m, (imports, _) in MODULES.items()
+        if (own := _within(m, FAMILIES))
+        for i in imports
+        if (other := _within(i, FAMILIES)) and other != own
+    ]
     assert not bad, bad
 
 
 def test_hear_gym_imports_no_agents_or_training():
-    bad = [(m, i) for m, (imports, _) in MODULES.items() if m.startswith("hear_gym")
-           for i in imports if i.split(".")[0] in ("agents", "training")]
+    bad = [
+        (m, i)
+        for m, (imports, _) in MODULES.items()
+        if m.startswith("hear_gym")
+        for i in imports
+        if i.split(".")[0] in ("agents", "training")
+    ]
     assert not bad, bad
 
 
@@ -80,7 +106,7 @@ def test_no_import_cycles():
         state[node] = 1
         for nxt in graph.get(node, ()):
             if state.get(nxt) == 1:
-                raise AssertionError(" -> ".join(path[path.index(nxt):] + [node, nxt]))
+                raise AssertionError(" -> ".join(path[path.index(nxt) :] + [node, nxt]))
             if nxt not in state:
                 visit(nxt, path + [node])
         state[node] = 2

@@ -7,15 +7,21 @@ import pytest
 import torch
 
 from agents.hear2act.audio_probe import (
-    AFFECT_OF_DELIVERY, AffectPredictor, AudioProbe, ConcernInferrer, ProbeConfig, build_data, fit,
+    AFFECT_OF_DELIVERY,
+    AffectPredictor,
+    AudioProbe,
+    ConcernInferrer,
+    ProbeConfig,
+    build_data,
+    fit,
     per_class_accuracy,
 )
 from agents.hear2act.rule import StateAwareAgent, reads_resolved
+from hear_gym.envs.hear2act.audio import AFFECT_LABELS
+from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
 from hear_gym.eval.runner import run_episode
 from hear_gym.speech.cache import RenderCache
-from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
 from hear_gym.speech.renderers import make_renderer
-from hear_gym.envs.hear2act.audio import AFFECT_LABELS
 
 # The clear plan table, so that 4 training scenarios suffice to check the pipeline; how hard the
 # default (paper) table is to hear is measured in test_prosody_tables.py.
@@ -67,8 +73,12 @@ def test_training_is_deterministic(cache):
 
 def test_inferrer_drives_the_state_aware_agent_in_t_s_hat(concern):
     probe, _ = concern
-    env = gym.make("hear_gym/Hear2Act-v0", access="T+S^", state_inferrer=ConcernInferrer(probe),
-                   scenario_ids=["budget_airline_tickets-00"])
+    env = gym.make(
+        "hear_gym/Hear2Act-v0",
+        access="T+S^",
+        state_inferrer=ConcernInferrer(probe),
+        scenario_ids=["budget_airline_tickets-00"],
+    )
     obs, _ = env.reset(seed=0)
     assert obs["inferred_state"] in ConcernInferrer.SENTENCES.values()
     record = run_episode(env, StateAwareAgent(), {"scenario_id": "budget_airline_tickets-00"}, seed=0)
@@ -82,6 +92,7 @@ def test_wrong_probe_kinds_and_files_are_refused(concern, tmp_path):
         AffectPredictor(probe)
     bad = tmp_path / "bad.safetensors"
     from safetensors.torch import save_file
+
     save_file({"x": torch.zeros(1)}, str(bad))
     with pytest.raises(ValueError, match="not a hear_gym probe"):
         AudioProbe.load(bad)

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from hear_gym.envs.hear2act.actions import ASK_GENERAL, RECOMMEND0
-from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer
-from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
 from hear_gym.envs.hear2act.audio import AFFECT_LABELS, MAX_AUDIO_SAMPLES, user_turn_request
+from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
+from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer
 
 SCENARIO = "budget_airline_tickets-00"
 
@@ -90,7 +90,7 @@ def test_label_fidelity_interventions():
     seen, _ = _labels(make(access="T+S", state_intervention="all_unresolved"), actions)
     assert set(seen) == {"concerned"}
     seen, truth = _labels(make(access="T+S", state_intervention="shuffled"), actions)
-    assert all(label in truth[:i + 1] for i, label in enumerate(seen))  # drawn from its own history
+    assert all(label in truth[: i + 1] for i, label in enumerate(seen))  # drawn from its own history
     assert seen != truth and set(seen) <= set(truth)
     assert _labels(make(access="T+S", state_intervention="shuffled"), actions) == (seen, truth)
     assert any(label in RESOLVED_DELIVERY_LABELS for label in truth)
@@ -98,5 +98,3 @@ def test_label_fidelity_interventions():
         make(access="T", state_intervention="shuffled")
     with pytest.raises(ValueError, match="must be one of"):
         make(access="T+S", state_intervention="random")
-
-

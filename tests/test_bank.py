@@ -16,9 +16,19 @@ def test_export_import_round_trip(tmp_path, bank):
     assert write_bank(path, bank) == 480
     assert tuple(read_bank(path)) == bank
     first = json.loads(path.read_text().splitlines()[0])
-    assert set(first) >= {"scenario_id", "domain", "family", "seed_index", "persona", "request",
-                          "concerns", "candidates", "gold_option", "opening_option",
-                          "generator_version"}
+    assert set(first) >= {
+        "scenario_id",
+        "domain",
+        "family",
+        "seed_index",
+        "persona",
+        "request",
+        "concerns",
+        "candidates",
+        "gold_option",
+        "opening_option",
+        "generator_version",
+    }
     assert [c["level"] for c in first["concerns"]] == ["L1", "L2", "L3"]
     assert [c["option_id"] for c in first["candidates"]] == list(range(1, 12))
 

@@ -4,19 +4,22 @@ explicit feedback."""
 
 import pytest
 
-from agents.random_agent import RandomAgent
 from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
-from hear_gym.eval.pipeline import evaluate
+from agents.random_agent import RandomAgent
 from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
+from hear_gym.eval.pipeline import evaluate
 
 AGENTS = {"random": RandomAgent, "transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
 
 
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory):
-    cells = tuple(cell(agent, access, fb) for fb in ("prosody", "explicit")
-                  for agent, access in (("transcript_only", "T"), ("state_aware", "T+S"), ("random", "T")))
+    cells = tuple(
+        cell(agent, access, fb)
+        for fb in ("prosody", "explicit")
+        for agent, access in (("transcript_only", "T"), ("state_aware", "T+S"), ("random", "T"))
+    )
     config = run_config(cells=cells, scenario_ids=tuple(s.scenario_id for s in scenarios_for("dev")))
     return evaluate(tmp_path_factory.mktemp("run"), config, AGENTS, progress=False)
 

@@ -10,14 +10,17 @@ from pathlib import Path
 import espeakng_loader
 import numpy as np
 
-SYNTH = ("import hashlib; from hear_gym.speech import espeak; "
-         "print(hashlib.sha256(espeak.synthesize('Okay, sounds good.', 'm1').tobytes()).hexdigest())")
+SYNTH = (
+    "import hashlib; from hear_gym.speech import espeak; "
+    "print(hashlib.sha256(espeak.synthesize('Okay, sounds good.', 'm1').tobytes()).hexdigest())"
+)
 
 
 def _run(code: str, cache: Path) -> str:
     env = {**os.environ, "HEAR_GYM_CACHE": str(cache)}
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def _installed_digest() -> str:
@@ -39,16 +42,18 @@ def test_damaging_the_espeak_overlay_never_reaches_the_install_and_is_repaired(t
 
 
 def test_damaged_feature_rows_are_recomputed_not_served(tmp_path):
-    code = ("from hear_gym.speech.features import prosodic_features; "
-            "from hear_gym.speech.renderers import EspeakRenderer, RenderRequest; "
-            "w = EspeakRenderer().render(RenderRequest('Sure, that works.', 'warm', 'f1')).waveform; "
-            "print(prosodic_features(w).tolist())")
+    code = (
+        "from hear_gym.speech.features import prosodic_features; "
+        "from hear_gym.speech.renderers import EspeakRenderer, RenderRequest; "
+        "w = EspeakRenderer().render(RenderRequest('Sure, that works.', 'warm', 'f1')).waveform; "
+        "print(prosodic_features(w).tolist())"
+    )
     first = _run(code, tmp_path)
     (store,) = tmp_path.glob("features-*.sqlite3")
     with sqlite3.connect(store) as db:
-        (key, value), = db.execute("SELECT key, value FROM features").fetchall()
+        ((key, value),) = db.execute("SELECT key, value FROM features").fetchall()
         db.execute("UPDATE features SET value = ?", (bytes(len(value)),))  # zeros of the right length
     assert _run(code, tmp_path) == first
     with sqlite3.connect(store) as db:
-        (repaired,), = db.execute("SELECT value FROM features").fetchall()
+        ((repaired,),) = db.execute("SELECT value FROM features").fetchall()
     assert repaired == value and np.frombuffer(repaired[:-16], "<f4").any()

@@ -24,7 +24,9 @@ def _commands(group, path=()):
 
     yield path
     for name, command in getattr(group, "commands", {}).items():
-        yield from (_commands(command, (*path, name)) if isinstance(command, click.Group) else [(*path, name)])
+        yield from (
+            _commands(command, (*path, name)) if isinstance(command, click.Group) else [(*path, name)]
+        )
 
 
 def test_every_help_fits_80_columns():
@@ -61,8 +63,18 @@ def test_scenarios_commands(tmp_path):
 
 def test_eval_then_report(tmp_path):
     run_dir = tmp_path / "run"
-    result = invoke("eval", "--out", str(run_dir), "--limit", "3", "--no-progress",
-                    "--cell", "transcript_only", "--cell", "state_aware@T+S")
+    result = invoke(
+        "eval",
+        "--out",
+        str(run_dir),
+        "--limit",
+        "3",
+        "--no-progress",
+        "--cell",
+        "transcript_only",
+        "--cell",
+        "state_aware@T+S",
+    )
     assert result.exit_code == 0, result.output
     assert "1st%" in result.output and (run_dir / "metadata.json").exists()
     assert len((run_dir / "results.jsonl").read_text().splitlines()) == 12
@@ -89,12 +101,15 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.parametrize("spec,message", [
-    (f"openai:http://127.0.0.1:{_free_port()}/v1@some-model", "cannot reach the chat server"),
-    ("hf:no-such-org/no-such-model", "neither a local folder nor in the Hugging Face cache"),
-    ("hf-audio:./no/such/folder", "neither a local folder nor in the Hugging Face cache"),
-    ("gpt:whatever", "must be one of"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        (f"openai:http://127.0.0.1:{_free_port()}/v1@some-model", "cannot reach the chat server"),
+        ("hf:no-such-org/no-such-model", "neither a local folder nor in the Hugging Face cache"),
+        ("hf-audio:./no/such/folder", "neither a local folder nor in the Hugging Face cache"),
+        ("gpt:whatever", "must be one of"),
+    ],
+)
 def test_llm_client_problems_are_one_line_and_leave_nothing_behind(tmp_path, spec, message):
     run_dir = tmp_path / "run"
     result = invoke("eval", "--out", str(run_dir), "--cell", "llm@T", "--llm-client", spec, "--limit", "1")
@@ -121,12 +136,23 @@ def test_garbled_run_config_is_named(tmp_path):
 def test_ray_backend_without_ray_is_refused_up_front(tmp_path):
     try:
         import ray  # noqa: F401
+
         pytest.skip("Ray is installed here")
     except ImportError:
         pass
     for workers in ("1", "2"):
-        result = invoke("eval", "--out", str(tmp_path / "run"), "--backend", "ray", "--workers", workers,
-                        "--limit", "2", "--no-progress")
+        result = invoke(
+            "eval",
+            "--out",
+            str(tmp_path / "run"),
+            "--backend",
+            "ray",
+            "--workers",
+            workers,
+            "--limit",
+            "2",
+            "--no-progress",
+        )
         assert result.exit_code == 2 and "needs Ray" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "run").exists()
 
@@ -152,13 +178,31 @@ def test_listen_writes_a_dialogue_and_a_label_gallery(tmp_path):
 
 def test_render_fills_the_disk_cache_for_eval(tmp_path):
     cache = tmp_path / "cache"
-    result = invoke("render", "--cache-dir", str(cache), "--split", "dev", "--cell", "state_aware@T+S",
-                    "--feedback", "prosody")
+    result = invoke(
+        "render",
+        "--cache-dir",
+        str(cache),
+        "--split",
+        "dev",
+        "--cell",
+        "state_aware@T+S",
+        "--feedback",
+        "prosody",
+    )
     assert result.exit_code == 0, result.output
     first = len(list(cache.rglob("*.f32")))
     assert first > 96
-    result = invoke("render", "--cache-dir", str(cache), "--split", "dev", "--cell", "state_aware@T+S",
-                    "--feedback", "prosody")
+    result = invoke(
+        "render",
+        "--cache-dir",
+        str(cache),
+        "--split",
+        "dev",
+        "--cell",
+        "state_aware@T+S",
+        "--feedback",
+        "prosody",
+    )
     assert "0 utterances rendered" in result.output and len(list(cache.rglob("*.f32"))) == first
 
 
@@ -168,12 +212,28 @@ def test_train_a_probe_then_evaluate_with_it(tmp_path):
     assert result.exit_code == 0, result.output
     assert probe.exists() and "balanced" in result.output
     run_dir = tmp_path / "run"
-    result = invoke("eval", "--out", str(run_dir), "--limit", "2", "--no-progress", "--feedback", "prosody",
-                    "--cell", "transcript_only", "--cell", "state_aware@T+S^", "--state-probe", str(probe))
+    result = invoke(
+        "eval",
+        "--out",
+        str(run_dir),
+        "--limit",
+        "2",
+        "--no-progress",
+        "--feedback",
+        "prosody",
+        "--cell",
+        "transcript_only",
+        "--cell",
+        "state_aware@T+S^",
+        "--state-probe",
+        str(probe),
+    )
     assert result.exit_code == 0, result.output
     config = json.loads((run_dir / "run_config.json").read_text())
     assert dict(map(tuple, config["plugins"]))["state_inferrer"].startswith("concern.safetensors@sha256:")
-    missing = invoke("eval", "--out", str(tmp_path / "x"), "--state-probe", str(tmp_path / "none.safetensors"))
+    missing = invoke(
+        "eval", "--out", str(tmp_path / "x"), "--state-probe", str(tmp_path / "none.safetensors")
+    )
     assert missing.exit_code == 2 and "no probe checkpoint" in missing.output
 
 
@@ -200,8 +260,20 @@ def test_eval_logs_to_wandb_offline_without_a_key(tmp_path, monkeypatch):
     monkeypatch.delenv("WANDB_MODE", raising=False)
     monkeypatch.setenv("WANDB_SILENT", "true")
     run_dir = tmp_path / "run"
-    result = invoke("eval", "--out", str(run_dir), "--limit", "2", "--no-progress", "--feedback", "prosody",
-                    "--cell", "transcript_only", "--wandb-project", "hear-gym-test")
+    result = invoke(
+        "eval",
+        "--out",
+        str(run_dir),
+        "--limit",
+        "2",
+        "--no-progress",
+        "--feedback",
+        "prosody",
+        "--cell",
+        "transcript_only",
+        "--wandb-project",
+        "hear-gym-test",
+    )
     assert result.exit_code == 0, result.output
     offline = list((run_dir / "wandb").glob("offline-run-*"))
     assert len(offline) == 1 and any(offline[0].rglob("*.wandb"))
@@ -211,14 +283,41 @@ def test_ladder_figure_from_runs_made_with_state_interventions(tmp_path):
     from hear_gym.envs.hear2act.plots import ladder_rungs
 
     common = ["--split", "test", "--limit", "3", "--feedback", "prosody", "--no-progress"]
-    assert invoke("eval", "--out", str(tmp_path / "base"), "--cell", "transcript_only@T",
-                  "--cell", "state_aware@T+S", *common).exit_code == 0
+    assert (
+        invoke(
+            "eval",
+            "--out",
+            str(tmp_path / "base"),
+            "--cell",
+            "transcript_only@T",
+            "--cell",
+            "state_aware@T+S",
+            *common,
+        ).exit_code
+        == 0
+    )
     for mode in ("all_resolved", "shuffled", "all_unresolved"):
-        result = invoke("eval", "--out", str(tmp_path / mode), "--cell", "state_aware@T+S",
-                        "--state-intervention", mode, *common)
+        result = invoke(
+            "eval",
+            "--out",
+            str(tmp_path / mode),
+            "--cell",
+            "state_aware@T+S",
+            "--state-intervention",
+            mode,
+            *common,
+        )
         assert result.exit_code == 0, result.output
-    bad = invoke("eval", "--out", str(tmp_path / "bad"), "--cell", "transcript_only@T",
-                 "--state-intervention", "shuffled", *common)
+    bad = invoke(
+        "eval",
+        "--out",
+        str(tmp_path / "bad"),
+        "--cell",
+        "transcript_only@T",
+        "--state-intervention",
+        "shuffled",
+        *common,
+    )
     assert bad.exit_code != 0 and "every --cell must be T+S" in bad.output
     runs = [tmp_path / name for name in ("base", "all_resolved", "shuffled", "all_unresolved")]
     result = invoke("report", *map(str, runs), "--ladder", str(tmp_path / "ladder.png"), "--no-plots")
@@ -231,12 +330,16 @@ def test_ladder_figure_from_runs_made_with_state_interventions(tmp_path):
 
 
 def test_prosody_option_selects_the_plan_table(tmp_path):
-    result = invoke("listen", "--out", str(tmp_path / "labels"), "--every-label", "Sure.",
-                    "--prosody", "clear")
+    result = invoke(
+        "listen", "--out", str(tmp_path / "labels"), "--every-label", "Sure.", "--prosody", "clear"
+    )
     assert result.exit_code == 0, result.output
     assert "prosody: clear" in (tmp_path / "labels" / "labels.txt").read_text()
-    for command in (["eval", "--out", str(tmp_path / "run")], ["render", "--cache-dir", str(tmp_path / "c")],
-                    ["listen", "--out", str(tmp_path / "x"), "--every-label", "Sure."],
-                    ["train", "probe", "--out", str(tmp_path / "p.safetensors")]):
+    for command in (
+        ["eval", "--out", str(tmp_path / "run")],
+        ["render", "--cache-dir", str(tmp_path / "c")],
+        ["listen", "--out", str(tmp_path / "x"), "--every-label", "Sure."],
+        ["train", "probe", "--out", str(tmp_path / "p.safetensors")],
+    ):
         result = invoke(*command, "--prosody", "subtle")
         assert result.exit_code == 2 and "unknown prosody plan table" in result.output, command

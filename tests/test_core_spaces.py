@@ -7,12 +7,16 @@ import pytest
 from hear_gym.core.spaces import discrete_index
 
 
-@pytest.mark.parametrize("action", [12, np.int64(12), np.int32(12), np.array(12), np.array(12, dtype=np.uint8)])
+@pytest.mark.parametrize(
+    "action", [12, np.int64(12), np.int32(12), np.array(12), np.array(12, dtype=np.uint8)]
+)
 def test_integer_forms_are_accepted(action):
     assert discrete_index(action, 22) == 12 and type(discrete_index(action, 22)) is int
 
 
-@pytest.mark.parametrize("action", [12.0, np.float64(12), True, np.bool_(True), "12", np.array([12]), None, 22, -1])
+@pytest.mark.parametrize(
+    "action", [12.0, np.float64(12), True, np.bool_(True), "12", np.array([12]), None, 22, -1]
+)
 def test_other_forms_are_refused(action):
     with pytest.raises(ValueError, match="Discrete\\(22\\)"):
         discrete_index(action, 22)

@@ -16,9 +16,16 @@ def test_all_48_table6_domains_in_their_families():
     domains = load_domains()
     assert len(domains) == 48
     counts = Counter(d.family for d in domains)
-    assert counts == {"travel_events": 5, "home_property": 8, "finance_insurance": 9,
-                      "health_wellness": 7, "education_career": 5, "family_lifestyle": 6,
-                      "media_devices": 4, "professional_services": 4}
+    assert counts == {
+        "travel_events": 5,
+        "home_property": 8,
+        "finance_insurance": 9,
+        "health_wellness": 7,
+        "education_career": 5,
+        "family_lifestyle": 6,
+        "media_devices": 4,
+        "professional_services": 4,
+    }
     assert [d.domain_id for d in domains] == list(DOMAIN_FAMILIES)
     assert len({d.name for d in domains}) == 48
 
@@ -59,4 +66,6 @@ def test_schema_errors_name_the_problem():
     with pytest.raises(DomainSchemaError, match="not valid JSON"):
         parse_domain("{", "x.json")
     with pytest.raises(DomainSchemaError, match="non-ASCII"):
-        parse_domain(json.dumps(_airline_json()).replace("Sky", "Sk\u00fd", 1).replace("\\u00fd", "\u00fd"), "x.json")
+        parse_domain(
+            json.dumps(_airline_json()).replace("Sky", "Sk\u00fd", 1).replace("\\u00fd", "\u00fd"), "x.json"
+        )

@@ -27,12 +27,18 @@ def test_reactions_follow_the_rule_table(airline, feedback):
     assert not opening.assents
 
     cases = {
-        (True, False, True): (ReactionKind.CONCERN_DIRECTION if explicit else ReactionKind.SHARED_ASSENT,
-                              ConcernState.VOICED_CONCERN if explicit else ConcernState.RELUCTANT_ACCEPTANCE),
-        (True, True, False): (ReactionKind.ASSENT_MILD_CONCERN if explicit else ReactionKind.SHARED_ASSENT,
-                              ConcernState.RELUCTANT_ACCEPTANCE),
-        (True, True, True): (ReactionKind.GENUINE_ACCEPT if explicit else ReactionKind.SHARED_ASSENT,
-                             ConcernState.GENUINE_ACCEPTANCE),
+        (True, False, True): (
+            ReactionKind.CONCERN_DIRECTION if explicit else ReactionKind.SHARED_ASSENT,
+            ConcernState.VOICED_CONCERN if explicit else ConcernState.RELUCTANT_ACCEPTANCE,
+        ),
+        (True, True, False): (
+            ReactionKind.ASSENT_MILD_CONCERN if explicit else ReactionKind.SHARED_ASSENT,
+            ConcernState.RELUCTANT_ACCEPTANCE,
+        ),
+        (True, True, True): (
+            ReactionKind.GENUINE_ACCEPT if explicit else ReactionKind.SHARED_ASSENT,
+            ConcernState.GENUINE_ACCEPTANCE,
+        ),
         (False, False, False): (ReactionKind.STATE_REQUIREMENT, ConcernState.REJECTION),
     }
     for satisfies, (kind, graded) in cases.items():
@@ -74,8 +80,11 @@ def test_questions(airline):
     assert reaction.kind is ReactionKind.ANSWER_REQUIREMENT and reaction.disclosed == ("L2",)
     state, again = engine.respond(state, AssistantAction(ActionKind.ASK, attribute=l2))
     assert again.kind is ReactionKind.ANSWER_REQUIREMENT and again.disclosed == ()
-    other = next(d.key for d in domain_by_id(airline.domain).concern_dimensions
-                 if d.key not in {c.attribute for c in airline.concerns})
+    other = next(
+        d.key
+        for d in domain_by_id(airline.domain).concern_dimensions
+        if d.key not in {c.attribute for c in airline.concerns}
+    )
     _, reaction = engine.respond(state, AssistantAction(ActionKind.ASK, attribute=other))
     assert reaction.kind is ReactionKind.ANSWER_NOT_IMPORTANT and reaction.disclosed == ()
     state, _ = engine.respond(state, RECOMMEND(option_with(airline, (True, True, False))))
@@ -125,7 +134,9 @@ def test_interaction_satisfaction(airline):
 # -- properties over random scenarios and action sequences ------------------------------
 actions = st.one_of(
     st.builds(RECOMMEND, st.integers(1, 11)),
-    st.just(CONFIRM), st.just(ASK), st.just(AssistantAction(ActionKind.CLARIFY)),
+    st.just(CONFIRM),
+    st.just(ASK),
+    st.just(AssistantAction(ActionKind.CLARIFY)),
     st.sampled_from(range(8)).map(lambda i: ("slot", i)),
 )
 scenarios = st.sampled_from(scenario_bank())

@@ -9,19 +9,24 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from stand_ins import PLUGINS
 
 import hear_gym
 from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS
 from hear_gym.envs.voicegate.access import GATE_ACCESS
-from stand_ins import PLUGINS
-
 
 ACCESS = {"hear_gym/Hear2Act-v0": ACCESS_CONDITIONS, "hear_gym/VoiceGate-v0": GATE_ACCESS}
 TRACED_INFO = {"hear_gym/Hear2Act-v0": "delivery_label", "hear_gym/VoiceGate-v0": "outcome"}
-VARIANTS = [(env_id, access, actions) for env_id in hear_gym.ENV_IDS
-            for access in ACCESS[env_id] for actions in ("discrete", "text")]
+VARIANTS = [
+    (env_id, access, actions)
+    for env_id in hear_gym.ENV_IDS
+    for access in ACCESS[env_id]
+    for actions in ("discrete", "text")
+]
 VARIANTS += [("hear_gym/Hear2Act-v0", "T+S|shuffled", "discrete")]
-VARIANTS += [(env_id, f"{access}|features", "discrete") for env_id in hear_gym.ENV_IDS for access in ACCESS[env_id]]
+VARIANTS += [
+    (env_id, f"{access}|features", "discrete") for env_id in hear_gym.ENV_IDS for access in ACCESS[env_id]
+]
 
 
 def _make(env_id, access, actions, **kwargs):
@@ -45,8 +50,15 @@ def _fingerprint(obs) -> str:
     """Every observation value, audio included (hashed, to keep traces small)."""
     import hashlib
 
-    return json.dumps({k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
-                       if isinstance(v, np.ndarray) else v for k, v in obs.items()}, sort_keys=True)
+    return json.dumps(
+        {
+            k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
+            if isinstance(v, np.ndarray)
+            else v
+            for k, v in obs.items()
+        },
+        sort_keys=True,
+    )
 
 
 def rollout(env_id, access, actions, seed, steps=30):
@@ -56,8 +68,11 @@ def rollout(env_id, access, actions, seed, steps=30):
     trace = [_fingerprint(obs)]
     for _ in range(steps):
         obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
-        trace.append(json.dumps([_fingerprint(obs), reward, terminated, truncated,
-                                 info[TRACED_INFO[env_id]]], sort_keys=True))
+        trace.append(
+            json.dumps(
+                [_fingerprint(obs), reward, terminated, truncated, info[TRACED_INFO[env_id]]], sort_keys=True
+            )
+        )
         if terminated or truncated:
             obs, info = env.reset()
             trace.append(_fingerprint(obs))
@@ -72,8 +87,10 @@ def test_same_seed_same_episodes(env_id, access, actions):
 
 @pytest.mark.parametrize("env_id,access", [("hear_gym/Hear2Act-v0", "T+S"), ("hear_gym/VoiceGate-v0", "A+T")])
 def test_same_seed_same_episodes_across_processes(env_id, access):
-    code = ("import json, sys, hear_gym; sys.path.insert(0, 'tests'); "
-            "from tests.test_env_registration import rollout; "
-            f"print(json.dumps(rollout({env_id!r}, {access!r}, 'discrete', 11)))")
+    code = (
+        "import json, sys, hear_gym; sys.path.insert(0, 'tests'); "
+        "from tests.test_env_registration import rollout; "
+        f"print(json.dumps(rollout({env_id!r}, {access!r}, 'discrete', 11)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == rollout(env_id, access, "discrete", 11)

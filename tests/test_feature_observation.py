@@ -3,30 +3,37 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from stand_ins import PLUGINS
 
 from hear_gym.envs.hear2act.actions import RECOMMEND0
-from hear_gym.envs.hear2act.scenarios.bank import get_scenario
-from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS
 from hear_gym.envs.hear2act.audio import TurnAudio
 from hear_gym.envs.hear2act.features import ACCESS_CHANNELS, CHANNELS, OPTION_COLUMNS, REACTION_KINDS
-from stand_ins import PLUGINS
+from hear_gym.envs.hear2act.scenarios.bank import get_scenario
+from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS
 
 SCENARIO = "budget_airline_tickets-00"
 BASE_LEAVES = {"dialogue", "options", "action_mask"}
 
 
-
-
 def make(access="T", **kwargs):
-    return gym.make("hear_gym/Hear2Act-v0", scenario_ids=[SCENARIO], access=access,
-                    observation="features", **PLUGINS.get(access, {}), **kwargs)
+    return gym.make(
+        "hear_gym/Hear2Act-v0",
+        scenario_ids=[SCENARIO],
+        access=access,
+        observation="features",
+        **PLUGINS.get(access, {}),
+        **kwargs,
+    )
 
 
 def _soft_options():
     """(gold, one reluctantly accepted option) of the scenario: both meet L1, in budget."""
     scenario = get_scenario(SCENARIO)
-    reluctant = next(c.option_id for c in scenario.candidates
-                     if c.role == "pattern" and c.satisfies[0] and not all(c.satisfies))
+    reluctant = next(
+        c.option_id
+        for c in scenario.candidates
+        if c.role == "pattern" and c.satisfies[0] and not all(c.satisfies)
+    )
     return scenario.gold_option, reluctant
 
 
@@ -38,8 +45,9 @@ def test_each_access_condition_adds_exactly_its_channel(access):
         expected |= set(CHANNELS[channel].spaces)
     assert set(env.observation_space.spaces) == expected
     # SB3's MultiInputPolicy takes a Dict whose leaves are float32 Boxes (no Text spaces).
-    assert all(isinstance(s, gym.spaces.Box) and s.dtype == np.float32
-               for s in env.observation_space.spaces.values())
+    assert all(
+        isinstance(s, gym.spaces.Box) and s.dtype == np.float32 for s in env.observation_space.spaces.values()
+    )
     obs, _ = env.reset(seed=0)
     for action in (RECOMMEND0 + get_scenario(SCENARIO).gold_option - 1, 0):
         assert env.observation_space.contains(obs)
@@ -70,7 +78,7 @@ def test_transcript_features_cannot_tell_genuine_from_reluctant_assent():
     gold, reluctant = _soft_options()
     genuine, hesitant = _after_recommending("T", gold), _after_recommending("T", reluctant)
     assert np.array_equal(genuine["user_words"], hesitant["user_words"])
-    kind = REACTION_KINDS[int(np.argmax(genuine["user_words"][:len(REACTION_KINDS)]))]
+    kind = REACTION_KINDS[int(np.argmax(genuine["user_words"][: len(REACTION_KINDS)]))]
     assert kind.value == "shared_assent"
     # The state channel is what tells them apart, and the audio channel carries the delivery.
     tagged = [_after_recommending("T+S", o)["concern_state"] for o in (gold, reluctant)]
@@ -84,7 +92,7 @@ def test_user_words_record_needs_stated_in_words():
     obs, _ = env.reset(seed=0)
     scenario, domain = env.unwrapped.scenario, env.unwrapped.domain
     slot = [d.key for d in domain.concern_dimensions].index(scenario.concerns[0].attribute)
-    stated = obs["user_words"][len(REACTION_KINDS):len(REACTION_KINDS) + 8]
+    stated = obs["user_words"][len(REACTION_KINDS) : len(REACTION_KINDS) + 8]
     assert stated[slot] == 1.0 and stated.sum() == 1.0  # the opening reaction states L1
 
 
@@ -100,7 +108,7 @@ def test_options_leaf_reads_the_visible_descriptions():
         assert row[0] == np.float32(cand.price / scenario.budget.max_price)
         assert [row[2 + s] == 1.0 for s in slots] == list(cand.satisfies)
     n_dims = len(domain.concern_dimensions)
-    assert not options[:, 2 + n_dims:].any() and (options[:, 2:2 + n_dims] != 0).all()
+    assert not options[:, 2 + n_dims :].any() and (options[:, 2 : 2 + n_dims] != 0).all()
 
 
 def test_audio_only_features_hide_the_words():
@@ -109,8 +117,13 @@ def test_audio_only_features_hide_the_words():
 
 
 def test_features_follow_the_state_intervention():
-    env = gym.make("hear_gym/Hear2Act-v0", scenario_ids=[SCENARIO], access="T+S",
-                   observation="features", state_intervention="all_unresolved")
+    env = gym.make(
+        "hear_gym/Hear2Act-v0",
+        scenario_ids=[SCENARIO],
+        access="T+S",
+        observation="features",
+        state_intervention="all_unresolved",
+    )
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step(RECOMMEND0 + get_scenario(SCENARIO).gold_option - 1)
     assert ALL_DELIVERY_LABELS[int(np.argmax(obs["concern_state"]))] == "concerned"

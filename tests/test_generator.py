@@ -69,11 +69,14 @@ def test_different_seeds_hide_different_concerns(bank):
 def test_generation_is_pure(bank):
     domain = load_domains()[5]
     assert generate_scenario(domain, 3) == generate_scenario(domain, 3)
-    code = ("import hashlib; from hear_gym.envs.hear2act.scenarios.bank import scenario_bank; "
-            "print(hashlib.sha256('\\n'.join(s.model_dump_json() for s in scenario_bank())"
-            ".encode()).hexdigest())")
-    other_process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                   check=True).stdout.strip()
+    code = (
+        "import hashlib; from hear_gym.envs.hear2act.scenarios.bank import scenario_bank; "
+        "print(hashlib.sha256('\\n'.join(s.model_dump_json() for s in scenario_bank())"
+        ".encode()).hexdigest())"
+    )
+    other_process = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert other_process == _bank_digest(bank)
 
 
@@ -100,7 +103,10 @@ def test_hidden_pair_is_one_of_the_consistent_decoy_pairs(bank):
         lexicon = Lexicon(domain_by_id(s.domain))
         feasible = [c for c in s.candidates if c.role != "violates_visible" and c.satisfies[0]]
         assert len(feasible) == 5
-        met = {d.key: sum(lexicon.features(c.description)[d.key] for c in feasible)
-               for d in lexicon.domain.concern_dimensions if d.key != s.concerns[0].attribute}
+        met = {
+            d.key: sum(lexicon.features(c.description)[d.key] for c in feasible)
+            for d in lexicon.domain.concern_dimensions
+            if d.key != s.concerns[0].attribute
+        }
         assert set(met.values()) == {2, 3}, s.scenario_id
         assert met[s.concerns[1].attribute] == 3 and met[s.concerns[2].attribute] == 2

@@ -69,7 +69,7 @@ def test_invalid_actions_are_a_documented_outcome():
     obs, _ = env.reset(seed=0)
     assert obs["action_mask"][CLARIFY] == 0
     n_dims = len(obs["attributes"].splitlines())
-    assert obs["action_mask"][ASK_SLOT0:ASK_SLOT0 + n_dims].all()
+    assert obs["action_mask"][ASK_SLOT0 : ASK_SLOT0 + n_dims].all()
     for action in (CLARIFY, ASK_SLOT0 + 7) if n_dims < 8 else (CLARIFY,):
         obs, reward, terminated, truncated, info = env.step(action)
         assert info["invalid_action"] and reward == -0.5 and not terminated
@@ -83,7 +83,9 @@ def test_text_actions():
     scenario = env.unwrapped.scenario
     obs, reward, terminated, _, info = env.step("I think you should take option 3.")
     assert "does not start with [ACTION" in info["invalid_action"] and reward < 0
-    obs, _, _, _, info = env.step(f"[ACTION: RECOMMEND] [OPTION: {scenario.gold_option}] Try this one\u2014it fits!")
+    obs, _, _, _, info = env.step(
+        f"[ACTION: RECOMMEND] [OPTION: {scenario.gold_option}] Try this one\u2014it fits!"
+    )
     assert info["invalid_action"] is None and info["turn_record"]["action"]["option"] == scenario.gold_option
     assert "Try this one-it fits!" in obs["transcript"]
     obs, _, _, _, info = env.step("[ACTION: ASK] What departure time would suit you?")

@@ -89,7 +89,9 @@ def test_shortcut_agent_plays_its_pick_to_the_end():
 
 
 def _dev_clarify_replies(feedback: Feedback):
-    return clarify_replies([s for s in scenario_bank() if split_of(s.domain, s.seed_index) == "dev"], feedback)
+    return clarify_replies(
+        [s for s in scenario_bank() if split_of(s.domain, s.seed_index) == "dev"], feedback
+    )
 
 
 def test_clarify_replies_carry_no_words_about_resolution_under_prosody():

@@ -6,11 +6,11 @@ import gymnasium as gym
 import pytest
 
 from agents.hear2act.llm import LLMAgent
-from agents.llm.clients import ChatClientError, MockChatClient, OpenAIChatClient, TransformersChatClient
 from agents.hear2act.prompts import messages, system_prompt
+from agents.llm.clients import ChatClientError, MockChatClient, OpenAIChatClient, TransformersChatClient
 from hear_gym.envs.hear2act.family import cell, run_config
-from hear_gym.eval.runner import run_evaluation
 from hear_gym.eval.results import read_results
+from hear_gym.eval.runner import run_evaluation
 from training.tiny_model import build_tiny_causal_lm
 
 SCENARIO = "budget_airline_tickets-00"
@@ -116,8 +116,9 @@ def test_audio_llm_agent_on_a_tiny_offline_audio_model(tmp_path):
 
     client = TransformersAudioChatClient(str(build_tiny_audio_lm(tmp_path / "tiny_audio")), max_new_tokens=6)
     for access in ("A", "A+T"):
-        audio_env = gym.make("hear_gym/Hear2Act-v0", actions="text", access=access, scenario_ids=[SCENARIO],
-                             assistant="spoken")
+        audio_env = gym.make(
+            "hear_gym/Hear2Act-v0", actions="text", access=access, scenario_ids=[SCENARIO], assistant="spoken"
+        )
         obs, _ = audio_env.reset(seed=0)
         first, second = AudioLLMAgent(client).act_batch([obs, obs])
         assert first == second  # greedy
@@ -133,8 +134,22 @@ def test_cli_builds_llm_agents_from_a_client_spec(tmp_path):
     from hear_gym.cli import app
 
     path = build_tiny_causal_lm(tmp_path / "tiny")
-    base = ["eval", "--out", str(tmp_path / "run"), "--cell", "llm@T", "--feedback", "prosody",
-            "--split", "test", "--limit", "2", "--max-turns", "3", "--no-progress"]
+    base = [
+        "eval",
+        "--out",
+        str(tmp_path / "run"),
+        "--cell",
+        "llm@T",
+        "--feedback",
+        "prosody",
+        "--split",
+        "test",
+        "--limit",
+        "2",
+        "--max-turns",
+        "3",
+        "--no-progress",
+    ]
     missing = CliRunner().invoke(app, base)
     assert missing.exit_code != 0 and "--llm-client" in missing.output
     result = CliRunner().invoke(app, [*base, "--llm-client", f"hf:{path}", "--batch-size", "2"])

@@ -19,19 +19,28 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from hear_gym.envs.hear2act.assent_items import assent_items, render_pair
+from hear_gym.envs.hear2act.audio import user_turn_request
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
+from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
+from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
+from hear_gym.envs.hear2act.user.states import STATE_OF_LABEL
 from hear_gym.speech.audit import (
-    SCALAR_NAMES, ThresholdRule, acoustic_scalars, balanced_accuracy, best_single_scalar,
+    SCALAR_NAMES,
+    ThresholdRule,
+    acoustic_scalars,
+    balanced_accuracy,
+    best_single_scalar,
 )
 from hear_gym.speech.cache import RenderCache
-from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
 from hear_gym.speech.plans import DEFAULT_PROSODY, PROSODY_TABLES, base_plans, plan_table
 from hear_gym.speech.renderers import (
-    EspeakRenderer, PraatRenderer, RenderRequest, cache_key, make_renderer, resample_to_16k,
+    EspeakRenderer,
+    PraatRenderer,
+    RenderRequest,
+    cache_key,
+    make_renderer,
+    resample_to_16k,
 )
-from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
-from hear_gym.envs.hear2act.user.states import STATE_OF_LABEL
-from hear_gym.envs.hear2act.audio import user_turn_request
 
 TRAIN_SCENARIOS, TEST_SCENARIOS = 40, 32
 
@@ -77,7 +86,9 @@ def test_rendering_does_not_depend_on_history_or_memory_layout():
     # (2 of these 96 opening requests, one run); it did not depend on the input's alignment alone
     requests = [user_turn_request(s.scenario_id, s.request, "neutral") for s in scenarios_for("dev")]
     first = [EspeakRenderer().render(r).waveform for r in requests]
-    assert all(np.array_equal(a, EspeakRenderer().render(r).waveform) for a, r in zip(first, requests))
+    assert all(
+        np.array_equal(a, EspeakRenderer().render(r).waveform) for a, r in zip(first, requests, strict=True)
+    )
     x = np.random.default_rng(0).integers(-3000, 3000, 20_000).astype(np.float64)
     shifted = np.zeros(len(x) + 3)[3:]
     shifted[:] = x
@@ -93,20 +104,30 @@ def test_resampling_keeps_level_and_duration():
 def test_the_opening_request_answers_nobody_so_it_has_no_lead_pause():
     # VoiceGate's neutral segments (speaker = voice) rely on it too: no silence before speech
     for prosody in PROSODY_TABLES:
-        requests = [user_turn_request(s, "I need a flight.", "neutral", prosody)
-                    for s in ("budget_airline_tickets-00", "meditation_apps-03")]
+        requests = [
+            user_turn_request(s, "I need a flight.", "neutral", prosody)
+            for s in ("budget_airline_tickets-00", "meditation_apps-03")
+        ]
         requests.append(RenderRequest("I need a flight.", "neutral", "f2", prosody=prosody))
         assert all(r.plan().lead_pause_ms == 0 for r in requests)
 
 
 def test_the_env_renders_with_the_chosen_table():
-    env = gym.make("hear_gym/Hear2Act-v0", access="A+T", prosody="clear",
-                   scenario_ids=["budget_airline_tickets-00"])
+    env = gym.make(
+        "hear_gym/Hear2Act-v0", access="A+T", prosody="clear", scenario_ids=["budget_airline_tickets-00"]
+    )
     obs, info = env.reset(seed=0)
     record = info["turn_record"]
-    expected = EspeakRenderer().render(user_turn_request("budget_airline_tickets-00", record["user_text"],
-                                                         record["delivery_label"], "clear")).waveform
-    assert np.array_equal(obs["audio"][:int(obs["audio_length"][0])], expected)
+    expected = (
+        EspeakRenderer()
+        .render(
+            user_turn_request(
+                "budget_airline_tickets-00", record["user_text"], record["delivery_label"], "clear"
+            )
+        )
+        .waveform
+    )
+    assert np.array_equal(obs["audio"][: int(obs["audio_length"][0])], expected)
 
 
 def test_threshold_rule_finds_the_best_cut_in_either_direction():
@@ -124,8 +145,10 @@ def audits():
     cache = RenderCache(make_renderer("espeak"))
     out = {}
     for prosody in PROSODY_TABLES:
-        x = [np.array([acoustic_scalars(*render_pair(i, cache, prosody)) for i in items])
-             for items in (train, test)]
+        x = [
+            np.array([acoustic_scalars(*render_pair(i, cache, prosody)) for i in items])
+            for items in (train, test)
+        ]
         y = [np.array([i.resolved for i in items]) for items in (train, test)]
         out[prosody] = (x[0], y[0], x[1], y[1])
     return out
@@ -162,8 +185,14 @@ print(json.dumps([hashlib.sha256(EspeakRenderer().render(r).waveform.tobytes()).
 def test_same_audio_across_processes_for_hundreds_of_utterances():
     # The utterance the issue found varying (3 hashes over 6 processes with soxr), plus every
     # delivery label over the dev scenarios' opening requests and the shared assent pool.
-    requests = [RenderRequest("Well, I guess what I really need is mechanics who know what they're doing.",
-                              "frustrated", "m4", speaker="auto_mechanic_services-03")]
+    requests = [
+        RenderRequest(
+            "Well, I guess what I really need is mechanics who know what they're doing.",
+            "frustrated",
+            "m4",
+            speaker="auto_mechanic_services-03",
+        )
+    ]
     labels = sorted(STATE_OF_LABEL)
     for i, s in enumerate(scenarios_for("dev")):
         requests.append(user_turn_request(s.scenario_id, s.request, "neutral"))
@@ -176,6 +205,7 @@ def test_same_audio_across_processes_for_hundreds_of_utterances():
     here = [hashlib.sha256(EspeakRenderer().render(r).waveform.tobytes()).hexdigest() for r in requests]
     payload = json.dumps([asdict(r) for r in requests])
     for _ in range(2):
-        there = subprocess.run([sys.executable, "-c", CROSS_PROCESS], input=payload, capture_output=True,
-                               text=True, check=True).stdout
+        there = subprocess.run(
+            [sys.executable, "-c", CROSS_PROCESS], input=payload, capture_output=True, text=True, check=True
+        ).stdout
         assert json.loads(there) == here

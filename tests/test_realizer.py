@@ -33,8 +33,9 @@ def soft_turns(feedback: Feedback, seed: int = 0):
 
 def text_classifier_accuracy(texts, labels) -> float:
     features = CountVectorizer(ngram_range=(1, 2)).fit_transform(texts)
-    scores = cross_val_score(LogisticRegression(max_iter=2000), features, labels, cv=5,
-                             scoring="balanced_accuracy")
+    scores = cross_val_score(
+        LogisticRegression(max_iter=2000), features, labels, cv=5, scoring="balanced_accuracy"
+    )
     return float(scores.mean())
 
 

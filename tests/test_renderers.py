@@ -4,13 +4,18 @@ import sys
 import numpy as np
 import pytest
 
+from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
 from hear_gym.speech import espeak
 from hear_gym.speech.cache import MAGIC, RenderCache
 from hear_gym.speech.features import FEATURE_NAMES, log_mel, prosodic_features
-from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
 from hear_gym.speech.plans import base_plans
 from hear_gym.speech.renderers import (
-    SAMPLE_RATE, EspeakRenderer, PraatRenderer, RenderRequest, cache_key, spoken_text,
+    SAMPLE_RATE,
+    EspeakRenderer,
+    PraatRenderer,
+    RenderRequest,
+    cache_key,
+    spoken_text,
 )
 
 RENDERERS = [EspeakRenderer(), PraatRenderer()]
@@ -52,11 +57,14 @@ def test_render_is_deterministic_16k_float32(renderer):
 
 @pytest.mark.parametrize("renderer", RENDERERS, ids=lambda r: r.name)
 def test_render_is_identical_in_another_process(renderer):
-    code = ("import hashlib; from hear_gym.speech.renderers import make_renderer, RenderRequest; "
-            f"w = make_renderer({renderer.name!r}).render(RenderRequest({TEXT!r}, 'lukewarm', 'm4')).waveform; "
-            "print(hashlib.sha256(w.tobytes()).hexdigest())")
+    code = (
+        "import hashlib; from hear_gym.speech.renderers import make_renderer, RenderRequest; "
+        f"w = make_renderer({renderer.name!r}).render(RenderRequest({TEXT!r}, 'lukewarm', 'm4')).waveform; "
+        "print(hashlib.sha256(w.tobytes()).hexdigest())"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     import hashlib
+
     here = renderer.render(RenderRequest(TEXT, "lukewarm", "m4")).waveform
     assert out.stdout.strip() == hashlib.sha256(here.tobytes()).hexdigest()
 
@@ -75,13 +83,13 @@ def test_delivery_shows_in_the_measured_prosody(renderer):
     assert reluctant[names.index("lead_silence_s")] > resolved[names.index("lead_silence_s")] + 0.15
     assert resolved[names.index("energy_mean_db")] > reluctant[names.index("energy_mean_db")] + 3
     rising, falling = features("hesitant"), features("firm")
-    assert (rising[names.index("f0_final_slope_st_per_s")]
-            > falling[names.index("f0_final_slope_st_per_s")])
+    assert rising[names.index("f0_final_slope_st_per_s")] > falling[names.index("f0_final_slope_st_per_s")]
 
 
 def test_mandarin_renders():
-    out = EspeakRenderer().render(RenderRequest("\u597d\u7684\uff0c\u542c\u8d77\u6765\u4e0d\u9519\u3002",
-                                                "warm", "f4", "cmn"))
+    out = EspeakRenderer().render(
+        RenderRequest("\u597d\u7684\uff0c\u542c\u8d77\u6765\u4e0d\u9519\u3002", "warm", "f4", "cmn")
+    )
     assert len(out.waveform) > SAMPLE_RATE // 2 and out.plan["spoken_text"].endswith("\u3002")
 
 
@@ -132,10 +140,12 @@ def test_feature_store_on_disk_survives_the_process(tmp_path):
     import subprocess
     import sys
 
-    code = ("import numpy as np; from hear_gym.speech.features import prosodic_features; "
-            "from hear_gym.speech.renderers import EspeakRenderer, RenderRequest; "
-            "w = EspeakRenderer().render(RenderRequest('Sure, that works.', 'warm', 'f1')).waveform; "
-            "print(prosodic_features(w).tolist())")
+    code = (
+        "import numpy as np; from hear_gym.speech.features import prosodic_features; "
+        "from hear_gym.speech.renderers import EspeakRenderer, RenderRequest; "
+        "w = EspeakRenderer().render(RenderRequest('Sure, that works.', 'warm', 'f1')).waveform; "
+        "print(prosodic_features(w).tolist())"
+    )
     env = {**__import__("os").environ, "HEAR_GYM_CACHE": str(tmp_path)}
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert (tmp_path / "features-v2.sqlite3").exists()

@@ -2,13 +2,13 @@ import json
 
 import pytest
 
-from agents.random_agent import RandomAgent
 from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
+from agents.random_agent import RandomAgent
+from hear_gym.envs.hear2act.family import cell, run_config
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.eval.pipeline import evaluate, write_metadata
 from hear_gym.eval.results import ResultsFileError, read_results
-from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.eval.runner import run_evaluation
-from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 
 AGENTS = {"random": RandomAgent, "transcript_only": TranscriptOnlyAgent, "state_aware": StateAwareAgent}
 FIVE = tuple(s.scenario_id for s in scenarios_for("dev")[:5])
@@ -30,8 +30,15 @@ def test_results_and_metadata_round_trip(tmp_path):
     records = read_results(tmp_path / "results.jsonl")
     assert len(records) == 20 and len({r["key"] for r in records}) == 20
     turn = records[0]["turns"][2]
-    assert {"action", "user_text", "concern_state", "delivery_label", "option_acceptance",
-            "interaction_satisfaction", "disclosed"} <= set(turn)
+    assert {
+        "action",
+        "user_text",
+        "concern_state",
+        "delivery_label",
+        "option_acceptance",
+        "interaction_satisfaction",
+        "disclosed",
+    } <= set(turn)
     on_disk = json.loads((tmp_path / "metadata.json").read_text())
     assert on_disk["cells"] == json.loads(json.dumps(metadata["cells"]))
     assert set(on_disk["provenance"]) >= {"git_commit", "packages", "env_id", "generator"}
@@ -104,8 +111,9 @@ def test_parallel_workers_give_the_same_episodes(tmp_path):
 def test_table5_pairs_each_agent_under_t_and_t_plus_s(tmp_path):
     from hear_gym.envs.hear2act.report import to_markdown
 
-    cells = tuple(cell(agent, access, "prosody") for agent in ("transcript_only", "random")
-                  for access in ("T", "T+S"))
+    cells = tuple(
+        cell(agent, access, "prosody") for agent in ("transcript_only", "random") for access in ("T", "T+S")
+    )
     metadata = evaluate(tmp_path, config(cells=cells), AGENTS, progress=False)
     rows = {row["agent"]: row for row in metadata["per_model"]}
     assert set(rows) == {"transcript_only", "random"}

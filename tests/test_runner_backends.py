@@ -6,13 +6,13 @@ import json
 import pytest
 
 from agents.hear2act.llm import LLMAgent
+from agents.hear2act.rule import StateAwareAgent
 from agents.llm.clients import MockChatClient
 from agents.llm.factory import ClientAgentFactory, client_from_spec
-from agents.hear2act.rule import StateAwareAgent
-from hear_gym.eval.results import read_results
 from hear_gym.envs.hear2act.family import cell, run_config
-from hear_gym.eval.runner import run_evaluation
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
+from hear_gym.eval.results import read_results
+from hear_gym.eval.runner import run_evaluation
 
 SIX = tuple(s.scenario_id for s in scenarios_for("dev")[:6])
 
@@ -40,16 +40,23 @@ def canonical(path):
     return sorted(json.dumps(r, sort_keys=True) for r in read_results(path / "results.jsonl"))
 
 
-CONFIG = run_config(cells=(cell("llm", "T+S", "prosody"), cell("rule", "T+S", "prosody")), scenario_ids=SIX,
-                   rollouts=2)
+CONFIG = run_config(
+    cells=(cell("llm", "T+S", "prosody"), cell("rule", "T+S", "prosody")), scenario_ids=SIX, rollouts=2
+)
 
 
 def test_batched_play_gives_the_same_episodes_with_fewer_model_calls(tmp_path):
     one, many = CountingClient(), CountingClient()
-    run_evaluation(tmp_path / "one", CONFIG, {"llm": lambda: LLMAgent(one), "rule": StateAwareAgent},
-                   progress=False)
-    run_evaluation(tmp_path / "many", CONFIG, {"llm": lambda: LLMAgent(many), "rule": StateAwareAgent},
-                   progress=False, batch_size=5)
+    run_evaluation(
+        tmp_path / "one", CONFIG, {"llm": lambda: LLMAgent(one), "rule": StateAwareAgent}, progress=False
+    )
+    run_evaluation(
+        tmp_path / "many",
+        CONFIG,
+        {"llm": lambda: LLMAgent(many), "rule": StateAwareAgent},
+        progress=False,
+        batch_size=5,
+    )
     assert canonical(tmp_path / "one") == canonical(tmp_path / "many")
     assert set(one.batch_sizes) == {1} and max(many.batch_sizes) == 5
     assert sum(one.batch_sizes) == sum(many.batch_sizes) and len(many.batch_sizes) < len(one.batch_sizes)
@@ -67,7 +74,9 @@ def test_ray_backend_matches_local_play(tmp_path):
     pytest.importorskip("ray")
     config = run_config(cells=(cell("rule", "T+S", "prosody"),), scenario_ids=SIX)
     run_evaluation(tmp_path / "local", config, {"rule": StateAwareAgent}, progress=False)
-    run_evaluation(tmp_path / "ray", config, {"rule": StateAwareAgent}, progress=False, workers=2, backend="ray")
+    run_evaluation(
+        tmp_path / "ray", config, {"rule": StateAwareAgent}, progress=False, workers=2, backend="ray"
+    )
     assert canonical(tmp_path / "local") == canonical(tmp_path / "ray")
 
 

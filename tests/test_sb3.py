@@ -12,12 +12,10 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
+from stand_ins import PLUGINS  # noqa: E402
 
 from hear_gym.envs.hear2act.features import ACCESS_CHANNELS  # noqa: E402
 from hear_gym.envs.voicegate.access import GATE_ACCESS  # noqa: E402
-from stand_ins import PLUGINS  # noqa: E402
-
-
 
 
 def make(env_id: str, access: str) -> gym.Env:
@@ -25,7 +23,8 @@ def make(env_id: str, access: str) -> gym.Env:
 
 
 VARIANTS = [("hear_gym/Hear2Act-v0", a) for a in sorted(ACCESS_CHANNELS)] + [
-    ("hear_gym/VoiceGate-v0", a) for a in GATE_ACCESS]
+    ("hear_gym/VoiceGate-v0", a) for a in GATE_ACCESS
+]
 
 
 @pytest.mark.parametrize("env_id,access", VARIANTS)

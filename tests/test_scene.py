@@ -30,7 +30,7 @@ def test_gaps_and_concatenation_have_exact_lengths():
     a, b = tone(0.2), tone(0.3, 330)
     out = scene.concatenate([a, b], [600.0])
     assert len(out) == len(a) + len(b) + int(0.6 * SR)
-    assert not out[len(a):len(a) + int(0.6 * SR)].any()
+    assert not out[len(a) : len(a) + int(0.6 * SR)].any()
     with pytest.raises(ValueError, match="need 1 gaps"):
         scene.concatenate([a, b], [])
 
@@ -43,8 +43,9 @@ def test_noise_at_a_target_snr_is_measured_back():
         noise = y.astype(np.float64) - x
         measured = 10 * np.log10(np.mean(x.astype(np.float64) ** 2) / np.mean(noise**2))
         assert measured == pytest.approx(snr, abs=0.05)
-    assert np.array_equal(scene.add_noise(x, 5, np.random.default_rng(1)),
-                          scene.add_noise(x, 5, np.random.default_rng(1)))
+    assert np.array_equal(
+        scene.add_noise(x, 5, np.random.default_rng(1)), scene.add_noise(x, 5, np.random.default_rng(1))
+    )
 
 
 def test_room_rendering_reverberates_and_is_cached():

@@ -5,30 +5,48 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
+from stand_ins import PLUGINS
 
 import hear_gym
+from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS
+from hear_gym.envs.voicegate.access import GATE_ACCESS
 from hear_gym.envs.voicegate.actions import format_tool_call
 from hear_gym.envs.voicegate.items.model import Family
 from hear_gym.envs.voicegate.items.pools import TOOL_NAMES
-from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS
-from hear_gym.envs.voicegate.access import GATE_ACCESS
-from stand_ins import PLUGINS
 
 STEPS = 200
 
 
-P6A = ("[ACTION: RECOMMEND] [OPTION: {n}] this one", "[ACTION: ASK] Anything else?", "[ACTION: CONFIRM] Done.",
-       "[ACTION: CLARIFY] Does it work?", "not an action")
-VARIANTS = [("hear_gym/Hear2Act-v0", access, actions) for access in ACCESS_CONDITIONS
-            for actions in ("discrete", "text")]
-VARIANTS += [("hear_gym/VoiceGate-v0", access, actions) for access in GATE_ACCESS for actions in ("discrete", "text")]
+P6A = (
+    "[ACTION: RECOMMEND] [OPTION: {n}] this one",
+    "[ACTION: ASK] Anything else?",
+    "[ACTION: CONFIRM] Done.",
+    "[ACTION: CLARIFY] Does it work?",
+    "not an action",
+)
+VARIANTS = [
+    ("hear_gym/Hear2Act-v0", access, actions)
+    for access in ACCESS_CONDITIONS
+    for actions in ("discrete", "text")
+]
+VARIANTS += [
+    ("hear_gym/VoiceGate-v0", access, actions) for access in GATE_ACCESS for actions in ("discrete", "text")
+]
 
 
 def _gate_reply(rng: np.random.Generator) -> str:
     tool = str(rng.choice(TOOL_NAMES))
-    return str(rng.choice(["[Mute]", format_tool_call(tool, {"x": int(rng.integers(9))}),
-                           format_tool_call(tool, {"x": "nine", "y": [1, {"z": None}]}),
-                           "The pharmacy closes at nine.", "<|TOOL|>{broken</|TOOL|>"]))
+    return str(
+        rng.choice(
+            [
+                "[Mute]",
+                format_tool_call(tool, {"x": int(rng.integers(9))}),
+                format_tool_call(tool, {"x": "nine", "y": [1, {"z": None}]}),
+                "The pharmacy closes at nine.",
+                "<|TOOL|>{broken</|TOOL|>",
+            ]
+        )
+    )
 
 
 def _actions(obs, env_id: str, actions: str, rng: np.random.Generator, n: int):

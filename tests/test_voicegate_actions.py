@@ -92,9 +92,13 @@ def test_brackets_inside_strings_do_not_count_as_nesting():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.recursive(st.none() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-                    max_leaves=40))
+@given(
+    st.recursive(
+        st.none() | st.integers() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+        max_leaves=40,
+    )
+)
 def test_nested_params_never_crash_the_env(params):
     import gymnasium as gym
 

@@ -11,11 +11,11 @@ import pytest
 
 import hear_gym  # noqa: F401  (registers the ids)
 from hear_gym.envs.voicegate.actions import ANSWER0, MUTE, TOOL0, format_tool_call
-from hear_gym.envs.voicegate.scoring import JudgeLabel, KeywordJudge
 from hear_gym.envs.voicegate.items.generator import select_items
 from hear_gym.envs.voicegate.items.pools import TOOL_NAMES
-from hear_gym.speech.cache import RenderCache
 from hear_gym.envs.voicegate.scenes import LEAD_MS, NOISE_DBFS, TAIL_MS, render_item, room_tone
+from hear_gym.envs.voicegate.scoring import JudgeLabel, KeywordJudge
+from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
 from hear_gym.speech.scene import rms_dbfs
 
@@ -61,7 +61,7 @@ def test_room_tone_is_under_the_whole_input_and_stationary(cache):
     item = _pair("same_speaker")
     wave, manifest = render_item(item, cache)
     assert manifest["noise"]["kind"] == "pink" and abs(manifest["noise"]["rms_dbfs"] - NOISE_DBFS) < 1.5
-    lead, tail = wave[: round(LEAD_MS * 16)], wave[-round(TAIL_MS * 16):]
+    lead, tail = wave[: round(LEAD_MS * 16)], wave[-round(TAIL_MS * 16) :]
     assert abs(rms_dbfs(lead) - NOISE_DBFS) < 3 and abs(rms_dbfs(tail) - NOISE_DBFS) < 3
     bed = room_tone(item, len(wave))
     quarters = [rms_dbfs(q) for q in np.array_split(bed, 4)]
@@ -103,7 +103,12 @@ def test_observation_hides_ground_truth_and_info_holds_it():
 def test_text_only_items_have_no_audio_and_audio_is_padded_with_its_room_tone():
     env = gym.make("hear_gym/VoiceGate-v0", conditions=["text_only"])
     obs, _ = env.reset(seed=0)
-    assert obs["audio_length"].shape == (1,) and obs["audio_length"][0] == 0 and not obs["audio"].any() and obs["transcript"]
+    assert (
+        obs["audio_length"].shape == (1,)
+        and obs["audio_length"][0] == 0
+        and not obs["audio"].any()
+        and obs["transcript"]
+    )
     env = gym.make("hear_gym/VoiceGate-v0", conditions=["switch"])
     obs, info = env.reset(seed=0)
     length, item = int(obs["audio_length"][0]), env.unwrapped.item
@@ -211,8 +216,10 @@ def test_llm_judge_hook_plugs_into_the_env():
 def test_feature_observation_grants_each_condition_its_channel():
     import hear_gym.envs.voicegate.features as gf
 
-    made = {a: gym.make("hear_gym/VoiceGate-v0", access=a, observation="features", conditions=["switch"])
-            for a in ("T", "A+T", "A")}
+    made = {
+        a: gym.make("hear_gym/VoiceGate-v0", access=a, observation="features", conditions=["switch"])
+        for a in ("T", "A+T", "A")
+    }
     obs = {a: env.reset(seed=3)[0] for a, env in made.items()}
     assert set(obs["T"]) == {"words", "action_mask"}
     assert set(obs["A+T"]) == set(obs["A"]) == {"words", "has_audio", "change", "action_mask"}
@@ -220,7 +227,9 @@ def test_feature_observation_grants_each_condition_its_channel():
     assert np.array_equal(obs["A+T"]["change"], obs["A"]["change"])
     assert np.array_equal(obs["T"]["words"], obs["A+T"]["words"])  # the command's words
     assert np.array_equal(obs["A"]["words"], gf.hashed_words("[speech]", gf.WORD_BINS))  # hidden
-    text_only = gym.make("hear_gym/VoiceGate-v0", access="A+T", observation="features", conditions=["text_only"])
+    text_only = gym.make(
+        "hear_gym/VoiceGate-v0", access="A+T", observation="features", conditions=["text_only"]
+    )
     first, _ = text_only.reset(seed=3)
     assert first["has_audio"][0] == 0.0 and not first["change"].any() and first["words"].any()
 

@@ -95,7 +95,7 @@ def test_side_talk_is_one_near_voice_by_default_and_turned_away_on_request():
     default = select_items("side_talk")
     turned = select_items("side_talk", side_talk_cue="turned_away")
     assert [i.item_id for i in default] == [i.item_id for i in turned]
-    for item, other in zip(default, turned):
+    for item, other in zip(default, turned, strict=True):
         assert item.utterances == other.utterances and item.split == other.split
         assert (item.cues["acoustic"], other.cues["acoustic"]) == ("none", "turned_away")
         order, assistant_content, _ = item.condition.split("-")
@@ -104,7 +104,7 @@ def test_side_talk_is_one_near_voice_by_default_and_turned_away_on_request():
         assert len({s.voice for s in item.segments}) == 1  # one speaker: identity cannot tell
         assert {s.placement for s in item.segments} == {Placement.NEAR}  # acoustics cannot tell
         assert [s.voice for s in item.segments] == [s.voice for s in other.segments]
-        for segment, utterance in zip(other.segments, other.utterances):
+        for segment, utterance in zip(other.segments, other.utterances, strict=True):
             expected = Placement.NEAR if utterance.addressee is Addressee.ASSISTANT else Placement.TURNED_AWAY
             assert segment.placement is expected
         to_assistant = next(u for u in item.utterances if u.addressee is Addressee.ASSISTANT)

@@ -6,8 +6,8 @@ import gymnasium as gym
 
 import hear_gym  # noqa: F401
 from agents.llm.clients import MockChatClient
-from agents.voicegate.llm import AudioLLMGateAgent, LLMGateAgent
 from agents.voicegate.baselines import TextOnlyGateAgent, respond_to
+from agents.voicegate.llm import AudioLLMGateAgent, LLMGateAgent
 from hear_gym.envs.voicegate.family import item_ids, run_config
 from hear_gym.envs.voicegate.metrics import headline_metrics
 from hear_gym.eval.results import read_results
@@ -15,8 +15,9 @@ from hear_gym.eval.runner import run_evaluation
 
 
 def run_gate(factory, out, name, families, access="T", **kwargs):
-    run_evaluation(out, run_config(name, access, item_ids("test", families)), {name: factory}, progress=False,
-                   **kwargs)
+    run_evaluation(
+        out, run_config(name, access, item_ids("test", families)), {name: factory}, progress=False, **kwargs
+    )
     return read_results(out / "results.jsonl")
 
 
@@ -51,8 +52,9 @@ def test_batched_and_parallel_play_give_the_same_records(tmp_path):
     batched = run_gate(lambda: LLMGateAgent(many), tmp_path / "many", "llm", ("self_talk",), batch_size=8)
     parallel = run_gate(TextOnlyGateAgent, tmp_path / "two", "text_only", ("self_talk",), workers=2)
     assert canonical(alone) == canonical(batched) and many.model_calls < one.model_calls == len(alone)
-    assert canonical(parallel) == canonical(run_gate(TextOnlyGateAgent, tmp_path / "solo", "text_only",
-                                                     ("self_talk",)))
+    assert canonical(parallel) == canonical(
+        run_gate(TextOnlyGateAgent, tmp_path / "solo", "text_only", ("self_talk",))
+    )
 
 
 def test_malformed_llm_replies_are_scored_not_raised(tmp_path):

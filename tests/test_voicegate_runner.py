@@ -67,15 +67,25 @@ def test_results_round_trip_and_resume(text_run, tmp_path):
 def test_a_different_config_is_refused(text_run):
     out, _ = text_run
     with pytest.raises(ValueError, match="different configuration"):
-        run_evaluation(out, gate_config("text_only", ("self_talk",), "T"), {"text_only": TextOnlyGateAgent},
-                       progress=False)
+        run_evaluation(
+            out,
+            gate_config("text_only", ("self_talk",), "T"),
+            {"text_only": TextOnlyGateAgent},
+            progress=False,
+        )
     with pytest.raises(ValueError, match="needs access"):
-        run_evaluation(out.parent / "audio_gate_text", gate_config("audio_gate", ("self_talk",), "T"),
-                       {"audio_gate": lambda: AudioGateAgent(None)}, progress=False)
+        run_evaluation(
+            out.parent / "audio_gate_text",
+            gate_config("audio_gate", ("self_talk",), "T"),
+            {"audio_gate": lambda: AudioGateAgent(None)},
+            progress=False,
+        )
 
 
 def test_always_mute_passes_mute_targets_and_fails_positive_controls(tmp_path):
-    records = run_gate(AlwaysMuteAgent, tmp_path, gate_config("always_mute", ("speaker_switch", "self_talk"), "T"))
+    records = run_gate(
+        AlwaysMuteAgent, tmp_path, gate_config("always_mute", ("speaker_switch", "self_talk"), "T")
+    )
     metrics = headline_metrics(records)
     assert metrics["switch_mute"].point == metrics["self_talk_mute"].point == 1.0
     assert metrics["same_speaker_tool"].point == metrics["text_only_tool"].point == 0.0
@@ -103,7 +113,7 @@ def test_gate_is_learnable_deterministic_and_round_trips(small_gate, gate_cache)
     again = train_gate(GateConfig(limit_per_family=80, epochs=200))
     assert all(
         np.array_equal(a, b)
-        for a, b in zip(gate.model.state_dict().values(), again.model.state_dict().values())
+        for a, b in zip(gate.model.state_dict().values(), again.model.state_dict().values(), strict=True)
     )
     loaded = AudioGate.load(path)
     assert loaded.report == gate.report and np.array_equal(loaded.mean, gate.mean)
@@ -175,15 +185,30 @@ def test_cli_eval_logs_to_wandb_offline(tmp_path, monkeypatch):
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
     monkeypatch.delenv("WANDB_MODE", raising=False)
     monkeypatch.setenv("WANDB_SILENT", "true")
-    result = CliRunner().invoke(app, ["voicegate", "eval", "--out", str(tmp_path), "--agent", "always_mute",
-                                      "--family", "self_talk", "--wandb-project", "hear-gym-test"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "voicegate",
+            "eval",
+            "--out",
+            str(tmp_path),
+            "--agent",
+            "always_mute",
+            "--family",
+            "self_talk",
+            "--wandb-project",
+            "hear-gym-test",
+        ],
+    )
     assert result.exit_code == 0, result.output
     offline = list((tmp_path / "wandb").glob("offline-run-*"))
     assert len(offline) == 1 and any(offline[0].rglob("*.wandb"))
 
 
 def test_cli_listen_writes_one_item(tmp_path):
-    result = CliRunner().invoke(app, ["voicegate", "listen", "ss-unlock_door-03/switch", "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app, ["voicegate", "listen", "ss-unlock_door-03/switch", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     audio, rate = sf.read(tmp_path / "ss-unlock_door-03__switch.wav")
     record = json.loads((tmp_path / "ss-unlock_door-03__switch.json").read_text())
@@ -191,11 +216,13 @@ def test_cli_listen_writes_one_item(tmp_path):
     assert record["item"]["target"]["kind"] == "mute"
     bad = CliRunner().invoke(app, ["voicegate", "listen", "nope", "--out", str(tmp_path)])
     assert bad.exit_code != 0 and "no item" in bad.output
-    turned = CliRunner().invoke(app, ["voicegate", "listen", "st-0-00", "--out", str(tmp_path),
-                                      "--side-talk-cue", "turned_away"])
+    turned = CliRunner().invoke(
+        app, ["voicegate", "listen", "st-0-00", "--out", str(tmp_path), "--side-talk-cue", "turned_away"]
+    )
     assert turned.exit_code == 0, turned.output
     segments = json.loads((tmp_path / "st-0-00.json").read_text())["manifest"]["segments"]
     assert {s["placement"] for s in segments} == {"near", "turned_away"}
-    bad = CliRunner().invoke(app, ["voicegate", "listen", "st-0-00", "--out", str(tmp_path),
-                                   "--side-talk-cue", "loud"])
+    bad = CliRunner().invoke(
+        app, ["voicegate", "listen", "st-0-00", "--out", str(tmp_path), "--side-talk-cue", "loud"]
+    )
     assert bad.exit_code != 0 and "side_talk_cue must be one of" in bad.output

@@ -27,14 +27,23 @@ from agents.voicegate.shortcut_probes import (
     spread,
 )
 from hear_gym.envs.voicegate.items.generator import select_items
-from hear_gym.speech.cache import RenderCache
 from hear_gym.envs.voicegate.scenes import render_item, room_tone
+from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import make_renderer
 
 CHANCE_BOUND = 0.65  # side-talk, held out, n = 80; the turned-away rendering gives 0.95-1.00
 ZERO_RUN_BOUND = 0.70  # switch, held out, 80 pairs; 1.00 without the bed
-REVIEWER_RULES = ("centroid_khz", "high_band_ratio", "rms_db", "peak_db", "duration_s", "f0_mean_st",
-                  "energy_spread_db", "words_per_s", "position")
+REVIEWER_RULES = (
+    "centroid_khz",
+    "high_band_ratio",
+    "rms_db",
+    "peak_db",
+    "duration_s",
+    "f0_mean_st",
+    "energy_spread_db",
+    "words_per_s",
+    "position",
+)
 MAX_ZERO_RUN = 4  # samples (0.25 ms); before the room-tone bed a switch input had 9,600
 
 

@@ -36,8 +36,11 @@ def corpus(max_scenarios: int = 48) -> list[str]:
     texts += [f for frames in FRAMES.values() for f in frames]
     for scenario in scenario_bank()[:max_scenarios]:
         texts += [scenario.request, options_text(scenario), *(c.requirement for c in scenario.concerns)]
-    texts += ["[ACTION: RECOMMEND] [OPTION: 3] I recommend this one.", "[ACTION: CONFIRM] Done.",
-              "[ACTION: ASK] What matters most to you?"]
+    texts += [
+        "[ACTION: RECOMMEND] [OPTION: 3] I recommend this one.",
+        "[ACTION: CONFIRM] Done.",
+        "[ACTION: ASK] What matters most to you?",
+    ]
     return texts
 
 
@@ -48,8 +51,9 @@ def _tokenizer(vocab_size: int, audio: bool = False):
     special = SPECIAL_TOKENS + (AUDIO_TOKENS if audio else [])
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(corpus(), vocab_size=vocab_size, min_frequency=1, special_tokens=special)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|pad|>",
-                                        bos_token="<|endoftext|>")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|pad|>", bos_token="<|endoftext|>"
+    )
     if audio:
         tokenizer.add_special_tokens({"additional_special_tokens": AUDIO_TOKENS})
     return tokenizer
@@ -58,15 +62,24 @@ def _tokenizer(vocab_size: int, audio: bool = False):
 def _text_config(tokenizer, hidden: int, layers: int):
     from transformers import Qwen2Config
 
-    return Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
-                       num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                       max_position_embeddings=8192, tie_word_embeddings=True,
-                       eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                       bos_token_id=tokenizer.bos_token_id)
+    return Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=8192,
+        tie_word_embeddings=True,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+    )
 
 
-def build_tiny_causal_lm(out_dir: Path, vocab_size: int = 1024, hidden: int = 64, layers: int = 2,
-                         seed: int = 0) -> Path:
+def build_tiny_causal_lm(
+    out_dir: Path, vocab_size: int = 1024, hidden: int = 64, layers: int = 2, seed: int = 0
+) -> Path:
     import torch
     from transformers import Qwen2ForCausalLM
 
@@ -88,19 +101,34 @@ def build_tiny_audio_lm(out_dir: Path, vocab_size: int = 1024, hidden: int = 64,
     its processor (Whisper feature extractor, the tokenizer with audio tokens, a chat template)."""
     import torch
     from transformers import (
-        Qwen2AudioConfig, Qwen2AudioForConditionalGeneration, Qwen2AudioProcessor, WhisperFeatureExtractor,
+        Qwen2AudioConfig,
+        Qwen2AudioForConditionalGeneration,
+        Qwen2AudioProcessor,
+        WhisperFeatureExtractor,
     )
     from transformers.models.qwen2_audio.configuration_qwen2_audio import Qwen2AudioEncoderConfig
 
     out_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = _tokenizer(vocab_size, audio=True)
-    processor = Qwen2AudioProcessor(feature_extractor=WhisperFeatureExtractor(feature_size=32, sampling_rate=16_000),
-                                    tokenizer=tokenizer, chat_template=AUDIO_CHAT_TEMPLATE)
+    processor = Qwen2AudioProcessor(
+        feature_extractor=WhisperFeatureExtractor(feature_size=32, sampling_rate=16_000),
+        tokenizer=tokenizer,
+        chat_template=AUDIO_CHAT_TEMPLATE,
+    )
     processor.save_pretrained(out_dir)
-    encoder = Qwen2AudioEncoderConfig(num_mel_bins=32, encoder_layers=1, encoder_attention_heads=2,
-                                      encoder_ffn_dim=2 * hidden, d_model=32, max_source_positions=1500)
-    config = Qwen2AudioConfig(audio_config=encoder, text_config=_text_config(tokenizer, hidden, 2),
-                              audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"))
+    encoder = Qwen2AudioEncoderConfig(
+        num_mel_bins=32,
+        encoder_layers=1,
+        encoder_attention_heads=2,
+        encoder_ffn_dim=2 * hidden,
+        d_model=32,
+        max_source_positions=1500,
+    )
+    config = Qwen2AudioConfig(
+        audio_config=encoder,
+        text_config=_text_config(tokenizer, hidden, 2),
+        audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"),
+    )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         Qwen2AudioForConditionalGeneration(config).save_pretrained(out_dir)

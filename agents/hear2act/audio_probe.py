@@ -28,25 +28,35 @@ from rich.progress import track
 from safetensors.torch import load_file, save_file
 
 from hear_gym.core.paths import writable_file
+from hear_gym.envs.hear2act.audio import AFFECT_LABELS, user_turn_request
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
+from hear_gym.envs.hear2act.user.engine import UserEngine
+from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
+from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, RESOLVED_DELIVERY_LABELS, Feedback
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.features import pooled_log_mel, prosodic_features
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
-from hear_gym.envs.hear2act.user.engine import UserEngine
-from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
-from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, RESOLVED_DELIVERY_LABELS, Feedback
-from hear_gym.envs.hear2act.audio import AFFECT_LABELS, user_turn_request
 
 CONCERN_CLASSES = ("resolved", "unresolved")
 # How a generic speech-emotion model would file each delivery (valence x arousal), with no
 # regard for the task: relieved is calm, hence neutral; concerned is a low, negative voice.
 AFFECT_OF_DELIVERY = {
-    "satisfied": "happy", "warm": "happy", "enthusiastic": "happy", "relieved": "neutral",
-    "underwhelmed": "sad", "disappointed": "sad", "concerned": "sad",
-    "lukewarm": "neutral", "flat": "neutral", "hesitant": "neutral", "neutral": "neutral",
-    "frustrated": "angry", "impatient": "angry", "firm": "angry",
+    "satisfied": "happy",
+    "warm": "happy",
+    "enthusiastic": "happy",
+    "relieved": "neutral",
+    "underwhelmed": "sad",
+    "disappointed": "sad",
+    "concerned": "sad",
+    "lukewarm": "neutral",
+    "flat": "neutral",
+    "hesitant": "neutral",
+    "neutral": "neutral",
+    "frustrated": "angry",
+    "impatient": "angry",
+    "firm": "angry",
 }
 FEATURE_KINDS = ("prosody", "prosody_relative", "logmel")
 
@@ -101,12 +111,13 @@ class ProbeData:
 def build_data(config: ProbeConfig, split: str, cache: RenderCache, seed: int) -> ProbeData:
     """Render every reaction of the split's scenarios (both feedbacks) and featurize it."""
     rng = np.random.default_rng(seed)
-    scenarios = scenarios_for(split)[:config.max_scenarios]
+    scenarios = scenarios_for(split)[: config.max_scenarios]
     rows, labels = [], []
     for scenario in track(scenarios, description=f"{config.task} probe: {split} audio"):
         domain, speaker = domain_by_id(scenario.domain), scenario.scenario_id
-        reference = cache.render(user_turn_request(speaker, scenario.request, REQUEST_DELIVERY,
-                                                   config.prosody)).waveform
+        reference = cache.render(
+            user_turn_request(speaker, scenario.request, REQUEST_DELIVERY, config.prosody)
+        ).waveform
         for feedback in Feedback:
             engine = UserEngine(scenario, feedback)
             for cand in scenario.candidates:
@@ -154,9 +165,11 @@ class NormalizedMLP:
             return fh.metadata() or {}
 
     @staticmethod
-    def load_weights(path: str | Path, hidden: int, n_classes: int) -> tuple[torch.nn.Module, np.ndarray, np.ndarray]:
+    def load_weights(
+        path: str | Path, hidden: int, n_classes: int
+    ) -> tuple[torch.nn.Module, np.ndarray, np.ndarray]:
         tensors = load_file(str(path))
-        weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
+        weights = {k[len("model.") :]: v for k, v in tensors.items() if k.startswith("model.")}
         model = mlp(weights["0.weight"].shape[1], hidden, n_classes)
         model.load_state_dict(weights)
         return model, tensors["norm.mean"].numpy(), tensors["norm.std"].numpy()
@@ -165,8 +178,14 @@ class NormalizedMLP:
 class AudioProbe(NormalizedMLP):
     """A trained probe: featurize a turn, normalize, classify."""
 
-    def __init__(self, config: ProbeConfig, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray,
-                 report: dict | None = None) -> None:
+    def __init__(
+        self,
+        config: ProbeConfig,
+        model: torch.nn.Module,
+        mean: np.ndarray,
+        std: np.ndarray,
+        report: dict | None = None,
+    ) -> None:
         super().__init__(model, mean, std)
         self.config, self.report = config, report or {}
 
@@ -175,7 +194,9 @@ class AudioProbe(NormalizedMLP):
         return self.config.classes[int(self.predict_features(x)[0])]
 
     def save(self, path: Path) -> None:
-        self.save_checkpoint(path, {"config": json.dumps(asdict(self.config)), "report": json.dumps(self.report)})
+        self.save_checkpoint(
+            path, {"config": json.dumps(asdict(self.config)), "report": json.dumps(self.report)}
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> AudioProbe:
@@ -188,8 +209,9 @@ class AudioProbe(NormalizedMLP):
         return cls(config, model, mean, std, json.loads(meta.get("report", "{}")))
 
 
-def train_mlp(x: np.ndarray, y: np.ndarray, n_classes: int, hidden: int, epochs: int, learning_rate: float,
-              seed: int) -> tuple[torch.nn.Module, np.ndarray, np.ndarray]:
+def train_mlp(
+    x: np.ndarray, y: np.ndarray, n_classes: int, hidden: int, epochs: int, learning_rate: float, seed: int
+) -> tuple[torch.nn.Module, np.ndarray, np.ndarray]:
     """Full-batch Adam on cross-entropy with class-balanced weights; seeded, CPU. Returns the
     model and the feature normalization (mean, std) it expects."""
     generator = torch.Generator().manual_seed(seed)
@@ -212,15 +234,19 @@ def train_mlp(x: np.ndarray, y: np.ndarray, n_classes: int, hidden: int, epochs:
 
 
 def fit(config: ProbeConfig, train: ProbeData) -> AudioProbe:
-    model, mean, std = train_mlp(train.x, train.y, len(config.classes), config.hidden, config.epochs,
-                                 config.learning_rate, config.seed)
+    model, mean, std = train_mlp(
+        train.x, train.y, len(config.classes), config.hidden, config.epochs, config.learning_rate, config.seed
+    )
     return AudioProbe(config, model, mean, std)
 
 
 def per_class_accuracy(probe: AudioProbe, data: ProbeData) -> dict[str, float]:
     predicted = probe.predict_features(data.x)
-    report = {name: float((predicted[data.y == i] == i).mean()) for i, name in enumerate(probe.config.classes)
-              if (data.y == i).any()}
+    report = {
+        name: float((predicted[data.y == i] == i).mean())
+        for i, name in enumerate(probe.config.classes)
+        if (data.y == i).any()
+    }
     report["balanced"] = float(np.mean(list(report.values())))
     report["n"] = int(len(data.y))
     return report
@@ -257,16 +283,19 @@ def affect_classifier(path: str | Path) -> AffectPredictor:
 class ConcernInferrer:
     """``StateInferrer`` for T+S^: one sentence about the current recommendation's status."""
 
-    SENTENCES = {"resolved": "The user sounds genuinely satisfied; the recommendation seems resolved.",
-                 "unresolved": "The user sounds unconvinced; the recommendation seems unresolved."}
+    SENTENCES = {
+        "resolved": "The user sounds genuinely satisfied; the recommendation seems resolved.",
+        "unresolved": "The user sounds unconvinced; the recommendation seems unresolved.",
+    }
 
     def __init__(self, probe: AudioProbe) -> None:
         if probe.config.task != "concern":
             raise ValueError("ConcernInferrer needs a concern probe")
         self.probe = probe
 
-    def infer(self, waveform: np.ndarray, sample_rate: int, transcript: str,
-              reference: np.ndarray | None = None) -> str:
+    def infer(
+        self, waveform: np.ndarray, sample_rate: int, transcript: str, reference: np.ndarray | None = None
+    ) -> str:
         if sample_rate != SAMPLE_RATE:
             raise ValueError(f"expected {SAMPLE_RATE} Hz audio, got {sample_rate}")
         return self.SENTENCES[self.probe.predict(waveform, reference)]
@@ -284,4 +313,3 @@ class AffectPredictor:
         if sample_rate != SAMPLE_RATE:
             raise ValueError(f"expected {SAMPLE_RATE} Hz audio, got {sample_rate}")
         return self.probe.predict(waveform)
-

@@ -13,8 +13,7 @@ from functools import cache
 
 from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema, load_domains
 
-_OPTION_LINE = re.compile(
-    r"^Option (\d+): (.+?) - \$([\d,]+(?:\.\d+)?) .*?, rated ([\d.]+)/5\. (.*)$")
+_OPTION_LINE = re.compile(r"^Option (\d+): (.+?) - \$([\d,]+(?:\.\d+)?) .*?, rated ([\d.]+)/5\. (.*)$")
 _MONEY = re.compile(r"\$([\d,]+(?:\.\d+)?)")
 _RECOMMENDED = re.compile(r"\[OPTION:\s*(\d+)\s*\]")
 
@@ -54,8 +53,11 @@ class Lexicon:
     def mentioned(self, text: str) -> set[str]:
         """Concern dimensions whose requirement or direction phrases occur in ``text``."""
         lowered = text.lower()
-        return {d.key for d in self.domain.concern_dimensions
-                if any(p.lower() in lowered for p in (*d.requirements, *d.directions))}
+        return {
+            d.key
+            for d in self.domain.concern_dimensions
+            if any(p.lower() in lowered for p in (*d.requirements, *d.directions))
+        }
 
     def features(self, description: str) -> dict[str, bool]:
         """How an option fares on each dimension its description mentions."""
@@ -84,13 +86,17 @@ class DialogueView:
         needs: set[str] = set()
         for line in user_lines[1:]:
             needs |= lexicon.mentioned(line)
-        recommended = tuple(int(m.group(1)) for line in assistant_lines
-                            for m in [_RECOMMENDED.search(line)] if m)
+        recommended = tuple(
+            int(m.group(1)) for line in assistant_lines for m in [_RECOMMENDED.search(line)] if m
+        )
         last_kind = None
         if assistant_lines:
             tag = re.match(r"\[ACTION:\s*(\w+)", assistant_lines[-1])
             last_kind = tag.group(1).lower() if tag else None
         return cls(
             budget=float(money.group(1).replace(",", "")) if money else None,
-            stated_needs=frozenset(needs), recommended=recommended,
-            last_assistant_kind=last_kind, user_lines=tuple(user_lines))
+            stated_needs=frozenset(needs),
+            recommended=recommended,
+            last_assistant_kind=last_kind,
+            user_lines=tuple(user_lines),
+        )

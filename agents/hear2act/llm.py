@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agents.hear2act.prompts import audio_messages, messages
 from agents.llm.chat import ChatAgent
 from agents.llm.clients import ChatClient, TransformersAudioChatClient
-from agents.hear2act.prompts import audio_messages, messages
 
 
 class LLMAgent(ChatAgent):
@@ -36,5 +36,8 @@ class AudioLLMAgent(ChatAgent):
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
         if any("audio" not in o for o in observations):
             raise KeyError("AudioLLMAgent needs an audio condition (access 'A' or 'A+T')")
-        batch = [(audio_messages(o, self.assistant), [o["audio"][:int(o["audio_length"][0])]]) for o in observations]
+        batch = [
+            (audio_messages(o, self.assistant), [o["audio"][: int(o["audio_length"][0])]])
+            for o in observations
+        ]
         return self.client.complete_audio(batch)

@@ -50,9 +50,12 @@ SPEECH EMOTION: {affect}"""
 
 def system_prompt(observation: dict[str, Any], assistant: str = "text") -> str:
     text_assistant = assistant == "text"
-    return P6A.format(domain=observation["domain"], options_text=observation["options"],
-                      clarify_line=CLARIFY_LINE if text_assistant else "",
-                      clarify_form=CLARIFY_FORM if text_assistant else "")
+    return P6A.format(
+        domain=observation["domain"],
+        options_text=observation["options"],
+        clarify_line=CLARIFY_LINE if text_assistant else "",
+        clarify_form=CLARIFY_FORM if text_assistant else "",
+    )
 
 
 def user_message(observation: dict[str, Any]) -> str:
@@ -70,10 +73,14 @@ def user_message(observation: dict[str, Any]) -> str:
 def audio_messages(observation: dict[str, Any], assistant: str = "spoken") -> list[dict[str, Any]]:
     """P6a plus the current user audio and the transcript (A+T) or the assistant's side of it with
     the user's words replaced by ``[speech]`` (A)."""
-    return [{"role": "system", "content": system_prompt(observation, assistant)},
-            {"role": "user", "content": [{"type": "audio"}, {"type": "text", "text": observation["transcript"]}]}]
+    return [
+        {"role": "system", "content": system_prompt(observation, assistant)},
+        {"role": "user", "content": [{"type": "audio"}, {"type": "text", "text": observation["transcript"]}]},
+    ]
 
 
 def messages(observation: dict[str, Any], assistant: str = "text") -> list[dict[str, str]]:
-    return [{"role": "system", "content": system_prompt(observation, assistant)},
-            {"role": "user", "content": user_message(observation)}]
+    return [
+        {"role": "system", "content": system_prompt(observation, assistant)},
+        {"role": "user", "content": user_message(observation)},
+    ]

@@ -69,8 +69,11 @@ class _RuleAgent:
         return all(feats.get(need, False) for need in view.stated_needs)
 
     def _recommend(self, view: DialogueView, exclude: set[int]) -> int:
-        pool = [o for o in self.options if o.option_id not in exclude
-                and (view.budget is None or o.price <= view.budget)]
+        pool = [
+            o
+            for o in self.options
+            if o.option_id not in exclude and (view.budget is None or o.price <= view.budget)
+        ]
         if not pool:
             return ASK_GENERAL
 

@@ -67,7 +67,8 @@ class OptionListView:
             dimensions=tuple(d.key for d in lexicon.domain.concern_dimensions),
             budget=dialogue.budget,
             opening=int(observation["current_option"]),
-            stated=dialogue.stated_needs)
+            stated=dialogue.stated_needs,
+        )
 
     def in_budget(self) -> list[int]:
         return [o.option_id for o in self.options if o.price <= self.budget]
@@ -148,8 +149,17 @@ class OptionListShortcutAgent:
         return CONFIRM
 
 
-FEATURE_NAMES = ("price_vs_budget", "rating", "rating_rank", "price_rank", "n_satisfied",
-                 "satisfied_rank", "opening_overlap", "structural_vote_share", "is_top_structural")
+FEATURE_NAMES = (
+    "price_vs_budget",
+    "rating",
+    "rating_rank",
+    "price_rank",
+    "n_satisfied",
+    "satisfied_rank",
+    "opening_overlap",
+    "structural_vote_share",
+    "is_top_structural",
+)
 
 
 def option_features(view: OptionListView) -> tuple[list[int], np.ndarray]:
@@ -166,12 +176,25 @@ def option_features(view: OptionListView) -> tuple[list[int], np.ndarray]:
     ratings = [view.option(i).rating for i in ids]
     prices = [view.option(i).price for i in ids]
     satisfied = [float(_n_satisfied(view, i)) for i in ids]
-    rows = np.array([
-        [view.option(i).price / view.budget, view.option(i).rating, r_rank, p_rank, n_sat, s_rank,
-         _opening_overlap(view, i), votes[i] / total_votes, float(i in top)]
-        for i, r_rank, p_rank, n_sat, s_rank in zip(ids, rank(ratings), rank(prices), satisfied,
-                                                     rank(satisfied), strict=True)],
-        dtype=np.float64)
+    rows = np.array(
+        [
+            [
+                view.option(i).price / view.budget,
+                view.option(i).rating,
+                r_rank,
+                p_rank,
+                n_sat,
+                s_rank,
+                _opening_overlap(view, i),
+                votes[i] / total_votes,
+                float(i in top),
+            ]
+            for i, r_rank, p_rank, n_sat, s_rank in zip(
+                ids, rank(ratings), rank(prices), satisfied, rank(satisfied), strict=True
+            )
+        ],
+        dtype=np.float64,
+    )
     return ids, rows
 
 
@@ -193,8 +216,9 @@ def classifier_scores(model, view: OptionListView) -> dict[int, float]:
     return dict(zip(ids, model.predict_proba(rows)[:, 1].tolist(), strict=True))
 
 
-def clarify_replies(scenarios: Sequence[Scenario], feedback: Feedback, seed: int = 0
-                    ) -> tuple[list[str], np.ndarray]:
+def clarify_replies(
+    scenarios: Sequence[Scenario], feedback: Feedback, seed: int = 0
+) -> tuple[list[str], np.ndarray]:
     """The user's words when asked to clarify each in-budget option meeting L1, right after its
     recommendation, and whether that option is resolved (the gold) or not."""
     rng = np.random.default_rng(seed)

@@ -56,21 +56,36 @@ def locate_model(name: str) -> str:
     except ValueError:  # not even a valid hub id
         cached = None
     if not isinstance(cached, str):
-        raise ChatClientError(f"model {name!r} is neither a local folder nor in the Hugging Face cache "
-                              "(no downloads here): pass the folder that holds the checkpoint")
+        raise ChatClientError(
+            f"model {name!r} is neither a local folder nor in the Hugging Face cache "
+            "(no downloads here): pass the folder that holds the checkpoint"
+        )
     return name
 
 
 class OpenAIChatClient:
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, temperature: float = 0.0,
-                 max_tokens: int = 256, timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        timeout_s: float = 120.0,
+    ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model, self.api_key = model, api_key
         self.temperature, self.max_tokens, self.timeout_s = temperature, max_tokens, timeout_s
 
     def _one(self, messages: Messages) -> str:
-        body = json.dumps({"model": self.model, "messages": messages, "temperature": self.temperature,
-                           "max_tokens": self.max_tokens}).encode()
+        body = json.dumps(
+            {
+                "model": self.model,
+                "messages": messages,
+                "temperature": self.temperature,
+                "max_tokens": self.max_tokens,
+            }
+        ).encode()
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -90,8 +105,10 @@ class OpenAIChatClient:
 
     def check(self, timeout_s: float = 5.0) -> None:
         """Fail fast (``ChatClientError``) when the server cannot be reached."""
-        request = urllib.request.Request(self.url.rsplit("/chat/completions", 1)[0] + "/models",
-                                         headers={"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})
+        request = urllib.request.Request(
+            self.url.rsplit("/chat/completions", 1)[0] + "/models",
+            headers={"Authorization": f"Bearer {self.api_key}"} if self.api_key else {},
+        )
         try:
             with urllib.request.urlopen(request, timeout=timeout_s):
                 pass
@@ -122,11 +139,17 @@ class TransformersChatClient:
     def complete(self, batch: Sequence[Messages]) -> list[str]:
         import torch
 
-        inputs = self.tokenizer([self._prompt(m) for m in batch], return_tensors="pt", padding=True).to(self.device)
+        inputs = self.tokenizer([self._prompt(m) for m in batch], return_tensors="pt", padding=True).to(
+            self.device
+        )
         with torch.no_grad():
-            output = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False,
-                                         pad_token_id=self.tokenizer.pad_token_id)
-        new = output[:, inputs["input_ids"].shape[1]:]
+            output = self.model.generate(
+                **inputs,
+                max_new_tokens=self.max_new_tokens,
+                do_sample=False,
+                pad_token_id=self.tokenizer.pad_token_id,
+            )
+        new = output[:, inputs["input_ids"].shape[1] :]
         return self.tokenizer.batch_decode(new, skip_special_tokens=True)
 
 
@@ -151,12 +174,15 @@ class TransformersAudioChatClient:
         ``{"type": "audio"}`` part, in order."""
         import torch
 
-        texts = [self.processor.apply_chat_template(m, tokenize=False, add_generation_prompt=True)
-                 for m, _ in batch]
+        texts = [
+            self.processor.apply_chat_template(m, tokenize=False, add_generation_prompt=True)
+            for m, _ in batch
+        ]
         audio = [clip for _, clips in batch for clip in clips]
-        inputs = self.processor(text=texts, audio=audio or None, sampling_rate=16_000, return_tensors="pt",
-                                padding=True).to(self.device)
+        inputs = self.processor(
+            text=texts, audio=audio or None, sampling_rate=16_000, return_tensors="pt", padding=True
+        ).to(self.device)
         with torch.no_grad():
             output = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
-        new = output[:, inputs["input_ids"].shape[1]:]
+        new = output[:, inputs["input_ids"].shape[1] :]
         return self.processor.batch_decode(new, skip_special_tokens=True)

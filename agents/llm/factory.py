@@ -32,8 +32,9 @@ def _parse(spec: str) -> tuple[str, str, str | None]:
     """(kind, model or base url, model name for openai)."""
     kind, sep, target = spec.partition(":")
     if not sep or kind not in SPEC_KINDS or not target:
-        raise ValueError(f"client spec {spec!r} must be one of hf:<model>, hf-audio:<model>, "
-                         f"openai:<base url>@<model>")
+        raise ValueError(
+            f"client spec {spec!r} must be one of hf:<model>, hf-audio:<model>, openai:<base url>@<model>"
+        )
     if kind != "openai":
         return kind, target, None
     base_url, at, model = target.rpartition("@")

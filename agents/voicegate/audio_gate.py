@@ -35,12 +35,12 @@ from rich.progress import track
 
 from agents.hear2act.audio_probe import NormalizedMLP, train_mlp
 from agents.voicegate.baselines import TextOnlyGateAgent, respond_to, tool_named, utterances
-from hear_gym.speech.change_features import GATE_FEATURES, gate_features
 from hear_gym.envs.voicegate.actions import MUTE_TOKEN
 from hear_gym.envs.voicegate.items.generator import cue_variants, select_items
 from hear_gym.envs.voicegate.items.model import Addressee, Item
-from hear_gym.speech.cache import RenderCache
 from hear_gym.envs.voicegate.scenes import render_item
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.change_features import GATE_FEATURES, gate_features
 from hear_gym.speech.renderers import make_renderer
 
 GATE_CLASSES = ("for_me", "not_for_me")
@@ -60,8 +60,11 @@ class GateConfig:
 
 def _switch_pairs(split: str, config: GateConfig) -> list[tuple[Item, int]]:
     """Same-speaker trigger: for me (0); switched trigger: not for me (1)."""
-    return [(item, int(item.condition == "switch")) for item in select_items("speaker_switch", split)
-            if item.condition in ("same_speaker", "switch")]
+    return [
+        (item, int(item.condition == "switch"))
+        for item in select_items("speaker_switch", split)
+        if item.condition in ("same_speaker", "switch")
+    ]
 
 
 def _cue_balanced(split: str, config: GateConfig) -> list[tuple[Item, int]]:
@@ -70,14 +73,18 @@ def _cue_balanced(split: str, config: GateConfig) -> list[tuple[Item, int]]:
     for item in cue_variants(split):
         if item.cues["rendering"] == "scene_consistent":
             by_command.setdefault(item.group, []).append(item)
-    chosen = [combos[(2 * c + j) % len(combos)] for c, combos in enumerate(by_command.values()) for j in (0, 1)]
+    chosen = [
+        combos[(2 * c + j) % len(combos)] for c, combos in enumerate(by_command.values()) for j in (0, 1)
+    ]
     return [(item, int(item.cues["source"] != "same")) for item in chosen]
 
 
 def _side_talk(split: str, config: GateConfig) -> list[tuple[Item, int]]:
     """For me iff the last utterance is the assistant-directed one."""
-    return [(item, int(item.utterances[-1].addressee is not Addressee.ASSISTANT))
-            for item in select_items("side_talk", split, side_talk_cue=config.side_talk_cue)]
+    return [
+        (item, int(item.utterances[-1].addressee is not Addressee.ASSISTANT))
+        for item in select_items("side_talk", split, side_talk_cue=config.side_talk_cue)
+    ]
 
 
 TRAINING_SETS = {"switch": (_switch_pairs, _side_talk), "cue_balanced": (_cue_balanced, _side_talk)}
@@ -95,15 +102,23 @@ def examples(split: str, cache: RenderCache, config: GateConfig) -> tuple[np.nda
             keep = np.linspace(0, len(rows) - 1, config.limit_per_family).round().astype(int)
             rows = [rows[i] for i in keep]
         labelled += rows
-    x = [gate_features(render_item(item, cache)[0])
-         for item, _ in track(labelled, description=f"gate features ({split})")]
+    x = [
+        gate_features(render_item(item, cache)[0])
+        for item, _ in track(labelled, description=f"gate features ({split})")
+    ]
     families = np.array([item.family.value for item, _ in labelled])
     return np.stack(x), np.array([label for _, label in labelled]), families
 
 
 class AudioGate(NormalizedMLP):
-    def __init__(self, config: GateConfig, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray,
-                 report: dict | None = None) -> None:
+    def __init__(
+        self,
+        config: GateConfig,
+        model: torch.nn.Module,
+        mean: np.ndarray,
+        std: np.ndarray,
+        report: dict | None = None,
+    ) -> None:
         super().__init__(model, mean, std)
         self.config, self.report = config, report or {}
 
@@ -111,8 +126,15 @@ class AudioGate(NormalizedMLP):
         return int(self.predict_features(gate_features(waveform)[None, :])[0]) == 0
 
     def save(self, path: Path) -> None:
-        self.save_checkpoint(path, {"kind": "voicegate-audio-gate", "config": json.dumps(asdict(self.config)),
-                                    "features": json.dumps(GATE_FEATURES), "report": json.dumps(self.report)})
+        self.save_checkpoint(
+            path,
+            {
+                "kind": "voicegate-audio-gate",
+                "config": json.dumps(asdict(self.config)),
+                "features": json.dumps(GATE_FEATURES),
+                "report": json.dumps(self.report),
+            },
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> AudioGate:
@@ -134,8 +156,10 @@ def accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray) -> dict[str, float]:
 
 def family_accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray, families: np.ndarray) -> dict[str, dict]:
     """``accuracy`` over all rows (``"all"``) and per family of the rows."""
-    return {"all": accuracy(gate, x, y),
-            **{f: accuracy(gate, x[families == f], y[families == f]) for f in dict.fromkeys(families)}}
+    return {
+        "all": accuracy(gate, x, y),
+        **{f: accuracy(gate, x[families == f], y[families == f]) for f in dict.fromkeys(families)},
+    }
 
 
 def train_gate_from_options(out: Path, **options) -> AudioGate:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call
 from hear_gym.envs.voicegate.access import GATE_ACCESS
+from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call
 
 _VEHICLE = r"(?:car|truck|van|minivan|pickup|jeep|suv|sedan|wagon|convertible|hatchback|engine|motor)"
 _AMOUNT = r"(?:\w+ )*(?:dollars?|bucks|pounds|euros)"

@@ -9,8 +9,8 @@ silently change scores.
 from __future__ import annotations
 
 from agents.llm.clients import ChatClient
-from hear_gym.envs.voicegate.scoring import JudgeLabel
 from hear_gym.envs.voicegate.items.model import Item
+from hear_gym.envs.voicegate.scoring import JudgeLabel
 
 JUDGE_PROMPT = """You judge a voice assistant. A user said two things; one was addressed to the assistant, one to another person.
 Utterance to the assistant: "{assistant}"
@@ -39,5 +39,5 @@ class LLMJudge:
             return JudgeLabel(reply)
         except ValueError:
             raise JudgeError(
-                f"judge replied {reply!r}; expected one of {[l.value for l in JudgeLabel]}"
+                f"judge replied {reply!r}; expected one of {[label.value for label in JudgeLabel]}"
             ) from None

@@ -27,6 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hear_gym.envs.voicegate.items.model import Addressee, Item
+from hear_gym.envs.voicegate.items.pools import words
+from hear_gym.envs.voicegate.scenes import render_item
+from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.change_features import (
     FRAME,
     GATE_FEATURES,
@@ -36,12 +40,8 @@ from hear_gym.speech.change_features import (
     gate_features,
     segment_features,
 )
-from hear_gym.stats.bootstrap import Estimate, RatioSums, ratio_ci
-from hear_gym.envs.voicegate.items.model import Addressee, Item
-from hear_gym.envs.voicegate.items.pools import words
-from hear_gym.speech.cache import RenderCache
-from hear_gym.envs.voicegate.scenes import render_item
 from hear_gym.speech.scene import peak_dbfs, rms_dbfs
+from hear_gym.stats.bootstrap import Estimate, RatioSums, ratio_ci
 
 SIDE_TALK_SCALARS = (*SEGMENT_FEATURES, "duration_s", "rms_db", "peak_db", "words_per_s", "position")
 SWITCH_SCALARS = (*GATE_FEATURES, "longest_zero_run", "speech_stretches", "duration_s")
@@ -97,13 +97,18 @@ def side_talk_table(items: Sequence[Item], cache: RenderCache) -> np.ndarray:
             utterance = item.utterances[record["utterance"]]
             scalars = segment_scalars(wave[start:end], utterance.text, position)
             per_segment.append((utterance.addressee, scalars))
-        rows.append([next(s for a, s in per_segment if a is Addressee.ASSISTANT),
-                     next(s for a, s in per_segment if a is not Addressee.ASSISTANT)])
+        rows.append(
+            [
+                next(s for a, s in per_segment if a is Addressee.ASSISTANT),
+                next(s for a, s in per_segment if a is not Addressee.ASSISTANT),
+            ]
+        )
     return np.array(rows)
 
 
-def switch_table(items: Sequence[Item], cache: RenderCache,
-                 scalars: Callable[[np.ndarray], np.ndarray] = input_scalars) -> np.ndarray:
+def switch_table(
+    items: Sequence[Item], cache: RenderCache, scalars: Callable[[np.ndarray], np.ndarray] = input_scalars
+) -> np.ndarray:
     """(items, scalars) of whole inputs."""
     return np.array([scalars(render_item(item, cache)[0]) for item in items])
 
@@ -125,8 +130,13 @@ def _pair_correct(table: np.ndarray, k: int, direction: int) -> np.ndarray:
 def _ci(correct: np.ndarray, groups: Sequence[str], seed: int = 0) -> Estimate:
     names = sorted(set(groups))
     index = np.array([names.index(g) for g in groups])
-    return ratio_ci(RatioSums(np.bincount(index, weights=correct, minlength=len(names)),
-                              np.bincount(index, minlength=len(names)).astype(float)), seed=seed)
+    return ratio_ci(
+        RatioSums(
+            np.bincount(index, weights=correct, minlength=len(names)),
+            np.bincount(index, minlength=len(names)).astype(float),
+        ),
+        seed=seed,
+    )
 
 
 def fit_side_talk(train: np.ndarray, test: np.ndarray, test_groups: Sequence[str]) -> list[ScalarRule]:
@@ -135,8 +145,15 @@ def fit_side_talk(train: np.ndarray, test: np.ndarray, test_groups: Sequence[str
     for k, name in enumerate(SIDE_TALK_SCALARS):
         larger = float(_pair_correct(train, k, 1).mean())
         direction = 1 if larger >= 0.5 else -1
-        rules.append(ScalarRule(name, direction, None, max(larger, 1 - larger),
-                                _ci(_pair_correct(test, k, direction), test_groups)))
+        rules.append(
+            ScalarRule(
+                name,
+                direction,
+                None,
+                max(larger, 1 - larger),
+                _ci(_pair_correct(test, k, direction), test_groups),
+            )
+        )
     return sorted(rules, key=lambda r: -r.test.point)
 
 
@@ -145,7 +162,7 @@ def _best_threshold(x: np.ndarray, y: np.ndarray) -> tuple[int, float, float]:
     that classifies ``y`` (1 = positive) best."""
     values = np.unique(x)
     cuts = np.concatenate([[values[0] - 1], (values[:-1] + values[1:]) / 2, [values[-1] + 1]])
-    above = (x[None, :] > cuts[:, None])
+    above = x[None, :] > cuts[:, None]
     accuracy_up = (above == (y[None, :] == 1)).mean(axis=1)
     best_up, best_down = int(np.argmax(accuracy_up)), int(np.argmax(1 - accuracy_up))
     if accuracy_up[best_up] >= 1 - accuracy_up[best_down]:
@@ -153,20 +170,34 @@ def _best_threshold(x: np.ndarray, y: np.ndarray) -> tuple[int, float, float]:
     return -1, float(cuts[best_down]), float(1 - accuracy_up[best_down])
 
 
-def fit_threshold(name: str, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                  test_groups: Sequence[str]) -> ScalarRule:
+def fit_threshold(
+    name: str,
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    test_groups: Sequence[str],
+) -> ScalarRule:
     """One scalar's threshold rule (positive: switched), fit on train, scored on test."""
     direction, threshold, train_accuracy = _best_threshold(x_train, y_train)
     predicted = direction * (x_test - threshold) > 0
-    return ScalarRule(name, direction, threshold, train_accuracy,
-                      _ci((predicted == (y_test == 1)).astype(float), test_groups))
+    return ScalarRule(
+        name,
+        direction,
+        threshold,
+        train_accuracy,
+        _ci((predicted == (y_test == 1)).astype(float), test_groups),
+    )
 
 
-def fit_switch(train: np.ndarray, y_train: np.ndarray, test: np.ndarray, y_test: np.ndarray,
-               test_groups: Sequence[str]) -> list[ScalarRule]:
+def fit_switch(
+    train: np.ndarray, y_train: np.ndarray, test: np.ndarray, y_test: np.ndarray, test_groups: Sequence[str]
+) -> list[ScalarRule]:
     """Every speaker-switch scalar's threshold rule, best held-out accuracy first."""
-    rules = [fit_threshold(name, train[:, k], y_train, test[:, k], y_test, test_groups)
-             for k, name in enumerate(SWITCH_SCALARS)]
+    rules = [
+        fit_threshold(name, train[:, k], y_train, test[:, k], y_test, test_groups)
+        for k, name in enumerate(SWITCH_SCALARS)
+    ]
     return sorted(rules, key=lambda r: -r.test.point)
 
 

@@ -16,8 +16,12 @@ from hear_gym.core.registry import env_ids, family
 from hear_gym.core.tables import print_tables, to_markdown
 
 # Plain Click help (rich_markup_mode=None): it wraps cleanly at 80 columns, rich's panels do not.
-app = typer.Typer(help="hear_gym: environments for spoken agents that must listen before they act.",
-                  no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+app = typer.Typer(
+    help="hear_gym: environments for spoken agents that must listen before they act.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
 
 
 def _print_version(value: bool) -> None:
@@ -28,9 +32,15 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-VersionOption = Annotated[bool, typer.Option(
-    "--version", callback=_print_version, is_eager=True,
-    help="Print the version and exit (`hear-gym version`: every package and the git commit).")]
+VersionOption = Annotated[
+    bool,
+    typer.Option(
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit (`hear-gym version`: every package and the git commit).",
+    ),
+]
 
 
 @app.callback()
@@ -46,9 +56,13 @@ def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by hear-gym eval.")],
     markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
     plots: Annotated[bool, typer.Option(help="Write the family's PNG figures into each run folder.")] = True,
-    ladder: Annotated[Path | None, typer.Option(
-        help="Write one figure across these runs to this PNG (Hear2Act: Figure 4, 1st% along the "
-             "label-fidelity ladder).")] = None,
+    ladder: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write one figure across these runs to this PNG (Hear2Act: Figure 4, 1st% along the "
+            "label-fidelity ladder)."
+        ),
+    ] = None,
 ) -> None:
     """Recompute and print the tables of finished runs (from results.jsonl); figures too."""
     from hear_gym.eval.pipeline import write_metadata

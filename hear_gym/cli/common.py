@@ -17,9 +17,13 @@ from hear_gym.speech.plans import PROSODY_TABLES, check_prosody
 
 console = Console(width=None if Console().is_terminal else 200)
 COMPONENT_GROUP = "hear_gym.components"
-ProsodyOption = Annotated[str, typer.Option(
-    help=f"Delivery plan table: {' or '.join(PROSODY_TABLES)} (paper: calibrated to the paper's listeners; "
-         "clear: the original, near-trivially separable plans).")]
+ProsodyOption = Annotated[
+    str,
+    typer.Option(
+        help=f"Delivery plan table: {' or '.join(PROSODY_TABLES)} (paper: calibrated to the paper's listeners; "
+        "clear: the original, near-trivially separable plans)."
+    ),
+]
 
 
 def fail(message: str) -> NoReturn:
@@ -65,8 +69,10 @@ def agent_factory(entry_point, llm_client: str | None):
     if not getattr(factory, "needs_client", False):
         return factory
     if llm_client is None:
-        raise typer.BadParameter(f"agent {entry_point.name!r} needs --llm-client "
-                                 "(hf:<model>, hf-audio:<model> or openai:<url>@<model>)")
+        raise typer.BadParameter(
+            f"agent {entry_point.name!r} needs --llm-client "
+            "(hf:<model>, hf-audio:<model> or openai:<url>@<model>)"
+        )
     try:
         return factory.from_client_spec(llm_client)
     except (ValueError, RuntimeError) as exc:  # a bad spec; no such model here; no server

@@ -44,9 +44,10 @@ class EvalRequest:
     def episode_ids(self) -> tuple[str, ...]:
         env_family = family(self.env)
         if self.split not in (*env_family.splits, "all"):
-            raise typer.BadParameter(f"split must be one of {', '.join(env_family.splits)} or all",
-                                     param_hint="--split")
-        return env_family.episode_ids(self.split)[:self.limit]
+            raise typer.BadParameter(
+                f"split must be one of {', '.join(env_family.splits)} or all", param_hint="--split"
+            )
+        return env_family.episode_ids(self.split)[: self.limit]
 
     def take(self, name: str, default: Any = None) -> Any:
         """A family option, removed from what is left to check."""
@@ -57,16 +58,32 @@ class EvalRequest:
             raise typer.BadParameter(f"{self.env} takes no option(s) {sorted(self.family_options)}")
 
 
-def run_eval(request: EvalRequest, *, workers: int = 1, backend: str = "processes", batch_size: int = 1,
-             progress: bool = True, markdown: Path | None = None, wandb_project: str | None = None) -> dict:
+def run_eval(
+    request: EvalRequest,
+    *,
+    workers: int = 1,
+    backend: str = "processes",
+    batch_size: int = 1,
+    progress: bool = True,
+    markdown: Path | None = None,
+    wandb_project: str | None = None,
+) -> dict:
     """Plan the request with its family, run it (resuming a folder with the same config), print
     the tables; returns the run's metadata."""
     from hear_gym.eval.pipeline import evaluate
 
     config, agents, env_objects = family_cli(request.env).plan_eval(request)
     try:
-        metadata = evaluate(request.out, config, agents, progress=progress, env_objects=env_objects,
-                            workers=workers, backend=backend, batch_size=batch_size)
+        metadata = evaluate(
+            request.out,
+            config,
+            agents,
+            progress=progress,
+            env_objects=env_objects,
+            workers=workers,
+            backend=backend,
+            batch_size=batch_size,
+        )
     except ValueError as exc:
         fail(str(exc))
     tables = family(request.env).tables(metadata)
@@ -84,9 +101,13 @@ def run_eval(request: EvalRequest, *, workers: int = 1, backend: str = "processe
 def eval_command(
     out: Annotated[Path, typer.Option(help="Run folder (created; an existing one is resumed).")],
     env: Annotated[str, typer.Option(help=f"Env id, one of {', '.join(env_ids())}.")] = DEFAULT_ENV,
-    cell: Annotated[list[str] | None, typer.Option(
-        help="agent@ACCESS, repeatable (e.g. state_aware@T+S). Agents: the family's entry points. "
-             "Default: the family's baseline cells.")] = None,
+    cell: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="agent@ACCESS, repeatable (e.g. state_aware@T+S). Agents: the family's entry points. "
+            "Default: the family's baseline cells."
+        ),
+    ] = None,
     split: Annotated[str, typer.Option(help="A split of the env's episodes, or all.")] = "test",
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N episodes of the split.")] = None,
     rollouts: Annotated[int, typer.Option(min=1, help="Rollouts per episode.")] = 1,
@@ -95,27 +116,51 @@ def eval_command(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     renderer: Annotated[str, typer.Option(help="Speech renderer for audio-based conditions.")] = "espeak",
     prosody: Annotated[str, typer.Option(help="Delivery plan table: paper or clear.")] = DEFAULT_PROSODY,
-    audio_cache_dir: Annotated[Path | None, typer.Option(help="Disk render cache (see hear-gym render).")] = None,
+    audio_cache_dir: Annotated[
+        Path | None, typer.Option(help="Disk render cache (see hear-gym render).")
+    ] = None,
     workers: Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")] = 1,
     backend: Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")] = "processes",
-    batch_size: Annotated[int, typer.Option(
-        min=1, help="Episodes per batched model call for LLM agents (lockstep play).")] = 1,
-    llm_client: Annotated[str | None, typer.Option(
-        help="For llm / audio_llm agents: hf:<model>, hf-audio:<model> or openai:<url>@<model>.")] = None,
-    wandb_project: Annotated[str | None, typer.Option(
-        help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")] = None,
-    option: Annotated[list[str] | None, typer.Option(
-        help="KEY=VALUE, repeatable: an option of the env's family (e.g. VoiceGate family=side_talk).")] = None,
-    feedback: Annotated[list[str] | None, typer.Option(
-        help="Hear2Act: prosody and/or explicit, repeatable [default: both].")] = None,
-    assistant: Annotated[str | None, typer.Option(
-        help="Hear2Act: text (with clarify) or spoken action set [default: text].")] = None,
-    max_turns: Annotated[int | None, typer.Option(
-        help="Hear2Act: assistant-turn budget, the opening included [default: 20].")] = None,
-    state_probe: Annotated[Path | None, typer.Option(help="Hear2Act: concern probe checkpoint for T+S^.")] = None,
-    affect_probe: Annotated[Path | None, typer.Option(help="Hear2Act: affect probe checkpoint for T+SER.")] = None,
-    state_intervention: Annotated[str | None, typer.Option(
-        help="Hear2Act: label-fidelity rung for T+S cells: all_resolved, all_unresolved or shuffled.")] = None,
+    batch_size: Annotated[
+        int, typer.Option(min=1, help="Episodes per batched model call for LLM agents (lockstep play).")
+    ] = 1,
+    llm_client: Annotated[
+        str | None,
+        typer.Option(
+            help="For llm / audio_llm agents: hf:<model>, hf-audio:<model> or openai:<url>@<model>."
+        ),
+    ] = None,
+    wandb_project: Annotated[
+        str | None,
+        typer.Option(help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set)."),
+    ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE, repeatable: an option of the env's family (e.g. VoiceGate family=side_talk)."
+        ),
+    ] = None,
+    feedback: Annotated[
+        list[str] | None, typer.Option(help="Hear2Act: prosody and/or explicit, repeatable [default: both].")
+    ] = None,
+    assistant: Annotated[
+        str | None, typer.Option(help="Hear2Act: text (with clarify) or spoken action set [default: text].")
+    ] = None,
+    max_turns: Annotated[
+        int | None, typer.Option(help="Hear2Act: assistant-turn budget, the opening included [default: 20].")
+    ] = None,
+    state_probe: Annotated[
+        Path | None, typer.Option(help="Hear2Act: concern probe checkpoint for T+S^.")
+    ] = None,
+    affect_probe: Annotated[
+        Path | None, typer.Option(help="Hear2Act: affect probe checkpoint for T+SER.")
+    ] = None,
+    state_intervention: Annotated[
+        str | None,
+        typer.Option(
+            help="Hear2Act: label-fidelity rung for T+S cells: all_resolved, all_unresolved or shuffled."
+        ),
+    ] = None,
 ) -> None:
     """Evaluate agents on an env; writes results.jsonl and metadata.json into OUT."""
     options: dict[str, Any] = {}
@@ -124,11 +169,35 @@ def eval_command(
         if not sep or not key:
             raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
         options.setdefault(key, []).append(value)
-    given = {"feedback": feedback, "assistant": assistant, "max_turns": max_turns, "state_probe": state_probe,
-             "affect_probe": affect_probe, "state_intervention": state_intervention}
+    given = {
+        "feedback": feedback,
+        "assistant": assistant,
+        "max_turns": max_turns,
+        "state_probe": state_probe,
+        "affect_probe": affect_probe,
+        "state_intervention": state_intervention,
+    }
     options.update({k: v for k, v in given.items() if v is not None})
-    request = EvalRequest(out=out, env=env, cells=list(cell or ()), split=split, limit=limit, rollouts=rollouts,
-                          seed=seed, renderer=renderer, prosody=prosody_table(prosody),
-                          audio_cache_dir=audio_cache_dir, llm_client=llm_client, family_options=options)
-    run_eval(request, workers=workers, backend=backend, batch_size=batch_size, progress=progress,
-             markdown=markdown, wandb_project=wandb_project)
+    request = EvalRequest(
+        out=out,
+        env=env,
+        cells=list(cell or ()),
+        split=split,
+        limit=limit,
+        rollouts=rollouts,
+        seed=seed,
+        renderer=renderer,
+        prosody=prosody_table(prosody),
+        audio_cache_dir=audio_cache_dir,
+        llm_client=llm_client,
+        family_options=options,
+    )
+    run_eval(
+        request,
+        workers=workers,
+        backend=backend,
+        batch_size=batch_size,
+        progress=progress,
+        markdown=markdown,
+        wandb_project=wandb_project,
+    )

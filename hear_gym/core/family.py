@@ -55,6 +55,7 @@ class EnvFamily:
 
     def check_access(self, access: str) -> str:
         if access not in self.access_conditions:
-            raise ValueError(f"{self.env_id}: access must be one of {list(self.access_conditions)}, "
-                             f"got {access!r}")
+            raise ValueError(
+                f"{self.env_id}: access must be one of {list(self.access_conditions)}, got {access!r}"
+            )
         return access

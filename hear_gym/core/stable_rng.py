@@ -25,8 +25,7 @@ class StableRng:
         self._counter = 0
 
     def _next_u64(self) -> int:
-        digest = hashlib.blake2b(
-            self._key + self._counter.to_bytes(8, "little"), digest_size=8).digest()
+        digest = hashlib.blake2b(self._key + self._counter.to_bytes(8, "little"), digest_size=8).digest()
         self._counter += 1
         return int.from_bytes(digest, "little")
 

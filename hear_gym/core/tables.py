@@ -28,8 +28,12 @@ def to_markdown(tables: Sequence[Table]) -> str:
         body = rows(table)
         if not body:
             continue
-        lines += [f"**{table.title}**", "", "| " + " | ".join(headers) + " |",
-                  "|" + "|".join("---" for _ in headers) + "|"]
+        lines += [
+            f"**{table.title}**",
+            "",
+            "| " + " | ".join(headers) + " |",
+            "|" + "|".join("---" for _ in headers) + "|",
+        ]
         lines += ["| " + " | ".join(row) + " |" for row in body]
         lines.append("")
     return "\n".join(lines)

@@ -30,8 +30,17 @@ def to_charset(text: str) -> str:
 
 
 _LINE_CHARSET = frozenset(TEXT_CHARSET) - frozenset("\t\n\r\x0b\x0c")
-_PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-                              "\u2013": "-", "\u2014": "-", "\u2026": "..."})
+_PUNCTUATION = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2026": "...",
+    }
+)
 
 _WORD = re.compile(r"[a-z0-9']+")
 

@@ -14,11 +14,26 @@ from hear_gym.eval.results import CONFIG_FILE, METADATA_FILE, RESULTS_FILE, read
 from hear_gym.eval.runner import AgentFactory, RunConfig, run_evaluation
 
 
-def evaluate(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentFactory],
-             progress: bool = True, env_objects: Mapping[str, Any] | None = None,
-             workers: int = 1, backend: str = "processes", batch_size: int = 1) -> dict[str, Any]:
-    run_evaluation(out_dir, config, agents, progress=progress, env_objects=env_objects, workers=workers,
-                   backend=backend, batch_size=batch_size)
+def evaluate(
+    out_dir: Path,
+    config: RunConfig,
+    agents: Mapping[str, AgentFactory],
+    progress: bool = True,
+    env_objects: Mapping[str, Any] | None = None,
+    workers: int = 1,
+    backend: str = "processes",
+    batch_size: int = 1,
+) -> dict[str, Any]:
+    run_evaluation(
+        out_dir,
+        config,
+        agents,
+        progress=progress,
+        env_objects=env_objects,
+        workers=workers,
+        backend=backend,
+        batch_size=batch_size,
+    )
     return write_metadata(out_dir)
 
 

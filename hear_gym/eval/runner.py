@@ -83,26 +83,39 @@ class RunConfig:
         for cell in self.cells:
             env_family.check_access(cell.access)
             if tuple(k for k, _ in cell.options) != env_family.cell_options:
-                raise ValueError(f"{cell.name}: a {env_family.name} cell sets {list(env_family.cell_options)}")
+                raise ValueError(
+                    f"{cell.name}: a {env_family.name} cell sets {list(env_family.cell_options)}"
+                )
         if self.rollouts < 1:
             raise ValueError("rollouts must be >= 1")
         if not self.episode_ids:
             raise ValueError("no episodes")
 
     def to_json(self) -> dict[str, Any]:
-        return {"env_id": self.env_id, "cells": [c.name for c in self.cells],
-                "episode_ids": list(self.episode_ids), "rollouts": self.rollouts, "seed": self.seed,
-                "env_kwargs": [list(kv) for kv in self.env_kwargs],
-                "plugins": [list(kv) for kv in self.plugins], "generator_version": self.generator_version}
+        return {
+            "env_id": self.env_id,
+            "cells": [c.name for c in self.cells],
+            "episode_ids": list(self.episode_ids),
+            "rollouts": self.rollouts,
+            "seed": self.seed,
+            "env_kwargs": [list(kv) for kv in self.env_kwargs],
+            "plugins": [list(kv) for kv in self.plugins],
+            "generator_version": self.generator_version,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunConfig:
         keys = family(data["env_id"]).cell_options
-        return cls(env_id=data["env_id"], cells=tuple(Cell.parse(c, keys) for c in data["cells"]),
-                   episode_ids=tuple(data["episode_ids"]), rollouts=data["rollouts"], seed=data["seed"],
-                   env_kwargs=tuple(tuple(kv) for kv in data["env_kwargs"]),
-                   plugins=tuple(tuple(kv) for kv in data["plugins"]),
-                   generator_version=data["generator_version"])
+        return cls(
+            env_id=data["env_id"],
+            cells=tuple(Cell.parse(c, keys) for c in data["cells"]),
+            episode_ids=tuple(data["episode_ids"]),
+            rollouts=data["rollouts"],
+            seed=data["seed"],
+            env_kwargs=tuple(tuple(kv) for kv in data["env_kwargs"]),
+            plugins=tuple(tuple(kv) for kv in data["plugins"]),
+            generator_version=data["generator_version"],
+        )
 
 
 def episode_seed(run_seed: int, episode_id: str, rollout: int) -> int:
@@ -127,7 +140,9 @@ def run_episode(env: gym.Env, agent, reset_options: dict[str, Any], seed: int) -
     return info["episode"]
 
 
-def run_episodes_batched(envs: list[gym.Env], agent, jobs: list[tuple[dict[str, Any], int]]) -> list[dict[str, Any]]:
+def run_episodes_batched(
+    envs: list[gym.Env], agent, jobs: list[tuple[dict[str, Any], int]]
+) -> list[dict[str, Any]]:
     """Play one episode per env in lockstep: each turn, one ``agent.act_batch`` call over the
     episodes still running. The agent must be stateless (its reply depends on the observation
     only), so the episodes are the ones ``run_episode`` would play one by one."""
@@ -149,11 +164,20 @@ def run_episodes_batched(envs: list[gym.Env], agent, jobs: list[tuple[dict[str, 
     return finished
 
 
-def _with_run_fields(record: dict[str, Any], cell: Cell, episode_id: str, rollout: int,
-                     seed: int) -> dict[str, Any]:
-    return {"key": episode_key(cell, episode_id, rollout), "cell": cell.name, "agent": cell.agent,
-            "access": cell.access, **dict(cell.options), "episode_id": episode_id, "rollout": rollout,
-            "seed": seed, **record}
+def _with_run_fields(
+    record: dict[str, Any], cell: Cell, episode_id: str, rollout: int, seed: int
+) -> dict[str, Any]:
+    return {
+        "key": episode_key(cell, episode_id, rollout),
+        "cell": cell.name,
+        "agent": cell.agent,
+        "access": cell.access,
+        **dict(cell.options),
+        "episode_id": episode_id,
+        "rollout": rollout,
+        "seed": seed,
+        **record,
+    }
 
 
 def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int]]:
@@ -166,9 +190,16 @@ def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int
                     yield cell, episode_id, rollout
 
 
-def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentFactory],
-                   progress: bool = True, env_objects: Mapping[str, Any] | None = None,
-                   workers: int = 1, backend: str = "processes", batch_size: int = 1) -> Path:
+def run_evaluation(
+    out_dir: Path,
+    config: RunConfig,
+    agents: Mapping[str, AgentFactory],
+    progress: bool = True,
+    env_objects: Mapping[str, Any] | None = None,
+    workers: int = 1,
+    backend: str = "processes",
+    batch_size: int = 1,
+) -> Path:
     """Run (or resume) every episode of ``config`` into ``out_dir``; returns the results path.
     ``env_objects`` go to every ``gym.make`` beside ``config.env_kwargs`` (objects such as a
     ``state_inferrer``; describe them in ``config.plugins``).
@@ -201,8 +232,9 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
             with _progress(progress) as bar:
                 task = bar.add_task("episodes", total=len(todo))
                 chunks = _chunks(todo, batch_size)
-                for record in _play_all(chunks, config, agents, dict(env_objects or {}), workers, backend,
-                                        batch_size):
+                for record in _play_all(
+                    chunks, config, agents, dict(env_objects or {}), workers, backend, batch_size
+                ):
                     writer.write(record)
                     bar.advance(task)
     except BaseException:
@@ -216,8 +248,9 @@ def run_evaluation(out_dir: Path, config: RunConfig, agents: Mapping[str, AgentF
 class _Player:
     """Plays episodes of a config, building each cell's env and agent on first use."""
 
-    def __init__(self, config: RunConfig, agents: Mapping[str, AgentFactory], env_objects: dict,
-                 batch_size: int = 1) -> None:
+    def __init__(
+        self, config: RunConfig, agents: Mapping[str, AgentFactory], env_objects: dict, batch_size: int = 1
+    ) -> None:
         self.config, self.agents, self.env_objects, self.batch_size = config, agents, env_objects, batch_size
         self.family = family(config.env_id)
         self.envs: dict[Cell, list[gym.Env]] = {}
@@ -229,11 +262,18 @@ class _Player:
             self.envs[cell] = []
         envs = self.envs[cell]
         while len(envs) <= slot:
-            envs.append(gym.make(
-                self.config.env_id, access=cell.access,
-                actions=getattr(self.cell_agents[cell], "action_format", "discrete"),
-                disable_env_checker=True, **self.family.episode_kwargs(self.config.episode_ids),
-                **dict(self.config.env_kwargs), **dict(cell.options), **self.env_objects))
+            envs.append(
+                gym.make(
+                    self.config.env_id,
+                    access=cell.access,
+                    actions=getattr(self.cell_agents[cell], "action_format", "discrete"),
+                    disable_env_checker=True,
+                    **self.family.episode_kwargs(self.config.episode_ids),
+                    **dict(self.config.env_kwargs),
+                    **dict(cell.options),
+                    **self.env_objects,
+                )
+            )
         return envs[slot]
 
     def _job(self, episode_id: str, rollout: int) -> tuple[dict[str, Any], int]:
@@ -257,8 +297,10 @@ class _Player:
     def _lockstep(self, cell: Cell, envs: list[gym.Env], chunk) -> list[dict[str, Any]]:
         jobs = [self._job(episode_id, rollout) for _, episode_id, rollout in chunk]
         records = run_episodes_batched(envs, self.cell_agents[cell], jobs)
-        return [_with_run_fields(r, cell, e, k, seed)
-                for r, (_, e, k), (_, seed) in zip(records, chunk, jobs, strict=True)]
+        return [
+            _with_run_fields(r, cell, e, k, seed)
+            for r, (_, e, k), (_, seed) in zip(records, chunk, jobs, strict=True)
+        ]
 
     def close(self) -> None:
         for envs in self.envs.values():
@@ -274,14 +316,15 @@ def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tup
         groups.setdefault(item[0] if batch_size > 1 else item[1], []).append(item)
     if batch_size == 1:
         return list(groups.values())
-    return [group[i:i + batch_size] for group in groups.values() for i in range(0, len(group), batch_size)]
+    return [group[i : i + batch_size] for group in groups.values() for i in range(0, len(group), batch_size)]
 
 
 _WORKER_PLAYER: _Player | None = None
 
 
-def _init_worker(parent_pid: int, config: RunConfig, agents: Mapping[str, AgentFactory], env_objects: dict,
-                 batch_size: int) -> None:
+def _init_worker(
+    parent_pid: int, config: RunConfig, agents: Mapping[str, AgentFactory], env_objects: dict, batch_size: int
+) -> None:
     global _WORKER_PLAYER
     die_with_parent(parent_pid)
     _WORKER_PLAYER = _Player(config, agents, env_objects, batch_size)
@@ -313,8 +356,12 @@ def _play_ray(chunks, config, agents, env_objects, workers, batch_size) -> Itera
     started = not ray.is_initialized()
     if started:  # a local instance, unless RAY_ADDRESS names a cluster
         address = os.environ.get("RAY_ADDRESS")
-        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
-                 log_to_driver=False)
+        ray.init(
+            address=address,
+            num_cpus=None if address else workers,
+            include_dashboard=False,
+            log_to_driver=False,
+        )
     actor_class = ray.remote(num_cpus=1)(_Player)
     actors = [actor_class.remote(config, agents, env_objects, batch_size) for _ in range(workers)]
     try:
@@ -360,19 +407,37 @@ def _check_config(out_dir: Path, config: RunConfig) -> None:
         try:
             previous = RunConfig.from_json(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path} is not a readable run configuration ({exc}); "
-                             f"use a new folder, or delete this one to start over") from None
+            raise ValueError(
+                f"{path} is not a readable run configuration ({exc}); "
+                f"use a new folder, or delete this one to start over"
+            ) from None
         if previous != config:
-            raise ValueError(f"{out_dir} holds a run with a different configuration; "
-                             f"use a new folder or the same options to resume")
+            raise ValueError(
+                f"{out_dir} holds a run with a different configuration; "
+                f"use a new folder or the same options to resume"
+            )
     else:
         write_json_atomic(path, config.to_json())
 
 
 def _progress(enabled: bool) -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeRemainingColumn(), disable=not enabled, transient=False)
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        disable=not enabled,
+        transient=False,
+    )
 
 
-__all__ = ["BACKENDS", "Cell", "RunConfig", "episode_key", "episode_seed", "run_episode", "run_episodes_batched",
-           "run_evaluation"]
+__all__ = [
+    "BACKENDS",
+    "Cell",
+    "RunConfig",
+    "episode_key",
+    "episode_seed",
+    "run_episode",
+    "run_episodes_batched",
+    "run_evaluation",
+]

@@ -25,9 +25,14 @@ def _wandb_run(metadata: dict[str, Any], run_dir: Path, project: str):
     except ImportError as exc:
         raise RuntimeError("W&B logging needs wandb: pip install 'hear-gym[train]'") from exc
     mode = os.environ.get("WANDB_MODE") or ("online" if os.environ.get("WANDB_API_KEY") else "offline")
-    run = wandb.init(project=project, dir=str(run_dir), mode=mode, name=run_dir.name,
-                     config={"config": metadata["config"], "provenance": metadata["provenance"]},
-                     reinit="finish_previous")
+    run = wandb.init(
+        project=project,
+        dir=str(run_dir),
+        mode=mode,
+        name=run_dir.name,
+        config={"config": metadata["config"], "provenance": metadata["provenance"]},
+        reinit="finish_previous",
+    )
     try:
         yield wandb, run
     finally:
@@ -38,9 +43,14 @@ def log_to_wandb(metadata: dict[str, Any], run_dir: Path, project: str) -> str:
     """Log a run's metadata; returns the W&B run folder."""
     tables = family(metadata["env_id"]).tables(metadata)
     with _wandb_run(metadata, run_dir, project) as (wandb, run):
-        run.log({_key(table.title or f"table_{i}"): wandb.Table(columns=[str(c.header) for c in table.columns],
-                                                                 data=rows(table))
-                 for i, table in enumerate(tables)})
+        run.log(
+            {
+                _key(table.title or f"table_{i}"): wandb.Table(
+                    columns=[str(c.header) for c in table.columns], data=rows(table)
+                )
+                for i, table in enumerate(tables)
+            }
+        )
         for cell, data in metadata["cells"].items():
             for metric, est in data["metrics"].items():
                 run.summary[f"{cell}/{metric}"] = est["point"]

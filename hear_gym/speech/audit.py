@@ -34,16 +34,22 @@ def _extra(waveform: np.ndarray, sample_rate: int) -> list[float]:
 
     w = np.asarray(waveform, dtype=np.float64)
     loud = np.flatnonzero(np.abs(w) > _SILENT)
-    speech = w[loud[0]:loud[-1] + 1] if len(loud) else np.zeros(_FRAME)
-    frames = np.lib.stride_tricks.sliding_window_view(np.pad(speech, (0, max(0, _FRAME - len(speech)))),
-                                                      _FRAME)[::_HOP]
+    speech = w[loud[0] : loud[-1] + 1] if len(loud) else np.zeros(_FRAME)
+    frames = np.lib.stride_tricks.sliding_window_view(
+        np.pad(speech, (0, max(0, _FRAME - len(speech)))), _FRAME
+    )[::_HOP]
     pitch = parselmouth.Sound(w, sampling_frequency=sample_rate).to_pitch(
-        time_step=0.01, pitch_floor=PITCH_FLOOR_HZ, pitch_ceiling=PITCH_CEILING_HZ)
+        time_step=0.01, pitch_floor=PITCH_FLOOR_HZ, pitch_ceiling=PITCH_CEILING_HZ
+    )
     f0 = pitch.selected_array["frequency"]
     voiced = f0[f0 > 0]
-    return [_db(float(np.sqrt(np.mean(speech ** 2)))), _db(float(np.abs(w).max(initial=0.0))),
-            _db(float(np.sqrt((frames ** 2).mean(axis=1)).max())), len(w) / sample_rate,
-            float(np.median(12 * np.log2(voiced / 100.0))) if len(voiced) else 0.0]
+    return [
+        _db(float(np.sqrt(np.mean(speech**2)))),
+        _db(float(np.abs(w).max(initial=0.0))),
+        _db(float(np.sqrt((frames**2).mean(axis=1)).max())),
+        len(w) / sample_rate,
+        float(np.median(12 * np.log2(voiced / 100.0))) if len(voiced) else 0.0,
+    ]
 
 
 def base_scalars(waveform: np.ndarray, sample_rate: int = 16_000) -> np.ndarray:
@@ -92,15 +98,26 @@ class ThresholdRule:
         return self.direction * np.asarray(x, float) > self.direction * self.threshold
 
 
-def best_single_scalar(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                       names: tuple[str, ...] = SCALAR_NAMES) -> list[dict]:
+def best_single_scalar(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    names: tuple[str, ...] = SCALAR_NAMES,
+) -> list[dict]:
     """Per scalar: the rule fit on train and its balanced accuracy on train and test, sorted by
     test accuracy (best first)."""
     rows = []
     for j, name in enumerate(names):
         rule = ThresholdRule.fit(x_train[:, j], y_train)
-        rows.append({"scalar": name, "threshold": rule.threshold, "direction": rule.direction,
-                     "train": balanced_accuracy(y_train, rule.predict(x_train[:, j])),
-                     "test": balanced_accuracy(y_test, rule.predict(x_test[:, j])),
-                     "predicted": rule.predict(x_test[:, j])})
+        rows.append(
+            {
+                "scalar": name,
+                "threshold": rule.threshold,
+                "direction": rule.direction,
+                "train": balanced_accuracy(y_train, rule.predict(x_train[:, j])),
+                "test": balanced_accuracy(y_test, rule.predict(x_test[:, j])),
+                "predicted": rule.predict(x_test[:, j]),
+            }
+        )
     return sorted(rows, key=lambda r: -r["test"])

@@ -20,7 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-from hear_gym.speech.renderers import SAMPLE_RATE, Renderer, Rendering, RenderRequest, cache_key, make_renderer
+from hear_gym.speech.renderers import (
+    SAMPLE_RATE,
+    Renderer,
+    Rendering,
+    RenderRequest,
+    cache_key,
+    make_renderer,
+)
 
 MAGIC = b"HGWAV1\0\0"
 _DIGEST = 32
@@ -35,7 +42,9 @@ class CacheStats:
 
 
 class RenderCache:
-    def __init__(self, renderer: Renderer, max_bytes: int = 256 * 2**20, disk_dir: Path | None = None) -> None:
+    def __init__(
+        self, renderer: Renderer, max_bytes: int = 256 * 2**20, disk_dir: Path | None = None
+    ) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be >= 1")
         self.renderer = renderer
@@ -90,8 +99,11 @@ class RenderCache:
         data = memoryview(path.read_bytes())  # views, not copies, of a ~100 kB entry
         header = len(MAGIC) + _DIGEST
         body = data[header:]
-        valid = (data[:len(MAGIC)] == MAGIC and len(body) % 4 == 0
-                 and hashlib.blake2b(body, digest_size=_DIGEST).digest() == data[len(MAGIC):header])
+        valid = (
+            data[: len(MAGIC)] == MAGIC
+            and len(body) % 4 == 0
+            and hashlib.blake2b(body, digest_size=_DIGEST).digest() == data[len(MAGIC) : header]
+        )
         if not valid:
             self.stats.corrupt += 1
             path.unlink(missing_ok=True)

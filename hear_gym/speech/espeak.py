@@ -51,8 +51,16 @@ _PARAMS = {"rate": 1, "volume": 2, "pitch": 3, "range": 4, "wordgap": 7}
 
 # hear_gym voice id -> eSpeak variant it is derived from
 VARIANTS: dict[str, str] = {
-    "m1": "m1", "m2": "m2", "m3": "m3", "m4": "m4", "m7": "m7",
-    "f1": "f1", "f2": "f2", "f3": "f3", "f4": "f4", "f5": "f5",
+    "m1": "m1",
+    "m2": "m2",
+    "m3": "m3",
+    "m4": "m4",
+    "m7": "m7",
+    "f1": "f1",
+    "f2": "f2",
+    "f3": "f3",
+    "f4": "f4",
+    "f5": "f5",
 }
 LANGUAGES = {"en": "en-us", "cmn": "cmn"}
 _VARIANT_PREFIX = "hg_"
@@ -64,16 +72,23 @@ _LOCK = threading.Lock()
 class _Event(ctypes.Structure):
     """``espeak_EVENT`` from speak_lib.h (the union member read as its int)."""
 
-    _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint),
-                ("text_position", ctypes.c_int), ("length", ctypes.c_int),
-                ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
-                ("user_data", ctypes.c_void_p), ("id", ctypes.c_int64)]
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("unique_identifier", ctypes.c_uint),
+        ("text_position", ctypes.c_int),
+        ("length", ctypes.c_int),
+        ("audio_position", ctypes.c_int),
+        ("sample", ctypes.c_int),
+        ("user_data", ctypes.c_void_p),
+        ("id", ctypes.c_int64),
+    ]
 
 
 _EVENT_LIST_END = 0
 _EVENT_CLAUSE_END = 5  # espeakEVENT_END: end of a sentence or clause
-_CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
-                                  ctypes.POINTER(_Event))
+_CALLBACK_TYPE = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event)
+)
 
 
 class EspeakError(RuntimeError):
@@ -92,8 +107,11 @@ class EspeakSettings:
 
 
 def _variant_text(original: str, name: str) -> str:
-    lines = [line for line in original.splitlines()
-             if line.strip().split(" ", 1)[0] not in _DROPPED and not line.startswith("name ")]
+    lines = [
+        line
+        for line in original.splitlines()
+        if line.strip().split(" ", 1)[0] not in _DROPPED and not line.startswith("name ")
+    ]
     return "\n".join([*lines, f"name {name}", "flutter 0", "roughness 0", ""])
 
 
@@ -102,9 +120,12 @@ def overlay_data_dir() -> Path:
     cache folder (built on first use, checked once per process, rebuilt if damaged)."""
     source = Path(espeakng_loader.get_data_path())
     variants_dir = source / "voices" / "!v"
-    variants = {_VARIANT_PREFIX + voice: _variant_text((variants_dir / variant).read_text(encoding="utf-8"),
-                                                       _VARIANT_PREFIX + voice)
-                for voice, variant in sorted(VARIANTS.items())}
+    variants = {
+        _VARIANT_PREFIX + voice: _variant_text(
+            (variants_dir / variant).read_text(encoding="utf-8"), _VARIANT_PREFIX + voice
+        )
+        for voice, variant in sorted(VARIANTS.items())
+    }
     # Named after the content we add and the wheel it overlays: a change to either builds anew.
     digest = hashlib.sha256(str(source.resolve()).encode())
     for name, text in variants.items():
@@ -154,8 +175,10 @@ def _intact(folder: Path) -> bool:
         present = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink()}
         if present != set(manifest) | {_MANIFEST}:
             return False
-        return all(not (folder / rel).is_symlink() and _sha256(folder / rel) == digest
-                   for rel, digest in manifest.items())
+        return all(
+            not (folder / rel).is_symlink() and _sha256(folder / rel) == digest
+            for rel, digest in manifest.items()
+        )
     except (OSError, ValueError, AttributeError, TypeError):  # unreadable or not our manifest
         return False
 
@@ -169,8 +192,16 @@ class _Engine:
         lib.espeak_Initialize.restype = ctypes.c_int
         lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
         lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
-        lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int,
-                                     ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+        lib.espeak_Synth.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+            ctypes.c_uint,
+            ctypes.c_int,
+            ctypes.c_uint,
+            ctypes.c_uint,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+        ]
         # 1 s buffers: fewer Python callbacks per utterance than the 200 ms default
         rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 1000, str(overlay_data_dir()).encode(), 0)
         if rate != ESPEAK_RATE:
@@ -191,8 +222,9 @@ class _Engine:
             i += 1
         return 0
 
-    def synthesize(self, text: str, voice: str, language: str, settings: EspeakSettings
-                   ) -> tuple[np.ndarray, list[int]]:
+    def synthesize(
+        self, text: str, voice: str, language: str, settings: EspeakSettings
+    ) -> tuple[np.ndarray, list[int]]:
         """(int16 samples, sample index of each clause end)."""
         if voice not in VARIANTS:
             raise ValueError(f"unknown voice {voice!r}; voices: {sorted(VARIANTS)}")
@@ -221,15 +253,20 @@ class _Engine:
 _ENGINE: _Engine | None = None
 
 
-def synthesize(text: str, voice: str = "m1", language: str = "en",
-               settings: EspeakSettings = EspeakSettings()) -> np.ndarray:
+def synthesize(
+    text: str, voice: str = "m1", language: str = "en", settings: EspeakSettings = EspeakSettings()
+) -> np.ndarray:
     """Raw eSpeak output for plain text: int16 samples at 22,050 Hz."""
     return _engine().synthesize(text, voice, language, settings)[0]
 
 
-def synthesize_clauses(text: str, voice: str = "m1", language: str = "en",
-                       settings: EspeakSettings = EspeakSettings(), min_clause_ms: float = 120.0
-                       ) -> list[np.ndarray]:
+def synthesize_clauses(
+    text: str,
+    voice: str = "m1",
+    language: str = "en",
+    settings: EspeakSettings = EspeakSettings(),
+    min_clause_ms: float = 120.0,
+) -> list[np.ndarray]:
     """One synthesis, cut at eSpeak's clause-end events: int16 samples per clause (each still
     carrying eSpeak's own pause, for the caller to trim). The last event closes the text (what
     follows it, an echo tail, stays with the last clause), and a cut that would leave less than

@@ -107,7 +107,9 @@ def _disk_put(key: bytes, features: np.ndarray) -> None:
     value = features.astype("<f4").tobytes()
     try:
         with connection:
-            connection.execute("INSERT OR REPLACE INTO features VALUES (?, ?)", (key, value + _check(key, value)))
+            connection.execute(
+                "INSERT OR REPLACE INTO features VALUES (?, ?)", (key, value + _check(key, value))
+            )
     except sqlite3.Error:
         pass  # a busy or read-only store only costs a recomputation
 
@@ -142,9 +144,13 @@ def _compute(waveform: np.ndarray, sample_rate: int) -> np.ndarray:
         st = 12 * np.log2(f0[voiced] / 100.0)
         t_v = t_f0[voiced]
         final = t_v >= t_v[-1] - FINAL_WINDOW_S
-        pitch_stats = [float(st.mean()), float(st.std()),
-                       float(np.percentile(st, 95) - np.percentile(st, 5)),
-                       _slope(t_v, st), _slope(t_v[final], st[final])]
+        pitch_stats = [
+            float(st.mean()),
+            float(st.std()),
+            float(np.percentile(st, 95) - np.percentile(st, 5)),
+            _slope(t_v, st),
+            _slope(t_v[final], st[final]),
+        ]
     features = [
         duration,
         float(t_db[first]),
@@ -234,8 +240,13 @@ def _window(n_fft: int) -> np.ndarray:
     return np.hanning(n_fft + 2)[1:-1]
 
 
-def log_mel(waveform: np.ndarray, sample_rate: int = 16_000, n_mels: int = N_MELS,
-            win_ms: float = 25.0, hop_ms: float = 10.0) -> np.ndarray:
+def log_mel(
+    waveform: np.ndarray,
+    sample_rate: int = 16_000,
+    n_mels: int = N_MELS,
+    win_ms: float = 25.0,
+    hop_ms: float = 10.0,
+) -> np.ndarray:
     """Log-mel frames, shape (frames, n_mels): Hann-windowed power STFT through librosa's mel
     filterbank (Slaney), natural log with a 1e-10 floor."""
     n_fft = int(round(sample_rate * win_ms / 1000))

@@ -36,7 +36,6 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-
 Contour = Literal["fall", "rise", "level"]
 CONTOURS: tuple[str, ...] = ("fall", "rise", "level")
 NEUTRAL_DELIVERY = "neutral"  # every table's baseline; the label variation is measured from it
@@ -98,8 +97,10 @@ def plan_table(name: str = DEFAULT_PROSODY) -> PlanTable:
         contour = values.pop("final_contour")
         dist = {contour: 1.0} if isinstance(contour, str) else dict(contour)
         if set(dist) - set(CONTOURS) or abs(sum(dist.values()) - 1) > 1e-9:
-            raise ValueError(f"{name}/{label}: final_contour must be one of {CONTOURS} or probabilities "
-                             f"over them summing to 1, got {contour!r}")
+            raise ValueError(
+                f"{name}/{label}: final_contour must be one of {CONTOURS} or probabilities "
+                f"over them summing to 1, got {contour!r}"
+            )
         contours[label] = tuple((c, dist[c]) for c in CONTOURS if dist.get(c))
         labels[label] = ProsodyPlan(label=label, final_contour=max(dist, key=dist.get), **values)
     if NEUTRAL_DELIVERY not in labels:
@@ -124,8 +125,11 @@ def plan_for(label: str, prosody: str, speaker_key: str, utterance_key: str) -> 
     s = _uniforms(f"speaker|{speaker_key}", 7)
     u = _uniforms(utterance_key, 7)
     e = 1 + table.speaker.expressiveness * s[6]
-    shown = {f.name: getattr(neutral, f.name) + e * (getattr(base, f.name) - getattr(neutral, f.name))
-             for f in fields(ProsodyPlan) if f.name not in ("label", "final_contour")}
+    shown = {
+        f.name: getattr(neutral, f.name) + e * (getattr(base, f.name) - getattr(neutral, f.name))
+        for f in fields(ProsodyPlan)
+        if f.name not in ("label", "final_contour")
+    }
 
     def varied(name: str, spread_name: str, i: int, relative: bool) -> float:
         value = shown[name]
@@ -157,4 +161,4 @@ def _draw(distribution: tuple[tuple[str, float], ...], p: float) -> str:
 def _uniforms(key: str, n: int) -> list[float]:
     """n numbers in [-1, 1) derived from ``key`` only."""
     digest = hashlib.blake2b(key.encode("utf-8"), digest_size=2 * n).digest()
-    return [int.from_bytes(digest[2 * i:2 * i + 2], "little") / 32768.0 - 1.0 for i in range(n)]
+    return [int.from_bytes(digest[2 * i : 2 * i + 2], "little") / 32768.0 - 1.0 for i in range(n)]

@@ -37,8 +37,10 @@ SAMPLE_RATE = 16_000
 ESPEAK_VOLUME = 60  # leaves headroom: clipping would engage eSpeak's stateful gain control
 REFERENCE_SCALE = 1.0 / 32768  # int16 at ESPEAK_VOLUME -> neutral speech near -25 dBFS, no clipping
 NEUTRAL = espeak.EspeakSettings(rate=175, pitch=50, range=50, volume=ESPEAK_VOLUME)
-_CONTOUR_MARK = {"en": {"fall": ".", "rise": "?", "level": ","},
-                 "cmn": {"fall": "\u3002", "rise": "\uff1f", "level": "\uff0c"}}
+_CONTOUR_MARK = {
+    "en": {"fall": ".", "rise": "?", "level": ","},
+    "cmn": {"fall": "\u3002", "rise": "\uff1f", "level": "\uff0c"},
+}
 _TERMINAL = ".!?,;:\u3002\uff1f\uff01\uff0c"
 _UP, _DOWN = 320, 441  # 16,000 / 22,050 in lowest terms
 
@@ -95,8 +97,16 @@ class Renderer(Protocol):
 
 def cache_key(renderer: Renderer, request: RenderRequest) -> str:
     """Content address of a rendering: renderer name and version plus every request field."""
-    fields = (renderer.name, renderer.version, request.text, request.delivery, request.voice,
-              request.language, request.prosody, request.speaker)
+    fields = (
+        renderer.name,
+        renderer.version,
+        request.text,
+        request.delivery,
+        request.voice,
+        request.language,
+        request.prosody,
+        request.speaker,
+    )
     return hashlib.sha256("\x1f".join(fields).encode("utf-8")).hexdigest()
 
 
@@ -117,9 +127,10 @@ def clauses(text: str, voice: str, language: str, settings: espeak.EspeakSetting
 def trim_silence(samples: np.ndarray, threshold: int = 64, block: int = 1024) -> np.ndarray:
     """Cut leading and trailing samples with |x| <= threshold. Scans in blocks from each end:
     clause pieces carry only short silences at their edges, so the middle is never touched."""
+
     def first_loud(x: np.ndarray) -> int | None:
         for start in range(0, len(x), block):
-            chunk = x[start:start + block]
+            chunk = x[start : start + block]
             loud = (chunk > threshold) | (chunk < -threshold)
             if loud.any():
                 return start + int(loud.argmax())
@@ -128,7 +139,7 @@ def trim_silence(samples: np.ndarray, threshold: int = 64, block: int = 1024) ->
     head = first_loud(samples)
     if head is None:
         return samples[:0]
-    return samples[head:len(samples) - first_loud(samples[::-1])]
+    return samples[head : len(samples) - first_loud(samples[::-1])]
 
 
 @cache
@@ -156,7 +167,7 @@ def assemble(pieces: list[np.ndarray], plan: ProsodyPlan, scale: float = REFEREN
     out = np.zeros(lead + sum(len(p) for p in speech) + pause * max(len(speech) - 1, 0), dtype=np.float32)
     position = lead
     for piece in speech:
-        out[position:position + len(piece)] = piece
+        out[position : position + len(piece)] = piece
         position += len(piece) + pause
     out *= np.float32(scale * 10 ** (plan.gain_db / 20))
     return np.clip(out, -1.0, 1.0, out=out)
@@ -173,14 +184,22 @@ class EspeakRenderer:
 
     def settings(self, plan: ProsodyPlan) -> espeak.EspeakSettings:
         pitch = min(99.0, max(0.0, plan.pitch - self.RANGE_PITCH_COMPENSATION * (plan.range - 50)))
-        return espeak.EspeakSettings(rate=int(round(plan.rate)), pitch=int(round(pitch)),
-                                     range=int(round(plan.range)), volume=ESPEAK_VOLUME)
+        return espeak.EspeakSettings(
+            rate=int(round(plan.rate)),
+            pitch=int(round(pitch)),
+            range=int(round(plan.range)),
+            volume=ESPEAK_VOLUME,
+        )
 
     def describe(self, request: RenderRequest) -> dict:
         plan = request.plan()
-        return {"renderer": self.name, "prosody": request.prosody, **plan.as_dict(),
-                "espeak": asdict(self.settings(plan)),
-                "spoken_text": spoken_text(request.text, request.language, plan.final_contour)}
+        return {
+            "renderer": self.name,
+            "prosody": request.prosody,
+            **plan.as_dict(),
+            "espeak": asdict(self.settings(plan)),
+            "spoken_text": spoken_text(request.text, request.language, plan.final_contour),
+        }
 
     def render(self, request: RenderRequest) -> Rendering:
         plan = request.plan()
@@ -204,30 +223,45 @@ class PraatRenderer:
     CONTOUR_ST = {"rise": 5.0, "fall": -7.0}
 
     def transform(self, plan: ProsodyPlan) -> dict[str, float]:
-        return {"shift_st": (plan.pitch - 50) * self.SEMITONES_PER_PITCH_POINT,
-                "range_factor": plan.range / 50, "duration_factor": NEUTRAL.rate / plan.rate}
+        return {
+            "shift_st": (plan.pitch - 50) * self.SEMITONES_PER_PITCH_POINT,
+            "range_factor": plan.range / 50,
+            "duration_factor": NEUTRAL.rate / plan.rate,
+        }
 
     def describe(self, request: RenderRequest) -> dict:
         plan = request.plan()
-        return {"renderer": self.name, "prosody": request.prosody, **plan.as_dict(), **self.transform(plan),
-                # a level ending, so the final contour is Praat's alone
-                "spoken_text": spoken_text(request.text, request.language, "level")}
+        return {
+            "renderer": self.name,
+            "prosody": request.prosody,
+            **plan.as_dict(),
+            **self.transform(plan),
+            # a level ending, so the final contour is Praat's alone
+            "spoken_text": spoken_text(request.text, request.language, "level"),
+        }
 
     def render(self, request: RenderRequest) -> Rendering:
         plan = request.plan()
         transform = self.transform(plan)
         record = self.describe(request)
         neutral = clauses(record["spoken_text"], request.voice, request.language, NEUTRAL)
-        seed = int.from_bytes(hashlib.blake2b(request.variation_key().encode(), digest_size=4).digest(),
-                              "little") & 0x7FFFFFFF
+        seed = (
+            int.from_bytes(
+                hashlib.blake2b(request.variation_key().encode(), digest_size=4).digest(), "little"
+            )
+            & 0x7FFFFFFF
+        )
         from parselmouth.praat import run
 
         with _PRAAT_LOCK:
             run(f"random_initializeWithSeedUnsafelyButPredictably ({seed})")
             try:
-                pieces = [self._manipulate(x * REFERENCE_SCALE, transform,
-                                           plan.final_contour if i == len(neutral) - 1 else None)
-                          for i, x in enumerate(neutral)]
+                pieces = [
+                    self._manipulate(
+                        x * REFERENCE_SCALE, transform, plan.final_contour if i == len(neutral) - 1 else None
+                    )
+                    for i, x in enumerate(neutral)
+                ]
             finally:
                 run("random_initializeSafelyAndUnpredictably ()")
         return Rendering(assemble(pieces, plan, scale=1.0), SAMPLE_RATE, record)

@@ -51,8 +51,9 @@ def gap(ms: float, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
     return np.zeros(int(round(sample_rate * ms / 1000)), dtype=np.float32)
 
 
-def concatenate(segments: list[np.ndarray], gaps_ms: list[float] | None = None,
-                sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+def concatenate(
+    segments: list[np.ndarray], gaps_ms: list[float] | None = None, sample_rate: int = SAMPLE_RATE
+) -> np.ndarray:
     """Segments in order with ``gaps_ms[i]`` of silence after segment i (one per boundary)."""
     gaps_ms = gaps_ms if gaps_ms is not None else [0.0] * (len(segments) - 1)
     if len(gaps_ms) != max(len(segments) - 1, 0):
@@ -65,14 +66,15 @@ def concatenate(segments: list[np.ndarray], gaps_ms: list[float] | None = None,
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
 
-def add_noise(x: np.ndarray, snr_db: float, rng: np.random.Generator,
-              noise: np.ndarray | None = None) -> np.ndarray:
+def add_noise(
+    x: np.ndarray, snr_db: float, rng: np.random.Generator, noise: np.ndarray | None = None
+) -> np.ndarray:
     """Add noise (white Gaussian unless given) scaled so that signal/noise power = ``snr_db``."""
     if noise is None:
         noise = rng.standard_normal(len(x))
     elif len(noise) < len(x):
         raise ValueError("noise is shorter than the signal")
-    noise = np.asarray(noise[:len(x)], dtype=np.float64)
+    noise = np.asarray(noise[: len(x)], dtype=np.float64)
     scale = np.sqrt(np.mean(np.square(x, dtype=np.float64)) / (np.mean(noise**2) * 10 ** (snr_db / 10)))
     return (np.asarray(x, dtype=np.float64) + scale * noise).astype(np.float32)
 
@@ -93,8 +95,13 @@ def _pink_chain(sample_rate: int, highpass_hz: float) -> tuple[np.ndarray, float
     return sos, float(np.sqrt(np.sum(response**2)))
 
 
-def pink_noise(n: int, rng: np.random.Generator, level_dbfs: float = -50.0, highpass_hz: float = 50.0,
-               sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+def pink_noise(
+    n: int,
+    rng: np.random.Generator,
+    level_dbfs: float = -50.0,
+    highpass_hz: float = 50.0,
+    sample_rate: int = SAMPLE_RATE,
+) -> np.ndarray:
     """Stationary pink noise (1/f, high-passed to drop rumble) with an expected RMS of
     ``level_dbfs``. Both filters are causal and the gain is the chain's analytic one (not the
     draw's RMS), so the first k samples never depend on ``n``: a longer bed continues a shorter
@@ -128,9 +135,12 @@ def room_impulse_response(config: RoomConfig) -> np.ndarray:
     import pyroomacoustics as pra
 
     absorption, max_order = pra.inverse_sabine(config.rt60_s, list(config.dimensions))
-    room = pra.ShoeBox(list(config.dimensions), fs=config.sample_rate,
-                       materials=pra.Material(absorption),
-                       max_order=max_order if config.max_order is None else config.max_order)
+    room = pra.ShoeBox(
+        list(config.dimensions),
+        fs=config.sample_rate,
+        materials=pra.Material(absorption),
+        max_order=max_order if config.max_order is None else config.max_order,
+    )
     room.add_source(list(config.source))
     room.add_microphone(np.array(config.microphone)[:, None])
     room.compute_rir()
@@ -145,12 +155,14 @@ def reverberate(x: np.ndarray, config: RoomConfig) -> np.ndarray:
     return fftconvolve(np.asarray(x, dtype=np.float64), room_impulse_response(config)).astype(np.float32)
 
 
-def direct_to_reverberant_db(rir: np.ndarray, sample_rate: int = SAMPLE_RATE, window_ms: float = 1.0) -> float:
+def direct_to_reverberant_db(
+    rir: np.ndarray, sample_rate: int = SAMPLE_RATE, window_ms: float = 1.0
+) -> float:
     """Energy within ``window_ms`` of the direct-path peak over the energy after it."""
     peak = int(np.argmax(np.abs(rir)))
     w = int(round(sample_rate * window_ms / 1000))
-    direct = np.sum(np.square(rir[max(peak - w, 0):peak + w + 1], dtype=np.float64))
-    late = np.sum(np.square(rir[peak + w + 1:], dtype=np.float64))
+    direct = np.sum(np.square(rir[max(peak - w, 0) : peak + w + 1], dtype=np.float64))
+    late = np.sum(np.square(rir[peak + w + 1 :], dtype=np.float64))
     return float(10 * np.log10((direct + _EPS) / (late + _EPS)))
 
 

@@ -25,8 +25,7 @@ class Estimate:
     n_scenarios: int
 
     def as_dict(self) -> dict[str, float | int]:
-        return {"point": self.point, "low": self.low, "high": self.high,
-                "n_scenarios": self.n_scenarios}
+        return {"point": self.point, "low": self.low, "high": self.high, "n_scenarios": self.n_scenarios}
 
     def percent(self, signed: bool = False) -> str:
         sign = "+" if signed else ""
@@ -55,8 +54,14 @@ class RatioSums:
 Statistic = Callable[[np.ndarray], np.ndarray]
 
 
-def bootstrap(statistic: Statistic, n_scenarios: int, *, n_resamples: int = N_RESAMPLES,
-              confidence: float = CONFIDENCE, seed: int = 0) -> Estimate:
+def bootstrap(
+    statistic: Statistic,
+    n_scenarios: int,
+    *,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+) -> Estimate:
     """Percentile bootstrap of ``statistic``, a function of scenario index arrays."""
     if n_scenarios < 1:
         raise ValueError("need at least one scenario")
@@ -81,8 +86,9 @@ def contrast_ci(terms: Sequence[tuple[float, RatioSums]], **kwargs) -> Estimate:
     if not terms:
         raise ValueError("a contrast needs at least one term")
     _same_length(*(sums for _, sums in terms))
-    return bootstrap(lambda idx: sum(w * sums.statistic(idx) for w, sums in terms),
-                     len(terms[0][1].numerator), **kwargs)
+    return bootstrap(
+        lambda idx: sum(w * sums.statistic(idx) for w, sums in terms), len(terms[0][1].numerator), **kwargs
+    )
 
 
 def pooled_ci(per_model: list[RatioSums], **kwargs) -> Estimate:
@@ -90,8 +96,11 @@ def pooled_ci(per_model: list[RatioSums], **kwargs) -> Estimate:
     if not per_model:
         raise ValueError("need at least one model")
     _same_length(*per_model)
-    return bootstrap(lambda idx: np.mean([m.statistic(idx) for m in per_model], axis=0),
-                     len(per_model[0].numerator), **kwargs)
+    return bootstrap(
+        lambda idx: np.mean([m.statistic(idx) for m in per_model], axis=0),
+        len(per_model[0].numerator),
+        **kwargs,
+    )
 
 
 def _same_length(*sums: RatioSums) -> None:

@@ -26,8 +26,10 @@ Parser = Callable[[gym.Env, str], Any]
 class TextActions(gym.Wrapper):
     def __init__(self, env: gym.Env, parse: Parser) -> None:
         if env is not env.unwrapped or not hasattr(env, "step_decoded"):
-            raise TypeError("TextActions must wrap a base env with step_decoded directly; apply access "
-                            "conditions outside it, or use gym.make(..., actions='text')")
+            raise TypeError(
+                "TextActions must wrap a base env with step_decoded directly; apply access "
+                "conditions outside it, or use gym.make(..., actions='text')"
+            )
         super().__init__(env)
         self.parse = parse
         self.action_space = gym.spaces.Text(max_length=MAX_REPLY_CHARS, charset=TEXT_CHARSET)

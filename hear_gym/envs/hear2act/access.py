@@ -25,12 +25,18 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from hear_gym.core.text import text_space
+from hear_gym.envs.hear2act.audio import (
+    AffectClassifier,
+    AffectLabel,
+    HideUserWords,
+    InferredState,
+    StateInferrer,
+    TurnAudio,
+    UserAudio,
+)
 from hear_gym.speech.cache import shared_render_cache
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.speech.renderers import RENDERERS
-from hear_gym.envs.hear2act.audio import (
-    AffectClassifier, AffectLabel, HideUserWords, InferredState, StateInferrer, TurnAudio, UserAudio,
-)
 
 
 class ConcernStateTag(gym.Wrapper):
@@ -43,8 +49,7 @@ class ConcernStateTag(gym.Wrapper):
         super().__init__(env)
         if not isinstance(env.observation_space, spaces.Dict):
             raise TypeError("ConcernStateTag needs a Dict observation space")
-        self.observation_space = spaces.Dict(
-            {**env.observation_space.spaces, self.KEY: text_space(32)})
+        self.observation_space = spaces.Dict({**env.observation_space.spaces, self.KEY: text_space(32)})
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)

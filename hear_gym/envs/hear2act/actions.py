@@ -71,8 +71,10 @@ def decode(index: int, domain: DomainSchema, assistant: AssistantKind) -> Assist
     if ASK_SLOT0 <= index < CLARIFY:
         slot = index - ASK_SLOT0
         if slot >= len(domain.concern_dimensions):
-            return InvalidAction(f"attribute slot {slot} does not exist in domain {domain.domain_id} "
-                                 f"({len(domain.concern_dimensions)} slots)")
+            return InvalidAction(
+                f"attribute slot {slot} does not exist in domain {domain.domain_id} "
+                f"({len(domain.concern_dimensions)} slots)"
+            )
         return AssistantAction(ActionKind.ASK, attribute=domain.concern_dimensions[slot].key)
     if index == CLARIFY:
         if assistant is AssistantKind.SPOKEN:
@@ -101,7 +103,7 @@ def encode(action: AssistantAction, domain: DomainSchema) -> int:
 def action_mask(domain: DomainSchema, assistant: AssistantKind) -> np.ndarray:
     """1 for actions valid in this domain and action set (use with masked policies)."""
     mask = np.ones(N_ACTIONS, dtype=np.int8)
-    mask[ASK_SLOT0 + len(domain.concern_dimensions):CLARIFY] = 0
+    mask[ASK_SLOT0 + len(domain.concern_dimensions) : CLARIFY] = 0
     if assistant is AssistantKind.SPOKEN:
         mask[CLARIFY] = 0
     return mask
@@ -124,16 +126,18 @@ def parse_p6a(text: str, domain: DomainSchema, assistant: AssistantKind) -> Pars
         return ParsedText(InvalidAction(f"expected text, got {type(text).__name__}"), "")
     match = _ACTION_TAG.match(text)
     if match is None:
-        return ParsedText(InvalidAction("reply does not start with [ACTION: RECOMMEND|ASK|CONFIRM|CLARIFY]"), text.strip())
+        return ParsedText(
+            InvalidAction("reply does not start with [ACTION: RECOMMEND|ASK|CONFIRM|CLARIFY]"), text.strip()
+        )
     kind = ActionKind(match.group(1).lower())
-    rest = text[match.end():]
+    rest = text[match.end() :]
     option = None
     if kind is ActionKind.RECOMMEND:
         opt = _OPTION_TAG.match(rest)
         if opt is None:
             return ParsedText(InvalidAction("RECOMMEND must be followed by [OPTION: <number>]"), rest.strip())
         option = int(opt.group(1))
-        rest = rest[opt.end():]
+        rest = rest[opt.end() :]
         if not 1 <= option <= N_CANDIDATES:
             return ParsedText(InvalidAction(f"option {option} is not in 1..{N_CANDIDATES}"), rest.strip())
     utterance = rest.strip()
@@ -162,7 +166,12 @@ _PATTERNS: dict[str, tuple[tuple[str, re.Pattern], ...]] = {}
 def _keyword_patterns(domain: DomainSchema) -> tuple[tuple[str, re.Pattern], ...]:
     if domain.domain_id not in _PATTERNS:
         _PATTERNS[domain.domain_id] = tuple(
-            (dim.key, re.compile(r"\b(?:" + "|".join(
-                re.escape(k) for k in (dim.label.lower(), *dim.ask_keywords)) + ")"))
-            for dim in domain.concern_dimensions)
+            (
+                dim.key,
+                re.compile(
+                    r"\b(?:" + "|".join(re.escape(k) for k in (dim.label.lower(), *dim.ask_keywords)) + ")"
+                ),
+            )
+            for dim in domain.concern_dimensions
+        )
     return _PATTERNS[domain.domain_id]

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hear_gym.envs.hear2act.audio import user_turn_request
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
-from hear_gym.speech.cache import RenderCache
 from hear_gym.envs.hear2act.user.engine import ReactionKind, UserEngine
 from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
 from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, Feedback
-from hear_gym.envs.hear2act.audio import user_turn_request
+from hear_gym.speech.cache import RenderCache
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,16 @@ def assent_items(split: str, seed: int, max_scenarios: int | None = None) -> lis
             if reaction.kind is not ReactionKind.SHARED_ASSENT:
                 continue
             text = realize(reaction, scenario, domain, rng)
-            items.append(AssentItem(scenario.scenario_id, candidate.option_id, scenario.request, text,
-                                    choose_delivery(reaction.state, rng), reaction.state.resolved))
+            items.append(
+                AssentItem(
+                    scenario.scenario_id,
+                    candidate.option_id,
+                    scenario.request,
+                    text,
+                    choose_delivery(reaction.state, rng),
+                    reaction.state.resolved,
+                )
+            )
     return items
 
 

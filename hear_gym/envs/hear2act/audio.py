@@ -45,8 +45,9 @@ def voice_for(scenario_id: str) -> str:
     return VOICES[int.from_bytes(digest, "little") % len(VOICES)]
 
 
-def user_turn_request(scenario_id: str, text: str, delivery: str,
-                      prosody: str = DEFAULT_PROSODY) -> RenderRequest:
+def user_turn_request(
+    scenario_id: str, text: str, delivery: str, prosody: str = DEFAULT_PROSODY
+) -> RenderRequest:
     """How a Hear2Act scenario's user says ``text``: their voice, and they are the speaker."""
     return RenderRequest(text, delivery, voice_for(scenario_id), prosody=prosody, speaker=scenario_id)
 
@@ -60,8 +61,9 @@ class TurnAudio:
     def request(self, env: gym.Env, turn: int = -1) -> RenderRequest:
         base = env.unwrapped
         record = base.turns[turn]
-        return user_turn_request(base.scenario.scenario_id, record["user_text"], record["delivery_label"],
-                                 self.prosody)
+        return user_turn_request(
+            base.scenario.scenario_id, record["user_text"], record["delivery_label"], self.prosody
+        )
 
     def waveform(self, env: gym.Env, turn: int = -1) -> np.ndarray:
         return self.cache.render(self.request(env, turn)).waveform
@@ -72,7 +74,7 @@ class TurnAudio:
         speech itself, not the padding."""
         wave = self.waveform(env)[:MAX_AUDIO_SAMPLES]
         out = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
-        out[:len(wave)] = wave
+        out[: len(wave)] = wave
         return out, len(wave)
 
 
@@ -99,10 +101,13 @@ class _AddKeys(gym.Wrapper):
 
 class UserAudio(_AddKeys):
     def __init__(self, env: gym.Env, audio: TurnAudio) -> None:
-        super().__init__(env, {
-            "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
-            "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (1,), np.int64),
-        })
+        super().__init__(
+            env,
+            {
+                "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
+                "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (1,), np.int64),
+            },
+        )
         self.audio = audio
 
     def added(self, obs, info):
@@ -118,8 +123,10 @@ class HideUserWords(gym.ObservationWrapper):
         self.observation_space = env.observation_space
 
     def observation(self, obs: dict) -> dict:
-        lines = [f"User: {SPEECH_PLACEHOLDER}" if line.startswith("User: ") else line
-                 for line in obs["transcript"].split("\n")]
+        lines = [
+            f"User: {SPEECH_PLACEHOLDER}" if line.startswith("User: ") else line
+            for line in obs["transcript"].split("\n")
+        ]
         return {**obs, "transcript": "\n".join(lines), "last_user_utterance": SPEECH_PLACEHOLDER}
 
 
@@ -127,8 +134,9 @@ class StateInferrer(Protocol):
     """Writes what the user's delivery says about the current recommendation (paper P6c).
     ``reference`` is the same user's opening request, the dialogue's audio context."""
 
-    def infer(self, waveform: np.ndarray, sample_rate: int, transcript: str,
-              reference: np.ndarray) -> str: ...
+    def infer(
+        self, waveform: np.ndarray, sample_rate: int, transcript: str, reference: np.ndarray
+    ) -> str: ...
 
 
 class AffectClassifier(Protocol):
@@ -143,8 +151,12 @@ class InferredState(_AddKeys):
         self.audio, self.inferrer = audio, inferrer
 
     def added(self, obs, info):
-        text = self.inferrer.infer(self.audio.waveform(self.env), SAMPLE_RATE, obs["transcript"],
-                                   self.audio.waveform(self.env, turn=0))
+        text = self.inferrer.infer(
+            self.audio.waveform(self.env),
+            SAMPLE_RATE,
+            obs["transcript"],
+            self.audio.waveform(self.env, turn=0),
+        )
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"state inferrer returned {text!r}; it must return a non-empty sentence")
         return {"inferred_state": text.strip()[:256]}

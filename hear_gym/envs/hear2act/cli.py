@@ -29,10 +29,14 @@ FEEDBACKS = ("prosody", "explicit")
 DEFAULT_CELLS = ("transcript_only@T", "state_aware@T+S", "random@T")  # first = contrast base
 SplitOption = Annotated[str, typer.Option(help=f"One of {', '.join(SPLITS)} or all.")]
 
-scenarios_app = typer.Typer(help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True,
-                            rich_markup_mode=None)
-train_app = typer.Typer(help="Train models used by agents and access conditions (needs hear-gym[agents]).",
-                        no_args_is_help=True, rich_markup_mode=None)
+scenarios_app = typer.Typer(
+    help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True, rich_markup_mode=None
+)
+train_app = typer.Typer(
+    help="Train models used by agents and access conditions (needs hear-gym[agents]).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -52,12 +56,19 @@ def plan_eval(request) -> tuple[Any, dict, dict]:
     max_turns = request.take("max_turns", 20)
     if max_turns < MIN_TURNS:
         raise typer.BadParameter(f"must be >= {MIN_TURNS}", param_hint="--max-turns")
-    probes = {"state_inferrer": request.take("state_probe"), "affect_classifier": request.take("affect_probe")}
-    for access, flag, key in (("T+S^", "--state-probe", "state_inferrer"), ("T+SER", "--affect-probe",
-                                                                          "affect_classifier")):
+    probes = {
+        "state_inferrer": request.take("state_probe"),
+        "affect_classifier": request.take("affect_probe"),
+    }
+    for access, flag, key in (
+        ("T+S^", "--state-probe", "state_inferrer"),
+        ("T+SER", "--affect-probe", "affect_classifier"),
+    ):
         if probes[key] is None and any(c.access == access for c in cells):
-            raise typer.BadParameter(f"{access} cells need a probe checkpoint (train one with "
-                                     f"`hear-gym train probe`)", param_hint=flag)
+            raise typer.BadParameter(
+                f"{access} cells need a probe checkpoint (train one with `hear-gym train probe`)",
+                param_hint=flag,
+            )
     objects, plugins = _probe_plugins(probes)
     if request.audio_cache_dir is not None:
         objects["audio_cache_dir"] = request.audio_cache_dir
@@ -65,16 +76,29 @@ def plan_eval(request) -> tuple[Any, dict, dict]:
     intervention = request.take("state_intervention")
     if intervention is not None:
         if any(c.access != "T+S" for c in cells):
-            raise typer.BadParameter("it rewrites the T+S state channel: every --cell must be T+S "
-                                     "(run the T baseline in its own folder)", param_hint="--state-intervention")
+            raise typer.BadParameter(
+                "it rewrites the T+S state channel: every --cell must be T+S "
+                "(run the T baseline in its own folder)",
+                param_hint="--state-intervention",
+            )
         env_kwargs["state_intervention"] = intervention
     request.refuse_the_rest()
     try:
-        config = run_config(cells, request.episode_ids(), rollouts=request.rollouts, seed=request.seed,
-                            assistant=assistant, max_turns=max_turns, plugins=plugins, **env_kwargs)
+        config = run_config(
+            cells,
+            request.episode_ids(),
+            rollouts=request.rollouts,
+            seed=request.seed,
+            assistant=assistant,
+            max_turns=max_turns,
+            plugins=plugins,
+            **env_kwargs,
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    factories = {name: agent_factory(registered[name], request.llm_client) for name in {c.agent for c in cells}}
+    factories = {
+        name: agent_factory(registered[name], request.llm_client) for name in {c.agent for c in cells}
+    }
     return config, factories, objects
 
 
@@ -97,8 +121,9 @@ def _cells(specs: list[str], feedbacks: list[str], registered: dict) -> list:
     for spec in specs:
         agent, sep, access = spec.partition("@")
         if agent not in registered:
-            raise typer.BadParameter(f"unknown agent {agent!r}; registered: {sorted(registered)}",
-                                     param_hint="--cell")
+            raise typer.BadParameter(
+                f"unknown agent {agent!r}; registered: {sorted(registered)}", param_hint="--cell"
+            )
         for fb in feedbacks:
             if fb not in FEEDBACKS:
                 raise typer.BadParameter(f"feedback must be one of {FEEDBACKS}", param_hint="--feedback")
@@ -108,16 +133,19 @@ def _cells(specs: list[str], feedbacks: list[str], registered: dict) -> list:
 
 # -- hear-gym scenarios -----------------------------------------------------------------------
 @scenarios_app.command("export")
-def scenarios_export(out: Annotated[Path, typer.Option(help="Destination .jsonl file.")],
-                     split: SplitOption = "all") -> None:
+def scenarios_export(
+    out: Annotated[Path, typer.Option(help="Destination .jsonl file.")], split: SplitOption = "all"
+) -> None:
     """Write the scenario bank (or one split) as JSONL, one scenario per line."""
     count = write_bank(out, scenarios_for(split))
     console.print(f"wrote {count} scenarios to {out}")
 
 
 @scenarios_app.command("list")
-def scenarios_list(split: SplitOption = "all",
-                   domain: Annotated[str | None, typer.Option(help="Only this domain id.")] = None) -> None:
+def scenarios_list(
+    split: SplitOption = "all",
+    domain: Annotated[str | None, typer.Option(help="Only this domain id.")] = None,
+) -> None:
     """One line per scenario: id, split, family, opening request."""
     table = Table("scenario_id", "split", "family", "request")
     shown = 0
@@ -144,8 +172,9 @@ def scenarios_show(scenario_id: str) -> None:
 def listen_command(
     out: Annotated[Path, typer.Option(help="Folder for the WAV files and the text sidecar.")],
     scenario_id: Annotated[str | None, typer.Argument(help="Play one dialogue of this scenario.")] = None,
-    every_label: Annotated[str | None, typer.Option(
-        help="Instead of a dialogue: say this sentence under every delivery label.")] = None,
+    every_label: Annotated[
+        str | None, typer.Option(help="Instead of a dialogue: say this sentence under every delivery label.")
+    ] = None,
     cell: Annotated[str, typer.Option(help="agent@ACCESS that plays the dialogue.")] = "state_aware@T+S",
     feedback: Annotated[str, typer.Option(help="prosody or explicit.")] = "prosody",
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
@@ -169,10 +198,17 @@ def listen_command(
             if agent_name not in registered:
                 raise typer.BadParameter(f"unknown agent {agent_name!r}; registered: {sorted(registered)}")
             get_scenario(scenario_id)
-            env = gym.make("hear_gym/Hear2Act-v0", access=access or "T", feedback=feedback,
-                           scenario_ids=[scenario_id], renderer=renderer, prosody=prosody)
-            paths = write_dialogue(env, registered[agent_name].load()(), scenario_id, out, seed, renderer,
-                                   prosody)
+            env = gym.make(
+                "hear_gym/Hear2Act-v0",
+                access=access or "T",
+                feedback=feedback,
+                scenario_ids=[scenario_id],
+                renderer=renderer,
+                prosody=prosody,
+            )
+            paths = write_dialogue(
+                env, registered[agent_name].load()(), scenario_id, out, seed, renderer, prosody
+            )
         else:
             raise typer.BadParameter("give a SCENARIO_ID or --every-label TEXT")
     except (KeyError, ValueError) as exc:
@@ -182,12 +218,17 @@ def listen_command(
 
 
 def render_command(
-    cache_dir: Annotated[Path, typer.Option(help="Disk cache to fill (pass the same folder to the env "
-                                                 "as audio_cache_dir).")],
+    cache_dir: Annotated[
+        Path, typer.Option(help="Disk cache to fill (pass the same folder to the env as audio_cache_dir).")
+    ],
     split: SplitOption = "test",
-    cell: Annotated[list[str], typer.Option(help="agent@ACCESS whose rollouts to render, repeatable.")
-                    ] = list(DEFAULT_CELLS),
-    feedback: Annotated[list[str], typer.Option(help="prosody and/or explicit.")] = list(FEEDBACKS),
+    cell: Annotated[
+        list[str] | None,
+        typer.Option(help="agent@ACCESS whose rollouts to render, repeatable [default: the eval defaults]."),
+    ] = None,
+    feedback: Annotated[
+        list[str] | None, typer.Option(help="prosody and/or explicit [default: both].")
+    ] = None,
     rollouts: Annotated[int, typer.Option(min=1)] = 1,
     seed: int = 0,
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
@@ -197,12 +238,18 @@ def render_command(
     from hear_gym.envs.hear2act.prerender import prerender
 
     registered = available_agents(FAMILY.agent_group)
-    cells = _cells(cell, feedback, registered)
+    cells = _cells(cell or list(DEFAULT_CELLS), feedback or list(FEEDBACKS), registered)
     config = run_config(cells, [s.scenario_id for s in scenarios_for(split)], rollouts=rollouts, seed=seed)
-    stats = prerender(config, {c.agent: registered[c.agent].load() for c in cells}, cache_dir, renderer,
-                      prosody_table(prosody))
-    console.print(f"{stats['rendered']} utterances rendered, {stats['already_on_disk']} already cached, "
-                  f"in {cache_dir}")
+    stats = prerender(
+        config,
+        {c.agent: registered[c.agent].load() for c in cells},
+        cache_dir,
+        renderer,
+        prosody_table(prosody),
+    )
+    console.print(
+        f"{stats['rendered']} utterances rendered, {stats['already_on_disk']} already cached, in {cache_dir}"
+    )
 
 
 # -- hear-gym train probe ---------------------------------------------------------------------
@@ -220,16 +267,30 @@ def train_probe_command(
     train = component("train_probe")
     out = output_file(out)
     try:
-        probe = train(out, task=task, features=features, renderer=renderer, prosody=prosody,
-                      max_scenarios=max_scenarios, seed=seed)
+        probe = train(
+            out,
+            task=task,
+            features=features,
+            renderer=renderer,
+            prosody=prosody,
+            max_scenarios=max_scenarios,
+            seed=seed,
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    table = Table("split", *probe.config.classes, "balanced", "n",
-                  title=f"{task} probe ({features}, {renderer}, prosody {prosody})")
+    table = Table(
+        "split",
+        *probe.config.classes,
+        "balanced",
+        "n",
+        title=f"{task} probe ({features}, {renderer}, prosody {prosody})",
+    )
     for split, report in probe.report.items():
-        table.add_row(split, *(f"{report.get(c, float('nan')):.3f}" for c in probe.config.classes),
-                      f"{report['balanced']:.3f}", str(report["n"]))
+        table.add_row(
+            split,
+            *(f"{report.get(c, float('nan')):.3f}" for c in probe.config.classes),
+            f"{report['balanced']:.3f}",
+            str(report["n"]),
+        )
     console.print(table)
     console.print(f"checkpoint: {out}")
-
-

@@ -56,7 +56,9 @@ def options_text(scenario: Scenario) -> str:
     unit = scenario.budget.unit
     return "\n".join(
         f"Option {c.option_id}: {c.name} - {format_price(c.price)} {unit}, rated {c.rating:.1f}/5. "
-        f"{c.description}" for c in scenario.candidates)
+        f"{c.description}"
+        for c in scenario.candidates
+    )
 
 
 class Hear2ActEnv(gym.Env):
@@ -75,8 +77,10 @@ class Hear2ActEnv(gym.Env):
         self.feedback = _enum(Feedback, feedback, "feedback")
         self.assistant = _enum(AssistantKind, assistant, "assistant")
         if not isinstance(max_turns, int) or max_turns < MIN_TURNS:
-            raise ValueError(f"max_turns must be an int >= {MIN_TURNS} (the opening is turn 1; with 2 "
-                             f"every episode would end after one step), got {max_turns!r}")
+            raise ValueError(
+                f"max_turns must be an int >= {MIN_TURNS} (the opening is turn 1; with 2 "
+                f"every episode would end after one step), got {max_turns!r}"
+            )
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.scenarios = scenarios_for(None if scenario_ids is not None else split, scenario_ids)
@@ -84,16 +88,18 @@ class Hear2ActEnv(gym.Env):
         self.invalid_action_penalty = float(invalid_action_penalty)
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(N_ACTIONS)
-        self.observation_space = spaces.Dict({
-            "domain": text_space(64),
-            "options": text_space(8_192),
-            "attributes": text_space(1_024),
-            "transcript": text_space(512 + max_turns * _TRANSCRIPT_CHARS_PER_TURN),
-            "last_user_utterance": text_space(1_024),
-            "turn": spaces.Discrete(max_turns + 1),
-            "current_option": spaces.Discrete(12),
-            "action_mask": spaces.MultiBinary(N_ACTIONS),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "domain": text_space(64),
+                "options": text_space(8_192),
+                "attributes": text_space(1_024),
+                "transcript": text_space(512 + max_turns * _TRANSCRIPT_CHARS_PER_TURN),
+                "last_user_utterance": text_space(1_024),
+                "turn": spaces.Discrete(max_turns + 1),
+                "current_option": spaces.Discrete(12),
+                "action_mask": spaces.MultiBinary(N_ACTIONS),
+            }
+        )
         self.scenario: Scenario | None = None
         self.turns: list[dict[str, Any]] = []
 
@@ -117,8 +123,7 @@ class Hear2ActEnv(gym.Env):
         self._mask = action_mask(self.domain, self.assistant)
         self._options = options_text(self.scenario)
         self._hidden_concerns = [c.model_dump() for c in self.scenario.concerns]
-        self._attributes = "\n".join(
-            f"{i}. {d.label}" for i, d in enumerate(self.domain.concern_dimensions))
+        self._attributes = "\n".join(f"{i}. {d.label}" for i, d in enumerate(self.domain.concern_dimensions))
         self.turn_count = 1
         self.final_option: int | None = None
         self.turns = []
@@ -186,17 +191,30 @@ class Hear2ActEnv(gym.Env):
         return None
 
     # -- helpers --------------------------------------------------------------------------
-    def _exchange(self, action: AssistantAction | None, assistant_text: str, reaction: Reaction,
-                  invalid: str | None = None) -> None:
+    def _exchange(
+        self,
+        action: AssistantAction | None,
+        assistant_text: str,
+        reaction: Reaction,
+        invalid: str | None = None,
+    ) -> None:
         user_text = realize(reaction, self.scenario, self.domain, self.np_random)
         delivery = choose_delivery(reaction.state, self.np_random)
         self._transcript += f"\nAssistant: {assistant_text}\nUser: {user_text}"
-        self.turns.append(self._record(self.turn_count, action, assistant_text, user_text,
-                                       reaction, delivery, invalid))
+        self.turns.append(
+            self._record(self.turn_count, action, assistant_text, user_text, reaction, delivery, invalid)
+        )
 
-    def _record(self, turn: int, action: AssistantAction | None, assistant_text: str | None,
-                user_text: str, reaction: Reaction | None, delivery: str,
-                invalid: str | None = None) -> dict[str, Any]:
+    def _record(
+        self,
+        turn: int,
+        action: AssistantAction | None,
+        assistant_text: str | None,
+        user_text: str,
+        reaction: Reaction | None,
+        delivery: str,
+        invalid: str | None = None,
+    ) -> dict[str, Any]:
         state = self._state if reaction is not None else None
         return {
             "turn": turn,
@@ -217,8 +235,10 @@ class Hear2ActEnv(gym.Env):
     def _assistant_text(self, action: AssistantAction) -> str:
         if action.kind is ActionKind.RECOMMEND:
             c = self.scenario.candidate(action.option)
-            return (f"[ACTION: RECOMMEND] [OPTION: {c.option_id}] I recommend {c.name}, at "
-                    f"{format_price(c.price)} {self.scenario.budget.unit} with a {c.rating:.1f}/5 rating.")
+            return (
+                f"[ACTION: RECOMMEND] [OPTION: {c.option_id}] I recommend {c.name}, at "
+                f"{format_price(c.price)} {self.scenario.budget.unit} with a {c.rating:.1f}/5 rating."
+            )
         if action.kind is ActionKind.ASK:
             if action.attribute is None:
                 return "[ACTION: ASK] Is there anything about this option that doesn't work for you?"

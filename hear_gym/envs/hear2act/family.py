@@ -30,10 +30,18 @@ def parse_reply(env: Hear2ActEnv, reply: str):
     return parse_p6a(reply, env.domain, env.assistant).action
 
 
-def make(access: str = "T", actions: str = "discrete", observation: str = "dict",
-         state_intervention: str | None = None, renderer: str = "espeak",
-         prosody: str = DEFAULT_PROSODY, audio_cache_dir: str | Path | None = None,
-         state_inferrer=None, affect_classifier=None, **env_kwargs) -> gym.Env:
+def make(
+    access: str = "T",
+    actions: str = "discrete",
+    observation: str = "dict",
+    state_intervention: str | None = None,
+    renderer: str = "espeak",
+    prosody: str = DEFAULT_PROSODY,
+    audio_cache_dir: str | Path | None = None,
+    state_inferrer=None,
+    affect_classifier=None,
+    **env_kwargs,
+) -> gym.Env:
     """Build Hear2Act: base env (``env_kwargs`` go to ``Hear2ActEnv``), then the action format
     (``"discrete"`` or P6a ``"text"``), the access condition (``ACCESS_CONDITIONS``), an optional
     label-fidelity ``state_intervention`` on T+S, and the observation format (``"dict"`` or
@@ -44,9 +52,13 @@ def make(access: str = "T", actions: str = "discrete", observation: str = "dict"
         raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
     if observation not in OBSERVATION_FORMATS:
         raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
-    context = AccessContext(renderer=renderer, prosody=prosody,
-                            state_inferrer=state_inferrer, affect_classifier=affect_classifier,
-                            audio_cache_dir=Path(audio_cache_dir) if audio_cache_dir else None)
+    context = AccessContext(
+        renderer=renderer,
+        prosody=prosody,
+        state_inferrer=state_inferrer,
+        affect_classifier=affect_classifier,
+        audio_cache_dir=Path(audio_cache_dir) if audio_cache_dir else None,
+    )
     env: gym.Env = Hear2ActEnv(**env_kwargs)
     if actions == "text":
         env = TextActions(env, parse_reply)
@@ -84,10 +96,25 @@ def cell(agent: str, access: str, feedback: str) -> Cell:
     return Cell(agent, access, (("feedback", feedback),))
 
 
-def run_config(cells, scenario_ids, rollouts: int = 1, seed: int = 0, assistant: str = "text",
-               max_turns: int = 20, plugins=(), **env_kwargs) -> RunConfig:
+def run_config(
+    cells,
+    scenario_ids,
+    rollouts: int = 1,
+    seed: int = 0,
+    assistant: str = "text",
+    max_turns: int = 20,
+    plugins=(),
+    **env_kwargs,
+) -> RunConfig:
     """A Hear2Act ``RunConfig``; ``env_kwargs`` (JSON values, e.g. ``renderer``, ``prosody``,
     ``state_intervention``) go to every ``gym.make`` and into the run's record."""
     kwargs = {"assistant": assistant, "max_turns": max_turns, **env_kwargs}
-    return RunConfig(ENV_ID, tuple(cells), tuple(scenario_ids), rollouts, seed,
-                     tuple(sorted(kwargs.items())), tuple(plugins))
+    return RunConfig(
+        ENV_ID,
+        tuple(cells),
+        tuple(scenario_ids),
+        rollouts,
+        seed,
+        tuple(sorted(kwargs.items())),
+        tuple(plugins),
+    )

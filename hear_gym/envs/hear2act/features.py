@@ -43,13 +43,13 @@ from gymnasium import spaces
 
 from hear_gym.core.text import hashed_words
 from hear_gym.envs.hear2act.actions import N_ACTIONS
+from hear_gym.envs.hear2act.audio import AFFECT_LABELS, TurnAudio
 from hear_gym.envs.hear2act.scenarios.domain_schema import MAX_CONCERN_DIMENSIONS
 from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
-from hear_gym.speech.features import N_FEATURES, prosodic_features
-from hear_gym.speech.renderers import SAMPLE_RATE
 from hear_gym.envs.hear2act.user.engine import ReactionKind
 from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS
-from hear_gym.envs.hear2act.audio import AFFECT_LABELS, TurnAudio
+from hear_gym.speech.features import N_FEATURES, prosodic_features
+from hear_gym.speech.renderers import SAMPLE_RATE
 
 ACTION_KINDS = ("ask", "clarify", "recommend", "confirm", "invalid")
 DIALOGUE_SIZE = 1 + 2 * N_CANDIDATES + 2 * len(ACTION_KINDS)
@@ -89,15 +89,22 @@ def _box(shape: tuple[int, ...], low: float = 0.0, high: float = 1.0) -> spaces.
 
 CHANNELS: dict[str, Channel] = {
     "user_words": Channel({"user_words": _box((WORDS_SIZE,))}, lambda w, obs: {"user_words": w.user_words()}),
-    "audio": Channel({"prosody": _box((N_FEATURES,), -_BIG, _BIG),
-                      "prosody_vs_request": _box((N_FEATURES,), -_BIG, _BIG)},
-                     lambda w, obs: w.prosody()),
-    "concern_state": Channel({"concern_state": _box((len(ALL_DELIVERY_LABELS),))},
-                             lambda w, obs: {"concern_state": _one_hot(ALL_DELIVERY_LABELS, obs["concern_state"])}),
-    "inferred_state": Channel({"inferred_state": _box((HASH_BINS,))},
-                              lambda w, obs: {"inferred_state": hashed_words(obs["inferred_state"], HASH_BINS)}),
-    "affect": Channel({"affect": _box((len(AFFECT_LABELS),))},
-                      lambda w, obs: {"affect": _one_hot(AFFECT_LABELS, obs["affect"])}),
+    "audio": Channel(
+        {"prosody": _box((N_FEATURES,), -_BIG, _BIG), "prosody_vs_request": _box((N_FEATURES,), -_BIG, _BIG)},
+        lambda w, obs: w.prosody(),
+    ),
+    "concern_state": Channel(
+        {"concern_state": _box((len(ALL_DELIVERY_LABELS),))},
+        lambda w, obs: {"concern_state": _one_hot(ALL_DELIVERY_LABELS, obs["concern_state"])},
+    ),
+    "inferred_state": Channel(
+        {"inferred_state": _box((HASH_BINS,))},
+        lambda w, obs: {"inferred_state": hashed_words(obs["inferred_state"], HASH_BINS)},
+    ),
+    "affect": Channel(
+        {"affect": _box((len(AFFECT_LABELS),))},
+        lambda w, obs: {"affect": _one_hot(AFFECT_LABELS, obs["affect"])},
+    ),
 }
 
 
@@ -108,8 +115,9 @@ class FeatureObservation(gym.ObservationWrapper):
         try:
             self.channels = ACCESS_CHANNELS[access]
         except KeyError:
-            raise ValueError(f"no feature channels for access {access!r}; "
-                             f"known: {sorted(ACCESS_CHANNELS)}") from None
+            raise ValueError(
+                f"no feature channels for access {access!r}; known: {sorted(ACCESS_CHANNELS)}"
+            ) from None
         self.audio = audio() if "audio" in self.channels else None
         self._options_for: tuple[str, np.ndarray] | None = None
         leaves = {
@@ -147,8 +155,10 @@ class FeatureObservation(gym.ObservationWrapper):
     def prosody(self) -> dict[str, np.ndarray]:
         current = prosodic_features(self.audio.waveform(self.env), SAMPLE_RATE)
         request = prosodic_features(self.audio.waveform(self.env, turn=0), SAMPLE_RATE)
-        return {"prosody": np.clip(current, -_BIG, _BIG).astype(np.float32),
-                "prosody_vs_request": np.clip(current - request, -_BIG, _BIG).astype(np.float32)}
+        return {
+            "prosody": np.clip(current, -_BIG, _BIG).astype(np.float32),
+            "prosody_vs_request": np.clip(current - request, -_BIG, _BIG).astype(np.float32),
+        }
 
     # -- always present -------------------------------------------------------------------
     def _dialogue(self, current_option: int) -> np.ndarray:

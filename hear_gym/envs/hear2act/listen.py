@@ -17,19 +17,26 @@ from pathlib import Path
 import gymnasium as gym
 import soundfile as sf
 
-from hear_gym.speech.cache import RenderCache
+from hear_gym.envs.hear2act.audio import TurnAudio, voice_for
 from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS
+from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest, make_renderer
-from hear_gym.envs.hear2act.audio import TurnAudio, voice_for
 
 
 def _write_wav(path: Path, waveform) -> None:
     sf.write(path, waveform, SAMPLE_RATE, subtype="PCM_16")
 
 
-def write_dialogue(env: gym.Env, agent, scenario_id: str, out_dir: Path, seed: int = 0,
-                   renderer: str = "espeak", prosody: str = DEFAULT_PROSODY) -> list[Path]:
+def write_dialogue(
+    env: gym.Env,
+    agent,
+    scenario_id: str,
+    out_dir: Path,
+    seed: int = 0,
+    renderer: str = "espeak",
+    prosody: str = DEFAULT_PROSODY,
+) -> list[Path]:
     """Play one episode and write its user turns; returns the WAV paths in turn order."""
     out_dir.mkdir(parents=True, exist_ok=True)
     audio = TurnAudio(RenderCache(make_renderer(renderer)), prosody)
@@ -40,23 +47,37 @@ def write_dialogue(env: gym.Env, agent, scenario_id: str, out_dir: Path, seed: i
         obs, _, terminated, truncated, info = env.step(agent.act(obs))
         done = terminated or truncated
     base = env.unwrapped
-    paths, lines = [], [f"scenario {scenario_id}, voice {voice_for(scenario_id)}, renderer {renderer}, "
-                        f"prosody {prosody}, "
-                        f"gold option {base.scenario.gold_option}, final option {info['final_option']}", ""]
+    paths, lines = (
+        [],
+        [
+            f"scenario {scenario_id}, voice {voice_for(scenario_id)}, renderer {renderer}, "
+            f"prosody {prosody}, "
+            f"gold option {base.scenario.gold_option}, final option {info['final_option']}",
+            "",
+        ],
+    )
     for index, record in enumerate(base.turns):
         if record["assistant_text"]:
             lines.append(f"ASSISTANT: {record['assistant_text']}")
         path = out_dir / f"turn_{index:02d}_user.wav"
         _write_wav(path, audio.waveform(env, turn=index))
         paths.append(path)
-        lines.append(f"USER ({path.name}; delivery {record['delivery_label']}; "
-                     f"state {record['concern_state'] or 'request'}): {record['user_text']}")
+        lines.append(
+            f"USER ({path.name}; delivery {record['delivery_label']}; "
+            f"state {record['concern_state'] or 'request'}): {record['user_text']}"
+        )
     (out_dir / "dialogue.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return paths
 
 
-def write_label_gallery(text: str, out_dir: Path, voice: str = "m1", language: str = "en",
-                        renderer: str = "espeak", prosody: str = DEFAULT_PROSODY) -> list[Path]:
+def write_label_gallery(
+    text: str,
+    out_dir: Path,
+    voice: str = "m1",
+    language: str = "en",
+    renderer: str = "espeak",
+    prosody: str = DEFAULT_PROSODY,
+) -> list[Path]:
     """The same words under every delivery label; returns the WAV paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     engine = make_renderer(renderer)
@@ -70,5 +91,7 @@ def write_label_gallery(text: str, out_dir: Path, voice: str = "m1", language: s
     (out_dir / "labels.txt").write_text(
         f"text: {text}\nvoice: {voice}, language: {language}, renderer: {renderer}, prosody: {prosody}\n\n"
         + "\n".join(f"{label}.wav: {json.dumps(plan, ensure_ascii=False)}" for label, plan in plans.items())
-        + "\n", encoding="utf-8")
+        + "\n",
+        encoding="utf-8",
+    )
     return paths

@@ -17,8 +17,9 @@ import numpy as np
 from hear_gym.stats.bootstrap import RatioSums
 
 
-def episode_counts(turns: Sequence[Mapping], final_option: int, gold_option: int,
-                   terminated: bool) -> dict[str, int]:
+def episode_counts(
+    turns: Sequence[Mapping], final_option: int, gold_option: int, terminated: bool
+) -> dict[str, int]:
     """Counts for one finished episode. ``turns[0]`` is the request, ``turns[1]`` the opening."""
     decisions = turns[2:]
     kinds = [t["action"]["kind"] if t["action"] else "invalid" for t in decisions]
@@ -87,6 +88,8 @@ def scenario_sums(episodes: Iterable[Mapping], scenario_ids: Sequence[str], metr
         seen[ep["scenario_id"]] += 1
     missing = [sid for sid in scenario_ids if sid not in seen]
     if missing:
-        raise ValueError(f"{len(missing)} scenarios have no episode in this condition "
-                         f"(first: {missing[0]}); paired statistics need all of them")
+        raise ValueError(
+            f"{len(missing)} scenarios have no episode in this condition "
+            f"(first: {missing[0]}); paired statistics need all of them"
+        )
     return RatioSums(num, den)

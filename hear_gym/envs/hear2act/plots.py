@@ -18,7 +18,11 @@ from typing import Any
 OUTCOMES = ("1st%", "OptSat%", "SvcSat%")
 SHARES = ("recommend share", "ask share", "clarify share")
 LADDER_RUNGS = ("no state", "all-resolved", "shuffled", "all-unresolved", "correct")
-_RUNG_OF_INTERVENTION = {"all_resolved": "all-resolved", "shuffled": "shuffled", "all_unresolved": "all-unresolved"}
+_RUNG_OF_INTERVENTION = {
+    "all_resolved": "all-resolved",
+    "shuffled": "shuffled",
+    "all_unresolved": "all-unresolved",
+}
 
 
 def ladder_rungs(summaries: list[dict[str, Any]]) -> dict[str, dict[str, dict]]:
@@ -51,7 +55,10 @@ def ladder_plot(panels: dict[str, dict[str, dict[str, dict]]], path: Path) -> Pa
         for i, (feedback, estimates) in enumerate(by_feedback.items()):
             xs = [x + 0.4 * i for x, rung in enumerate(LADDER_RUNGS) if rung in estimates]
             found = [estimates[rung] for rung in LADDER_RUNGS if rung in estimates]
-            errors = [[100 * (e["point"] - e["low"]) for e in found], [100 * (e["high"] - e["point"]) for e in found]]
+            errors = [
+                [100 * (e["point"] - e["low"]) for e in found],
+                [100 * (e["high"] - e["point"]) for e in found],
+            ]
             ax.bar(xs, [100 * e["point"] for e in found], 0.4, yerr=errors, capsize=3, label=feedback)
         ax.set_xticks([x + 0.2 for x in range(len(LADDER_RUNGS))])
         ax.set_xticklabels(LADDER_RUNGS, fontsize=8)
@@ -82,9 +89,18 @@ def write_plots(summary: dict[str, Any], out_dir: Path) -> list[Path]:
         width = 0.8 / len(OUTCOMES)
         for i, metric in enumerate(OUTCOMES):
             points = [100 * c["metrics"][metric]["point"] for c in group]
-            errors = [[100 * (c["metrics"][metric]["point"] - c["metrics"][metric]["low"]) for c in group],
-                      [100 * (c["metrics"][metric]["high"] - c["metrics"][metric]["point"]) for c in group]]
-            ax.bar([x + i * width for x in range(len(group))], points, width, yerr=errors, capsize=3, label=metric)
+            errors = [
+                [100 * (c["metrics"][metric]["point"] - c["metrics"][metric]["low"]) for c in group],
+                [100 * (c["metrics"][metric]["high"] - c["metrics"][metric]["point"]) for c in group],
+            ]
+            ax.bar(
+                [x + i * width for x in range(len(group))],
+                points,
+                width,
+                yerr=errors,
+                capsize=3,
+                label=metric,
+            )
         ax.set_xticks([x + width for x in range(len(group))])
         ax.set_xticklabels([f"{c['agent']}\n{c['access']}" for c in group], fontsize=8)
         ax.set_ylim(0, 105)
@@ -103,8 +119,12 @@ def write_plots(summary: dict[str, Any], out_dir: Path) -> list[Path]:
         base = group[0]
         for cell in group[1:]:
             deltas = [100 * (cell["metrics"][s]["point"] - base["metrics"][s]["point"]) for s in SHARES]
-            ax.scatter(range(len(SHARES)), deltas, marker=markers.get(feedback, "s"),
-                       label=f"{cell['agent']}@{cell['access']} - {base['agent']}@{base['access']} ({feedback})")
+            ax.scatter(
+                range(len(SHARES)),
+                deltas,
+                marker=markers.get(feedback, "s"),
+                label=f"{cell['agent']}@{cell['access']} - {base['agent']}@{base['access']} ({feedback})",
+            )
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xticks(range(len(SHARES)))
     ax.set_xticklabels([s.replace(" share", "") for s in SHARES])

@@ -14,16 +14,21 @@ from pathlib import Path
 import gymnasium as gym
 from rich.progress import Progress
 
+from hear_gym.envs.hear2act.audio import TurnAudio
 from hear_gym.eval.runner import AgentFactory, RunConfig, episode_seed
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import make_renderer
-from hear_gym.envs.hear2act.audio import TurnAudio
 
 
-def prerender(config: RunConfig, agents: Mapping[str, AgentFactory], cache_dir: Path,
-              renderer: str = "espeak", prosody: str = DEFAULT_PROSODY,
-              progress: bool = True) -> dict[str, int]:
+def prerender(
+    config: RunConfig,
+    agents: Mapping[str, AgentFactory],
+    cache_dir: Path,
+    renderer: str = "espeak",
+    prosody: str = DEFAULT_PROSODY,
+    progress: bool = True,
+) -> dict[str, int]:
     """Play every episode of ``config`` and render each user turn (delivery plan table
     ``prosody``) into ``cache_dir``."""
     cache = RenderCache(make_renderer(renderer), max_bytes=32 * 2**20, disk_dir=cache_dir)
@@ -32,8 +37,14 @@ def prerender(config: RunConfig, agents: Mapping[str, AgentFactory], cache_dir: 
     with Progress(disable=not progress) as bar:
         task = bar.add_task(f"rendering ({renderer}, prosody {prosody})", total=total)
         for cell in config.cells:
-            env = gym.make(config.env_id, access=cell.access, scenario_ids=list(config.episode_ids),
-                           disable_env_checker=True, **dict(config.env_kwargs), **dict(cell.options))
+            env = gym.make(
+                config.env_id,
+                access=cell.access,
+                scenario_ids=list(config.episode_ids),
+                disable_env_checker=True,
+                **dict(config.env_kwargs),
+                **dict(cell.options),
+            )
             agent = agents[cell.agent]()
             for scenario_id in config.episode_ids:
                 for rollout in range(config.rollouts):

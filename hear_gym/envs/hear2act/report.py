@@ -17,9 +17,9 @@ from rich.text import Text  # plain text cells: names contain [brackets] rich wo
 
 from hear_gym.core.tables import print_tables
 from hear_gym.core.tables import to_markdown as tables_markdown
+from hear_gym.envs.hear2act.metrics import METRICS, METRICS_BY_NAME, OUTCOME_METRICS, scenario_sums
 from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.stats.bootstrap import contrast_ci, ratio_ci
-from hear_gym.envs.hear2act.metrics import METRICS, METRICS_BY_NAME, OUTCOME_METRICS, scenario_sums
 
 CONTRAST_METRICS = ("1st%", "OptSat%", "SvcSat%", "premature closure%", "full disclosure%")
 PER_MODEL_METRICS = ("1st%", "OptSat%", "SvcSat%")
@@ -36,16 +36,23 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
         episodes = by_cell.get(cell.name, [])
         expected = len(scenario_ids) * config.rollouts
         if len(episodes) != expected:
-            raise ValueError(f"{cell.name}: {len(episodes)} of {expected} episodes; "
-                             f"finish the run (it resumes) before reporting")
+            raise ValueError(
+                f"{cell.name}: {len(episodes)} of {expected} episodes; "
+                f"finish the run (it resumes) before reporting"
+            )
         sums[cell] = {m.name: scenario_sums(episodes, scenario_ids, m) for m in METRICS}
         cells[cell.name] = {
-            "agent": cell.agent, "access": cell.access, "feedback": cell.option("feedback"),
+            "agent": cell.agent,
+            "access": cell.access,
+            "feedback": cell.option("feedback"),
             "n_episodes": len(episodes),
             "metrics": {name: ratio_ci(s).as_dict() for name, s in sums[cell].items()},
         }
-    return {"cells": cells, "contrasts": _contrasts(config.cells, sums),
-            "per_model": _per_model(config.cells, sums)}
+    return {
+        "cells": cells,
+        "contrasts": _contrasts(config.cells, sums),
+        "per_model": _per_model(config.cells, sums),
+    }
 
 
 def _per_model(cells: Sequence[Cell], sums) -> list[dict[str, Any]]:
@@ -57,10 +64,15 @@ def _per_model(cells: Sequence[Cell], sums) -> list[dict[str, Any]]:
         with_state = by_key.get((cell.agent, "T+S", cell.option("feedback")))
         if cell.access != "T" or with_state is None:
             continue
-        rows.append({"agent": cell.agent, "feedback": cell.option("feedback"),
-                     "T": {m: ratio_ci(sums[cell][m]).as_dict() for m in PER_MODEL_METRICS},
-                     "T+S": {m: ratio_ci(sums[with_state][m]).as_dict() for m in PER_MODEL_METRICS},
-                     "delta": _contrast("", [(1.0, with_state), (-1.0, cell)], sums)["metrics"]})
+        rows.append(
+            {
+                "agent": cell.agent,
+                "feedback": cell.option("feedback"),
+                "T": {m: ratio_ci(sums[cell][m]).as_dict() for m in PER_MODEL_METRICS},
+                "T+S": {m: ratio_ci(sums[with_state][m]).as_dict() for m in PER_MODEL_METRICS},
+                "delta": _contrast("", [(1.0, with_state), (-1.0, cell)], sums)["metrics"],
+            }
+        )
     return rows
 
 
@@ -71,8 +83,11 @@ def _contrasts(cells: Sequence[Cell], sums) -> list[dict[str, Any]]:
     out = []
     for feedback, group in by_feedback.items():
         for cell in group[1:]:
-            out.append(_contrast(f"{_label(cell)} - {_label(group[0])} ({feedback})",
-                                 [(1.0, cell), (-1.0, group[0])], sums))
+            out.append(
+                _contrast(
+                    f"{_label(cell)} - {_label(group[0])} ({feedback})", [(1.0, cell), (-1.0, group[0])], sums
+                )
+            )
     prosody, explicit = by_feedback.get("prosody", []), by_feedback.get("explicit", [])
     explicit_by_label = {_label(c): c for c in explicit}
     if prosody and explicit and _label(prosody[0]) in explicit_by_label:
@@ -80,16 +95,22 @@ def _contrasts(cells: Sequence[Cell], sums) -> list[dict[str, Any]]:
         for cell in prosody[1:]:
             e1 = explicit_by_label.get(_label(cell))
             if e1 is not None:
-                out.append(_contrast(
-                    f"[{_label(cell)} - {_label(prosody[0])}] prosody minus explicit",
-                    [(1.0, cell), (-1.0, prosody[0]), (-1.0, e1), (1.0, e0)], sums))
+                out.append(
+                    _contrast(
+                        f"[{_label(cell)} - {_label(prosody[0])}] prosody minus explicit",
+                        [(1.0, cell), (-1.0, prosody[0]), (-1.0, e1), (1.0, e0)],
+                        sums,
+                    )
+                )
     return out
 
 
 def _contrast(name: str, terms, sums) -> dict[str, Any]:
-    return {"name": name, "terms": [[w, c.name] for w, c in terms],
-            "metrics": {m: contrast_ci([(w, sums[c][m]) for w, c in terms]).as_dict()
-                        for m in CONTRAST_METRICS}}
+    return {
+        "name": name,
+        "terms": [[w, c.name] for w, c in terms],
+        "metrics": {m: contrast_ci([(w, sums[c][m]) for w, c in terms]).as_dict() for m in CONTRAST_METRICS},
+    }
 
 
 def _label(cell: Cell) -> str:
@@ -99,19 +120,32 @@ def _label(cell: Cell) -> str:
 def _fmt(est: dict, metric: str, signed: bool = False) -> str:
     scale = 100 if METRICS_BY_NAME[metric].percent else 1
     sign = "+" if signed else ""
-    return (f"{scale * est['point']:{sign}.1f} "
-            f"[{scale * est['low']:{sign}.1f}, {scale * est['high']:{sign}.1f}]")
+    return (
+        f"{scale * est['point']:{sign}.1f} [{scale * est['low']:{sign}.1f}, {scale * est['high']:{sign}.1f}]"
+    )
 
 
-def outcome_table(summary: dict[str, Any], metrics: Sequence[str] = (
-        *OUTCOME_METRICS, "premature closure%", "concerns disclosed", "dialogue length",
-        "ask share")) -> Table:
+def outcome_table(
+    summary: dict[str, Any],
+    metrics: Sequence[str] = (
+        *OUTCOME_METRICS,
+        "premature closure%",
+        "concerns disclosed",
+        "dialogue length",
+        "ask share",
+    ),
+) -> Table:
     table = Table(title="Hear2Act outcomes (95% scenario-bootstrap CIs)")
     for col in ("feedback", "agent", "access", "n", *metrics):
         table.add_column(col, justify="right" if col not in ("feedback", "agent", "access") else "left")
     for cell in summary["cells"].values():
-        table.add_row(cell["feedback"], cell["agent"], cell["access"], str(cell["n_episodes"]),
-                      *(_fmt(cell["metrics"][m], m) for m in metrics))
+        table.add_row(
+            cell["feedback"],
+            cell["agent"],
+            cell["access"],
+            str(cell["n_episodes"]),
+            *(_fmt(cell["metrics"][m], m) for m in metrics),
+        )
     return table
 
 
@@ -121,8 +155,9 @@ def contrast_table(summary: dict[str, Any]) -> Table:
     for metric in CONTRAST_METRICS:
         table.add_column(metric, justify="right")
     for contrast in summary["contrasts"]:
-        table.add_row(Text(contrast["name"]), *(_fmt(contrast["metrics"][m], m, signed=True)
-                                          for m in CONTRAST_METRICS))
+        table.add_row(
+            Text(contrast["name"]), *(_fmt(contrast["metrics"][m], m, signed=True) for m in CONTRAST_METRICS)
+        )
     return table
 
 
@@ -134,9 +169,15 @@ def per_model_table(summary: dict[str, Any]) -> Table:
         for part in ("T", "T+S", "delta"):
             table.add_column(f"{metric} {part}", justify="right")
     for row in summary.get("per_model", []):
-        table.add_row(row["feedback"], row["agent"],
-                      *(_fmt(row[part][m], m, signed=part == "delta")
-                        for m in PER_MODEL_METRICS for part in ("T", "T+S", "delta")))
+        table.add_row(
+            row["feedback"],
+            row["agent"],
+            *(
+                _fmt(row[part][m], m, signed=part == "delta")
+                for m in PER_MODEL_METRICS
+                for part in ("T", "T+S", "delta")
+            ),
+        )
     return table
 
 

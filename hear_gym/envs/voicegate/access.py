@@ -17,9 +17,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.text import SPEECH_PLACEHOLDER
 from hear_gym.envs.voicegate.env import MAX_AUDIO_SAMPLES
 from hear_gym.envs.voicegate.scenes import room_tone
-from hear_gym.core.text import SPEECH_PLACEHOLDER
 
 GATE_ACCESS = ("A+T", "A", "T")
 
@@ -27,11 +27,13 @@ GATE_ACCESS = ("A+T", "A", "T")
 class ItemAudio(gym.Wrapper):
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
-        self.observation_space = spaces.Dict({
-            **env.observation_space.spaces,
-            "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
-            "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (1,), np.int64),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                **env.observation_space.spaces,
+                "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
+                "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (1,), np.int64),
+            }
+        )
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
@@ -52,8 +54,10 @@ class ItemAudio(gym.Wrapper):
             waveform[:length] = rendered[0][:length]
             waveform[length:] = room_tone(base.item, MAX_AUDIO_SAMPLES)[length:]
         manifest = copy.deepcopy(rendered[1]) if rendered is not None else {}  # {}: text-only input
-        return ({**obs, "audio": waveform, "audio_length": np.array([length], dtype=np.int64)},
-                {**info, "manifest": manifest})
+        return (
+            {**obs, "audio": waveform, "audio_length": np.array([length], dtype=np.int64)},
+            {**info, "manifest": manifest},
+        )
 
 
 class HideTranscript(gym.ObservationWrapper):

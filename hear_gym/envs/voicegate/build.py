@@ -24,10 +24,10 @@ from pathlib import Path
 import soundfile as sf
 from rich.progress import Progress
 
-from hear_gym.eval.results import write_json_atomic
 from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION, all_items
-from hear_gym.speech.cache import RenderCache
 from hear_gym.envs.voicegate.scenes import render_item
+from hear_gym.eval.results import write_json_atomic
+from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
 
 _CHUNK = 64
@@ -49,8 +49,9 @@ def _render_chunk(args: tuple[list[int], str, str, str]) -> list[dict]:
     return manifests
 
 
-def build_items(out: Path, renderer: str = "espeak", workers: int = 2, progress: bool = True,
-                side_talk_cue: str = "none") -> dict:
+def build_items(
+    out: Path, renderer: str = "espeak", workers: int = 2, progress: bool = True, side_talk_cue: str = "none"
+) -> dict:
     start = time.perf_counter()
     items = all_items(side_talk_cue)
     audio_dir = out / "audio"

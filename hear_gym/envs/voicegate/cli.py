@@ -21,13 +21,18 @@ from hear_gym.envs.voicegate.report import tables
 from hear_gym.eval.runner import Cell, RunConfig
 
 sub_app = typer.Typer(
-    help="VoiceGate: act, stay silent or answer (side-talk, self-talk, speaker-switch).", no_args_is_help=True,
+    help="VoiceGate: act, stay silent or answer (side-talk, self-talk, speaker-switch).",
+    no_args_is_help=True,
     rich_markup_mode=None,
 )
 FAMILIES = tuple(f.value for f in Family)
-SideTalkCue = Annotated[str, typer.Option(
-    help=f"Side-talk rendering, one of {', '.join(SIDE_TALK_CUES)}: none (both utterances near, the "
-    "paper's design) or turned_away (the bystander-directed one turned away, an acoustic cue).")]
+SideTalkCue = Annotated[
+    str,
+    typer.Option(
+        help=f"Side-talk rendering, one of {', '.join(SIDE_TALK_CUES)}: none (both utterances near, the "
+        "paper's design) or turned_away (the bystander-directed one turned away, an acoustic cue)."
+    ),
+]
 
 
 def _side_talk_cue(value: str) -> str:
@@ -47,28 +52,34 @@ def build(
     """Render every item (all families, both splits) to WAV with manifests."""
     from hear_gym.envs.voicegate.build import build_items
 
-    summary = build_items(out, renderer=renderer, workers=workers,
-                          side_talk_cue=_side_talk_cue(side_talk_cue))
+    summary = build_items(
+        out, renderer=renderer, workers=workers, side_talk_cue=_side_talk_cue(side_talk_cue)
+    )
     console.print_json(json.dumps(summary))
 
 
 @sub_app.command("listen")
-def listen(item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlock_door-03/switch.")],
-           out: Annotated[Path, typer.Option(help="Folder for the WAV and its manifest.")],
-           renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
-           side_talk_cue: SideTalkCue = "none") -> None:
+def listen(
+    item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlock_door-03/switch.")],
+    out: Annotated[Path, typer.Option(help="Folder for the WAV and its manifest.")],
+    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    side_talk_cue: SideTalkCue = "none",
+) -> None:
     """Render one item to WAV, with its manifest and ground truth next to it."""
     import soundfile as sf
 
     from hear_gym.envs.voicegate.build import wav_name
     from hear_gym.envs.voicegate.items.generator import all_items
-    from hear_gym.speech.cache import shared_render_cache
     from hear_gym.envs.voicegate.scenes import render_item
+    from hear_gym.speech.cache import shared_render_cache
 
     item = next((i for i in all_items(_side_talk_cue(side_talk_cue)) if i.item_id == item_id), None)
     if item is None:
-        raise typer.BadParameter(f"no item {item_id!r} (see {out}/items.jsonl from `voicegate build`, "
-                                 "or ids like ss-unlock_door-03/switch, st-0-07, sf-sarcasm-12)", param_hint="ITEM_ID")
+        raise typer.BadParameter(
+            f"no item {item_id!r} (see {out}/items.jsonl from `voicegate build`, "
+            "or ids like ss-unlock_door-03/switch, st-0-07, sf-sarcasm-12)",
+            param_hint="ITEM_ID",
+        )
     out.mkdir(parents=True, exist_ok=True)
     record = {"item": item.as_record()}
     if item.has_audio:
@@ -77,7 +88,9 @@ def listen(item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlo
         console.print(f"wrote {out / wav_name(item_id)} ({len(waveform) / 16_000:.2f} s)")
     else:
         console.print("text-only input: no audio")
-    (out / wav_name(item_id).replace(".wav", ".json")).write_text(json.dumps(record, indent=2), encoding="utf-8")
+    (out / wav_name(item_id).replace(".wav", ".json")).write_text(
+        json.dumps(record, indent=2), encoding="utf-8"
+    )
     console.print(f"transcript: {item.transcript}\ntarget: {record['item']['target']}")
 
 
@@ -85,8 +98,12 @@ def listen(item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlo
 def train_gate_command(
     out: Annotated[Path, typer.Option(help="Checkpoint path (.safetensors).")],
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
-    training: Annotated[str, typer.Option(
-        help="switch (the benchmark's pairs) or cue_balanced (field x gap crossed, labelled by source).")] = "switch",
+    training: Annotated[
+        str,
+        typer.Option(
+            help="switch (the benchmark's pairs) or cue_balanced (field x gap crossed, labelled by source)."
+        ),
+    ] = "switch",
     seed: int = 0,
     side_talk_cue: SideTalkCue = "none",
 ) -> None:
@@ -113,7 +130,9 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     families = request.take("family", list(EVAL_FAMILIES))
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
-        raise typer.BadParameter(f"unknown families {unknown}; families: {FAMILIES}", param_hint="--option family=")
+        raise typer.BadParameter(
+            f"unknown families {unknown}; families: {FAMILIES}", param_hint="--option family="
+        )
     cue = _side_talk_cue(request.take("side_talk_cue", ["none"])[-1])
     checkpoint = request.take("gate_checkpoint", [None])[-1]
     request.refuse_the_rest()
@@ -122,16 +141,22 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     cells, factories = [], {}
     for spec in specs:
         agent, _, access = spec.partition("@")
-        factories[agent] = _agent_factory(agent, registered, Path(checkpoint) if checkpoint else None,
-                                          request.llm_client)
+        factories[agent] = _agent_factory(
+            agent, registered, Path(checkpoint) if checkpoint else None, request.llm_client
+        )
         cells.append((agent, access or "A+T"))
     if len({a for a, _ in cells}) != len(cells):
         raise typer.BadParameter("one cell per agent in a VoiceGate run", param_hint="--cell")
     episodes = request.episode_ids()
     wanted = set(item_ids("all", tuple(families), cue))
     try:
-        config = RunConfig(ENV_ID, tuple(Cell(a, c) for a, c in cells), tuple(e for e in episodes if e in wanted),
-                           seed=request.seed, env_kwargs=(("renderer", request.renderer), ("side_talk_cue", cue)))
+        config = RunConfig(
+            ENV_ID,
+            tuple(Cell(a, c) for a, c in cells),
+            tuple(e for e in episodes if e in wanted),
+            seed=request.seed,
+            env_kwargs=(("renderer", request.renderer), ("side_talk_cue", cue)),
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     objects = {"audio_cache_dir": request.audio_cache_dir} if request.audio_cache_dir else {}
@@ -141,7 +166,9 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
 def _agent_factory(name: str, registered: dict, gate_checkpoint: Path | None, llm_client: str | None):
     """A picklable zero-argument factory for the named gate agent."""
     if name not in registered:
-        raise typer.BadParameter(f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--agent")
+        raise typer.BadParameter(
+            f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--agent"
+        )
     factory = agent_factory(registered[name], llm_client)
     if hasattr(factory, "from_checkpoint"):
         if gate_checkpoint is None:
@@ -156,34 +183,57 @@ def eval_command(
         Path, typer.Option(help="Run folder (created; an existing one with the same config is resumed).")
     ],
     agent: Annotated[str, typer.Option(help="A hear_gym.gate_agents entry point.")] = "text_only",
-    family: Annotated[list[str], typer.Option(help=f"Repeatable; of {', '.join(FAMILIES)}.")] = list(EVAL_FAMILIES),
+    family: Annotated[
+        list[str] | None,
+        typer.Option(help=f"Repeatable; of {', '.join(FAMILIES)} [default: all but cue_validity]."),
+    ] = None,
     split: Annotated[str, typer.Option(help="train, test or all.")] = "test",
     access: Annotated[str, typer.Option(help="A+T, A or T.")] = "A+T",
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
     gate_checkpoint: Annotated[Path | None, typer.Option(help="For audio_gate.")] = None,
-    llm_client: Annotated[str | None, typer.Option(
-        help="For llm / audio_llm: hf:<model>, hf-audio:<model> or openai:<url>@<model>.")] = None,
+    llm_client: Annotated[
+        str | None,
+        typer.Option(help="For llm / audio_llm: hf:<model>, hf-audio:<model> or openai:<url>@<model>."),
+    ] = None,
     audio_cache_dir: Annotated[Path | None, typer.Option(help="On-disk render cache.")] = None,
-    wandb_project: Annotated[str | None, typer.Option(
-        help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")] = None,
+    wandb_project: Annotated[
+        str | None,
+        typer.Option(help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set)."),
+    ] = None,
     side_talk_cue: SideTalkCue = "none",
     seed: Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")] = 0,
     workers: Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")] = 1,
     backend: Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")] = "processes",
-    batch_size: Annotated[int, typer.Option(
-        min=1, help="Episodes per batched model call for LLM agents (lockstep play).")] = 1,
+    batch_size: Annotated[
+        int, typer.Option(min=1, help="Episodes per batched model call for LLM agents (lockstep play).")
+    ] = 1,
     markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Run one agent over the chosen families (the same as `hear-gym eval --env hear_gym/VoiceGate-v0`)."""
-    options = {"family": list(family), "side_talk_cue": [side_talk_cue]}
+    options = {"family": list(family or EVAL_FAMILIES), "side_talk_cue": [side_talk_cue]}
     if gate_checkpoint is not None:
         options["gate_checkpoint"] = [str(gate_checkpoint)]
-    request = EvalRequest(out=out, env=ENV_ID, cells=[f"{agent}@{access}"], split=split, seed=seed,
-                          renderer=renderer, audio_cache_dir=audio_cache_dir, llm_client=llm_client,
-                          family_options=options)
-    run_eval(request, workers=workers, backend=backend, batch_size=batch_size, progress=progress,
-             markdown=markdown, wandb_project=wandb_project)
+    request = EvalRequest(
+        out=out,
+        env=ENV_ID,
+        cells=[f"{agent}@{access}"],
+        split=split,
+        seed=seed,
+        renderer=renderer,
+        audio_cache_dir=audio_cache_dir,
+        llm_client=llm_client,
+        family_options=options,
+    )
+    run_eval(
+        request,
+        workers=workers,
+        backend=backend,
+        batch_size=batch_size,
+        progress=progress,
+        markdown=markdown,
+        wandb_project=wandb_project,
+    )
 
 
 def print_report(run_dir: Path) -> str:

@@ -35,12 +35,12 @@ from gymnasium import spaces
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
 from hear_gym.envs.voicegate.actions import N_ACTIONS, GateAction, action_mask, decode
-from hear_gym.envs.voicegate.scoring import REWARDS, Judge, KeywordJudge, score
 from hear_gym.envs.voicegate.items.generator import all_items, check_side_talk_cue, select_items
 from hear_gym.envs.voicegate.items.model import Family, Item
 from hear_gym.envs.voicegate.items.pools import tool_inventory
-from hear_gym.speech.cache import shared_render_cache
 from hear_gym.envs.voicegate.scenes import render_item
+from hear_gym.envs.voicegate.scoring import REWARDS, Judge, KeywordJudge, score
+from hear_gym.speech.cache import shared_render_cache
 from hear_gym.speech.renderers import SAMPLE_RATE
 
 # longest input: about 9 s (eSpeak; lead-in, a long context, 600 ms, a long trigger, tail)
@@ -81,7 +81,9 @@ class VoiceGateEnv(gym.Env):
                 raise ValueError(f"unknown VoiceGate items {unknown[:3]}{'...' if len(unknown) > 3 else ''}")
             self.items = tuple(by_id[i] for i in item_ids)
         else:
-            self.items = select_items(self.family, split, tuple(conditions) if conditions else None, side_talk_cue)
+            self.items = select_items(
+                self.family, split, tuple(conditions) if conditions else None, side_talk_cue
+            )
         if not self.items:
             raise ValueError(f"no {self.family.value} items for split={split!r}, conditions={conditions!r}")
         self._index = {item.item_id: i for i, item in enumerate(self.items)}

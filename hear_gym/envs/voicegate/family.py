@@ -42,17 +42,30 @@ def make(access: str = "A+T", actions: str = "discrete", observation: str = "dic
     return env
 
 
-def item_ids(split: str, families: Sequence[str] = EVAL_FAMILIES, side_talk_cue: str = "none") -> tuple[str, ...]:
+def item_ids(
+    split: str, families: Sequence[str] = EVAL_FAMILIES, side_talk_cue: str = "none"
+) -> tuple[str, ...]:
     """The items of ``families`` in ``split`` ("train", "test" or "all"), in generation order."""
-    return tuple(i.item_id for i in all_items(side_talk_cue)
-                 if i.family.value in families and split in ("all", i.split))
+    return tuple(
+        i.item_id
+        for i in all_items(side_talk_cue)
+        if i.family.value in families and split in ("all", i.split)
+    )
 
 
-def run_config(agent: str, access: str, episode_ids: Sequence[str], seed: int = 0, plugins=(),
-               **env_kwargs) -> RunConfig:
+def run_config(
+    agent: str, access: str, episode_ids: Sequence[str], seed: int = 0, plugins=(), **env_kwargs
+) -> RunConfig:
     """A VoiceGate ``RunConfig`` for one agent under one access condition."""
-    return RunConfig(ENV_ID, (Cell(agent, access),), tuple(episode_ids), 1, seed,
-                     tuple(sorted(env_kwargs.items())), tuple(plugins))
+    return RunConfig(
+        ENV_ID,
+        (Cell(agent, access),),
+        tuple(episode_ids),
+        1,
+        seed,
+        tuple(sorted(env_kwargs.items())),
+        tuple(plugins),
+    )
 
 
 FAMILY = EnvFamily(

@@ -58,8 +58,11 @@ class GateFeatureObservation(gym.Wrapper):
         if self.hears:
             length = int(obs["audio_length"][0])
             out["has_audio"] = np.array([float(length > 0)], dtype=np.float32)
-            out["change"] = self._change_features(obs["audio"][:length], info) if length else \
-                np.zeros(len(GATE_FEATURES), dtype=np.float32)
+            out["change"] = (
+                self._change_features(obs["audio"][:length], info)
+                if length
+                else np.zeros(len(GATE_FEATURES), dtype=np.float32)
+            )
         out["action_mask"] = np.asarray(obs["action_mask"], dtype=np.float32)
         return out
 

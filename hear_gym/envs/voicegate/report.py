@@ -28,9 +28,12 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
             if of_family:
                 conditions[family.value] = {
                     c: {k: v.as_dict() if v else None for k, v in measures.items()}
-                    for c, measures in condition_table(of_family, conditions_of(family)).items()}
+                    for c, measures in condition_table(of_family, conditions_of(family)).items()
+                }
         cells[cell.name] = {
-            "agent": cell.agent, "access": cell.access, "n_episodes": len(rows),
+            "agent": cell.agent,
+            "access": cell.access,
+            "n_episodes": len(rows),
             "metrics": {k: v.as_dict() for k, v in headline_metrics(rows).items()} if rows else {},
             "conditions": conditions,
         }
@@ -54,6 +57,8 @@ def tables(metadata: dict[str, Any]) -> list[Table]:
         for family, rows in cell["conditions"].items():
             sub = Table("condition", "mute %", "matching tool %", "accuracy %", title=f"{name}: {family}")
             for condition in (c for c in conditions_of(family) if c in rows):
-                sub.add_row(condition, *(_pct(rows[condition][k]) for k in ("mute", "matching_tool", "accuracy")))
+                sub.add_row(
+                    condition, *(_pct(rows[condition][k]) for k in ("mute", "matching_tool", "accuracy"))
+                )
             out.append(sub)
     return out

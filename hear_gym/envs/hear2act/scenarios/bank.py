@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.hear2act.scenarios.domain_schema import load_domains
 from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION, generate_scenario
 from hear_gym.envs.hear2act.scenarios.model import Scenario
-from hear_gym.core.stable_rng import StableRng
 
 SPLITS = ("train", "dev", "test")
 _SPLIT_SIZES = {"test": 2, "dev": 2}  # per domain; the rest is train
@@ -30,8 +30,7 @@ class BankFormatError(ValueError):
 @cache
 def scenario_bank() -> tuple[Scenario, ...]:
     """All scenarios, domain by domain in Table 6 order, seeds in order."""
-    return tuple(generate_scenario(domain, i) for domain in load_domains()
-                 for i in range(len(domain.seeds)))
+    return tuple(generate_scenario(domain, i) for domain in load_domains() for i in range(len(domain.seeds)))
 
 
 @cache
@@ -43,8 +42,9 @@ def get_scenario(scenario_id: str) -> Scenario:
     try:
         return _by_id()[scenario_id]
     except KeyError:
-        raise KeyError(f"unknown scenario id {scenario_id!r} (ids look like "
-                       f"'budget_airline_tickets-03')") from None
+        raise KeyError(
+            f"unknown scenario id {scenario_id!r} (ids look like 'budget_airline_tickets-03')"
+        ) from None
 
 
 def split_of(domain_id: str, seed_index: int) -> str:
@@ -57,8 +57,9 @@ def split_of(domain_id: str, seed_index: int) -> str:
     return "train"
 
 
-def scenarios_for(split: str | None = None, scenario_ids: Sequence[str] | None = None
-                  ) -> tuple[Scenario, ...]:
+def scenarios_for(
+    split: str | None = None, scenario_ids: Sequence[str] | None = None
+) -> tuple[Scenario, ...]:
     """Scenarios by explicit ids, or by split name ('train', 'dev', 'test', or 'all')."""
     if scenario_ids is not None:
         if split not in (None, "all"):
@@ -98,8 +99,7 @@ def read_bank(path: Path) -> list[Scenario]:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 field = ".".join(str(p) for p in first["loc"]) or "(line)"
-                raise BankFormatError(
-                    f"{path}:{lineno}: field {field}: {first['msg']}") from exc
+                raise BankFormatError(f"{path}:{lineno}: field {field}: {first['msg']}") from exc
             if scenario.scenario_id in seen:
                 raise BankFormatError(f"{path}:{lineno}: duplicate scenario_id {scenario.scenario_id}")
             seen.add(scenario.scenario_id)
@@ -107,5 +107,14 @@ def read_bank(path: Path) -> list[Scenario]:
     return scenarios
 
 
-__all__ = ["GENERATOR_VERSION", "SPLITS", "BankFormatError", "get_scenario", "read_bank",
-           "scenario_bank", "scenarios_for", "split_of", "write_bank"]
+__all__ = [
+    "GENERATOR_VERSION",
+    "SPLITS",
+    "BankFormatError",
+    "get_scenario",
+    "read_bank",
+    "scenario_bank",
+    "scenarios_for",
+    "split_of",
+    "write_bank",
+]

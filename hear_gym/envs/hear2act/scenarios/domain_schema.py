@@ -36,34 +36,93 @@ FAMILIES: dict[str, str] = {
 # Paper Table 6: the 48 SGD-seeded domains and their service families.
 DOMAIN_FAMILIES: dict[str, str] = {
     **dict.fromkeys(
-        ["budget_airline_tickets", "vacation_rental_properties", "restaurant_reservations",
-         "concert_ticket_purchases", "wedding_venue_selection"], "travel_events"),
+        [
+            "budget_airline_tickets",
+            "vacation_rental_properties",
+            "restaurant_reservations",
+            "concert_ticket_purchases",
+            "wedding_venue_selection",
+        ],
+        "travel_events",
+    ),
     **dict.fromkeys(
-        ["home_cleaning_services", "home_renovation_contractors", "home_security_systems",
-         "landscaping_contractors", "lawn_care_contractors", "solar_panel_installation",
-         "kitchen_appliance_upgrades", "mattress_replacement"], "home_property"),
+        [
+            "home_cleaning_services",
+            "home_renovation_contractors",
+            "home_security_systems",
+            "landscaping_contractors",
+            "lawn_care_contractors",
+            "solar_panel_installation",
+            "kitchen_appliance_upgrades",
+            "mattress_replacement",
+        ],
+        "home_property",
+    ),
     **dict.fromkeys(
-        ["credit_card_applications", "mortgage_lender_comparison", "investment_portfolio_allocation",
-         "retirement_planning_advisors", "tax_preparation_services", "car_insurance_policies",
-         "health_insurance_plans", "pet_insurance_policies", "business_insurance_coverage"],
-        "finance_insurance"),
+        [
+            "credit_card_applications",
+            "mortgage_lender_comparison",
+            "investment_portfolio_allocation",
+            "retirement_planning_advisors",
+            "tax_preparation_services",
+            "car_insurance_policies",
+            "health_insurance_plans",
+            "pet_insurance_policies",
+            "business_insurance_coverage",
+        ],
+        "finance_insurance",
+    ),
     **dict.fromkeys(
-        ["dermatologist_appointments", "pediatrician_selection", "mental_health_therapists",
-         "meditation_apps", "gym_membership_options", "fitness_tracker_devices",
-         "prescription_eyeglasses"], "health_wellness"),
+        [
+            "dermatologist_appointments",
+            "pediatrician_selection",
+            "mental_health_therapists",
+            "meditation_apps",
+            "gym_membership_options",
+            "fitness_tracker_devices",
+            "prescription_eyeglasses",
+        ],
+        "health_wellness",
+    ),
     **dict.fromkeys(
-        ["college_major_selection", "online_coding_bootcamps", "language_learning_platforms",
-         "professional_development_courses", "laptop_purchase_for_students"], "education_career"),
+        [
+            "college_major_selection",
+            "online_coding_bootcamps",
+            "language_learning_platforms",
+            "professional_development_courses",
+            "laptop_purchase_for_students",
+        ],
+        "education_career",
+    ),
     **dict.fromkeys(
-        ["childrens_daycare_centers", "dog_training_classes", "online_dating_platforms",
-         "wine_club_memberships", "meal_delivery_subscriptions", "video_game_purchases"],
-        "family_lifestyle"),
+        [
+            "childrens_daycare_centers",
+            "dog_training_classes",
+            "online_dating_platforms",
+            "wine_club_memberships",
+            "meal_delivery_subscriptions",
+            "video_game_purchases",
+        ],
+        "family_lifestyle",
+    ),
     **dict.fromkeys(
-        ["cable_tv_packages", "streaming_service_subscriptions", "podcast_hosting_services",
-         "smartphone_upgrades"], "media_devices"),
+        [
+            "cable_tv_packages",
+            "streaming_service_subscriptions",
+            "podcast_hosting_services",
+            "smartphone_upgrades",
+        ],
+        "media_devices",
+    ),
     **dict.fromkeys(
-        ["legal_consultation_services", "auto_mechanic_services", "business_accounting_software",
-         "freelance_graphic_designers"], "professional_services"),
+        [
+            "legal_consultation_services",
+            "auto_mechanic_services",
+            "business_accounting_software",
+            "freelance_graphic_designers",
+        ],
+        "professional_services",
+    ),
 }
 
 MIN_CONCERN_DIMENSIONS = 6
@@ -162,7 +221,8 @@ class DomainSchema(_Strict):
     name_parts: NameParts
     visible_attributes: list[VisibleAttribute] = Field(min_length=1)
     concern_dimensions: list[ConcernDimension] = Field(
-        min_length=MIN_CONCERN_DIMENSIONS, max_length=MAX_CONCERN_DIMENSIONS)
+        min_length=MIN_CONCERN_DIMENSIONS, max_length=MAX_CONCERN_DIMENSIONS
+    )
     seeds: list[ScenarioSeed] = Field(min_length=SEEDS_PER_DOMAIN, max_length=SEEDS_PER_DOMAIN)
 
     @model_validator(mode="after")

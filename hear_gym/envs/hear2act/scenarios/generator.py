@@ -47,10 +47,10 @@ Construction:
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 
+from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.hear2act.scenarios.domain_schema import ConcernDimension, DomainSchema
 from hear_gym.envs.hear2act.scenarios.model import (
     CONCERN_LEVELS,
@@ -60,7 +60,6 @@ from hear_gym.envs.hear2act.scenarios.model import (
     Persona,
     Scenario,
 )
-from hear_gym.core.stable_rng import StableRng
 
 GENERATOR_VERSION = "hear2act-gen-2"
 
@@ -137,28 +136,41 @@ def generate_scenario(domain: DomainSchema, seed_index: int) -> Scenario:
     strong_split, moderate_split = rng.sample(INFEASIBLE_SPLITS, 2)
     infeasible_met = [
         frozenset(rng.choice(strong_split if len(column) == STRONG_SIZE else moderate_split))
-        for column in design]
+        for column in design
+    ]
     l2_index, l3_index = rng.choice(consistent_pairs(design))
     hidden = (l1, dims[l2_index], dims[l3_index])
     concerns = tuple(
         Concern(level=level, attribute=dim.key, requirement=rng.choice(dim.requirements))
-        for level, dim in zip(CONCERN_LEVELS, hidden, strict=True))
+        for level, dim in zip(CONCERN_LEVELS, hidden, strict=True)
+    )
 
     price = domain.price
     cap = _round_price(price.min + BUDGET_QUANTILE[seed.budget_tier] * (price.max - price.min))
     budget = Budget(max_price=cap, unit=price.unit)
 
-    rows = [_Row(frozenset({l1.key} | {d.key for d, c in zip(dims, design, strict=True) if r in c}))
-            for r in range(FEASIBLE_ROWS)]
-    infeasible = [_Row(frozenset(d.key for d, c in zip(dims, infeasible_met, strict=True) if r in c))
-                  for r in range(INFEASIBLE_ROWS)]
-    over_budget = [_Row(frozenset(d.key for d in domain.concern_dimensions if rng.random() < 0.5),
-                        in_budget=False, role="violates_visible") for _ in range(OVER_BUDGET)]
+    rows = [
+        _Row(frozenset({l1.key} | {d.key for d, c in zip(dims, design, strict=True) if r in c}))
+        for r in range(FEASIBLE_ROWS)
+    ]
+    infeasible = [
+        _Row(frozenset(d.key for d, c in zip(dims, infeasible_met, strict=True) if r in c))
+        for r in range(INFEASIBLE_ROWS)
+    ]
+    over_budget = [
+        _Row(
+            frozenset(d.key for d in domain.concern_dimensions if rng.random() < 0.5),
+            in_budget=False,
+            role="violates_visible",
+        )
+        for _ in range(OVER_BUDGET)
+    ]
     rows += infeasible + over_budget
     for row in rows:
         row.satisfies = tuple(c.attribute in row.met for c in concerns)
-    rng.choice([row for row in rows[:FEASIBLE_ROWS] if row.satisfies == (True, True, False)]
-               ).role = "safe_alternative"
+    rng.choice(
+        [row for row in rows[:FEASIBLE_ROWS] if row.satisfies == (True, True, False)]
+    ).role = "safe_alternative"
     opening_row = rng.choice(infeasible)
 
     _assign_visible_stats(rng, rows, opening_row, price.min, cap)
@@ -168,15 +180,17 @@ def generate_scenario(domain: DomainSchema, seed_index: int) -> Scenario:
     candidates = []
     for option_id, index in enumerate(order, start=1):
         row = rows[index]
-        candidates.append(Candidate(
-            option_id=option_id,
-            name=names[index],
-            price=row.price,
-            rating=row.rating,
-            description=_describe(rng, domain, row.met),
-            satisfies=row.satisfies,
-            role=row.role,
-        ))
+        candidates.append(
+            Candidate(
+                option_id=option_id,
+                name=names[index],
+                price=row.price,
+                rating=row.rating,
+                description=_describe(rng, domain, row.met),
+                satisfies=row.satisfies,
+                role=row.role,
+            )
+        )
     gold = next(c.option_id for c in candidates if c.role == "pattern" and c.fully_satisfying)
     opening = order.index(rows.index(opening_row)) + 1
     return Scenario(
@@ -199,8 +213,9 @@ def _round_price(value: float) -> float:
     return float(round(value)) if value >= 10 else round(value, 2)
 
 
-def _assign_visible_stats(rng: StableRng, rows: list[_Row], opening: _Row, price_min: float,
-                          cap: float) -> None:
+def _assign_visible_stats(
+    rng: StableRng, rows: list[_Row], opening: _Row, price_min: float, cap: float
+) -> None:
     others = [row for row in rows if row is not opening]
     floor = price_min * 1.15  # leaves room below for the opening to be strictly cheapest
     for row in others:
@@ -216,8 +231,12 @@ def _assign_visible_stats(rng: StableRng, rows: list[_Row], opening: _Row, price
 
 
 def _names(rng: StableRng, domain: DomainSchema, count: int) -> list[str]:
-    combos = [f"{a} {b}" for a in domain.name_parts.first for b in domain.name_parts.second
-              if a.lower() != b.lower()]
+    combos = [
+        f"{a} {b}"
+        for a in domain.name_parts.first
+        for b in domain.name_parts.second
+        if a.lower() != b.lower()
+    ]
     return rng.sample(combos, count)
 
 

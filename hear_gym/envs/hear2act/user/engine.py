@@ -157,11 +157,19 @@ class UserEngine:
         # Per-option facts are fixed by the scenario; computing them once keeps steps cheap.
         scenario = self.scenario
         object.__setattr__(self, "_levels_of", {c.attribute: c.level for c in scenario.concerns})
-        object.__setattr__(self, "_violated", {
-            c.option_id: tuple(lvl for lvl, ok in zip(CONCERN_LEVELS, c.satisfies, strict=True) if not ok)
-            for c in scenario.candidates})
-        object.__setattr__(self, "_over_budget", frozenset(
-            c.option_id for c in scenario.candidates if c.price > scenario.budget.max_price))
+        object.__setattr__(
+            self,
+            "_violated",
+            {
+                c.option_id: tuple(lvl for lvl, ok in zip(CONCERN_LEVELS, c.satisfies, strict=True) if not ok)
+                for c in scenario.candidates
+            },
+        )
+        object.__setattr__(
+            self,
+            "_over_budget",
+            frozenset(c.option_id for c in scenario.candidates if c.price > scenario.budget.max_price),
+        )
 
     # -- recommendation -------------------------------------------------------------------
     def violated_levels(self, option: int) -> tuple[str, ...]:
@@ -181,20 +189,27 @@ class UserEngine:
             return Reaction(ReactionKind.STATE_REQUIREMENT, state, level="L1", disclosed=("L1",))
         if "L2" in violated:
             if explicit:
-                return Reaction(ReactionKind.CONCERN_DIRECTION, ConcernState.VOICED_CONCERN,
-                                level="L2", disclosed=("L2",))
+                return Reaction(
+                    ReactionKind.CONCERN_DIRECTION, ConcernState.VOICED_CONCERN, level="L2", disclosed=("L2",)
+                )
             return Reaction(ReactionKind.SHARED_ASSENT, ConcernState.RELUCTANT_ACCEPTANCE, assents=True)
         if "L3" in violated:
             if explicit:
-                return Reaction(ReactionKind.ASSENT_MILD_CONCERN, ConcernState.RELUCTANT_ACCEPTANCE,
-                                level="L3", assents=True, disclosed=("L3",))
+                return Reaction(
+                    ReactionKind.ASSENT_MILD_CONCERN,
+                    ConcernState.RELUCTANT_ACCEPTANCE,
+                    level="L3",
+                    assents=True,
+                    disclosed=("L3",),
+                )
             return Reaction(ReactionKind.SHARED_ASSENT, ConcernState.RELUCTANT_ACCEPTANCE, assents=True)
         kind = ReactionKind.GENUINE_ACCEPT if explicit else ReactionKind.SHARED_ASSENT
         return Reaction(kind, ConcernState.GENUINE_ACCEPTANCE, assents=True)
 
     def interaction_satisfaction(self, option: int, state: DialogueState) -> InteractionSatisfaction:
         breaks_disclosed = self.over_budget(option) or any(
-            level in state.disclosed for level in self.violated_levels(option))
+            level in state.disclosed for level in self.violated_levels(option)
+        )
         if breaks_disclosed or option in state.rejected:
             return InteractionSatisfaction.ANNOYED
         if option not in state.recommended and state.disclosed:
@@ -204,10 +219,14 @@ class UserEngine:
     # -- the dialogue ---------------------------------------------------------------------
     def open(self) -> tuple[DialogueState, Reaction]:
         """The standardized opening: the surface-attractive option, recommended first."""
-        start = DialogueState(current_option=self.scenario.opening_option,
-                              current_state=ConcernState.RELUCTANT_ACCEPTANCE, current_assented=False)
-        state, reaction = self._recommend(start, AssistantAction(ActionKind.RECOMMEND,
-                                                                 option=self.scenario.opening_option))
+        start = DialogueState(
+            current_option=self.scenario.opening_option,
+            current_state=ConcernState.RELUCTANT_ACCEPTANCE,
+            current_assented=False,
+        )
+        state, reaction = self._recommend(
+            start, AssistantAction(ActionKind.RECOMMEND, option=self.scenario.opening_option)
+        )
         # The opening is nobody's tailored choice and not a repeat: neutral by definition.
         return state, replace(reaction, interaction_satisfaction=InteractionSatisfaction.NEUTRAL)
 
@@ -225,30 +244,43 @@ class UserEngine:
         base = self.react_to_recommendation(option, state.disclosed)
         acceptance = OptionAcceptance.of(base.state)
         newly = tuple(lvl for lvl in base.disclosed if lvl not in state.disclosed)
-        reaction = Reaction(base.kind, base.state, level=base.level, assents=base.assents,
-                            disclosed=newly, option_acceptance=acceptance,
-                            interaction_satisfaction=self.interaction_satisfaction(option, state))
+        reaction = Reaction(
+            base.kind,
+            base.state,
+            level=base.level,
+            assents=base.assents,
+            disclosed=newly,
+            option_acceptance=acceptance,
+            interaction_satisfaction=self.interaction_satisfaction(option, state),
+        )
         rejected = state.rejected
         if acceptance is OptionAcceptance.NEGATIVE:
             rejected = rejected | {option}
         new_state = DialogueState(
-            current_option=option, current_state=base.state, current_assented=base.assents,
+            current_option=option,
+            current_state=base.state,
+            current_assented=base.assents,
             disclosed=state.disclosed.union(newly) if newly else state.disclosed,
-            recommended=state.recommended + (option,), rejected=rejected)
+            recommended=state.recommended + (option,),
+            rejected=rejected,
+        )
         return new_state, reaction
 
     def _confirm(self, state: DialogueState, action: AssistantAction):
         if state.current_assented:
-            return (replace(state, ended=True),
-                    Reaction(ReactionKind.CONFIRM_ACCEPTED, state.current_state, assents=True))
+            return (
+                replace(state, ended=True),
+                Reaction(ReactionKind.CONFIRM_ACCEPTED, state.current_state, assents=True),
+            )
         return state, Reaction(ReactionKind.CONFIRM_DECLINED, state.current_state)
 
     def _ask(self, state: DialogueState, action: AssistantAction):
         if action.attribute is not None:
             level = self._levels_of.get(action.attribute)
             if level is None:
-                return state, Reaction(ReactionKind.ANSWER_NOT_IMPORTANT, state.current_state,
-                                       attribute=action.attribute)
+                return state, Reaction(
+                    ReactionKind.ANSWER_NOT_IMPORTANT, state.current_state, attribute=action.attribute
+                )
             return self._disclose(state, ReactionKind.ANSWER_REQUIREMENT, level, action.attribute)
         if self.over_budget(state.current_option):
             return state, Reaction(ReactionKind.ANSWER_BUDGET, state.current_state)
@@ -260,15 +292,21 @@ class UserEngine:
     def _clarify(self, state: DialogueState, action: AssistantAction):
         if self.feedback is Feedback.PROSODY and state.current_assented:
             return state, Reaction(ReactionKind.SHARED_ASSENT, state.current_state, assents=True)
-        kind = (ReactionKind.CLARIFY_RESOLVED if state.current_state.resolved
-                else ReactionKind.CLARIFY_UNRESOLVED)
+        kind = (
+            ReactionKind.CLARIFY_RESOLVED if state.current_state.resolved else ReactionKind.CLARIFY_UNRESOLVED
+        )
         return state, Reaction(kind, state.current_state)
 
     @staticmethod
     def _disclose(state: DialogueState, kind: ReactionKind, level: str, attribute: str | None = None):
         """A question answered with a concern's words; ``disclosed`` lists only what is new."""
-        reaction = Reaction(kind, state.current_state, level=level, attribute=attribute,
-                            disclosed=() if level in state.disclosed else (level,))
+        reaction = Reaction(
+            kind,
+            state.current_state,
+            level=level,
+            attribute=attribute,
+            disclosed=() if level in state.disclosed else (level,),
+        )
         if reaction.disclosed:
             state = replace(state, disclosed=state.disclosed | {level})
         return state, reaction

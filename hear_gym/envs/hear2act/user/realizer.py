@@ -109,8 +109,7 @@ def choose_delivery(state: ConcernState, rng: np.random.Generator) -> str:
     return _pick(DELIVERY_LABELS[state], rng)
 
 
-def realize(reaction: Reaction, scenario: Scenario, domain: DomainSchema,
-            rng: np.random.Generator) -> str:
+def realize(reaction: Reaction, scenario: Scenario, domain: DomainSchema, rng: np.random.Generator) -> str:
     frame = _pick(FRAMES[reaction.kind], rng)
     slots = {"budget": scenario.budget.phrase()}
     if reaction.level is not None:
@@ -122,7 +121,6 @@ def realize(reaction: Reaction, scenario: Scenario, domain: DomainSchema,
         label = domain.dimension(reaction.attribute).label
         slots["label"], slots["Label"] = label, label[0].upper() + label[1:]
     return frame.format(**slots)
-
 
 
 def _pick(items, rng: np.random.Generator):

@@ -34,11 +34,11 @@ DELIVERY_LABELS: dict[ConcernState, tuple[str, ...]] = {
     ConcernState.VOICED_CONCERN: ("concerned",),
     ConcernState.REJECTION: ("frustrated", "disappointed", "impatient", "firm"),
 }
-ALL_DELIVERY_LABELS: tuple[str, ...] = tuple(
-    label for labels in DELIVERY_LABELS.values() for label in labels)
+ALL_DELIVERY_LABELS: tuple[str, ...] = tuple(label for labels in DELIVERY_LABELS.values() for label in labels)
 RESOLVED_DELIVERY_LABELS = frozenset(DELIVERY_LABELS[ConcernState.GENUINE_ACCEPTANCE])
 STATE_OF_LABEL: dict[str, ConcernState] = {
-    label: state for state, labels in DELIVERY_LABELS.items() for label in labels}
+    label: state for state, labels in DELIVERY_LABELS.items() for label in labels
+}
 
 # The opening request is not a reaction to any recommendation; it gets a neutral delivery.
 REQUEST_DELIVERY = NEUTRAL_DELIVERY

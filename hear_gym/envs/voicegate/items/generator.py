@@ -51,13 +51,13 @@ from functools import cache
 
 from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.voicegate.items.model import (
+    SPLITS,
     Addressee,
     Family,
     Item,
     Placement,
     Segment,
     Source,
-    SPLITS,
     Target,
     TargetKind,
     Utterance,
@@ -84,6 +84,7 @@ from hear_gym.envs.voicegate.items.rules import (  # noqa: F401  (the constructi
     split_of,
 )
 from hear_gym.envs.voicegate.items.talk_items import self_talk_items, side_talk_items
+
 
 # -- speaker-switch and cue validity ------------------------------------------------------
 @cache
@@ -153,15 +154,38 @@ def cue_variants(split: str) -> Iterator[Item]:
                 cell, rendering = condition.split("/")
                 source, field, gap = cell.split("-")
                 same, far = source == "same", field == "far"
-                context_placement = Placement.FAR if far and rendering == "scene_consistent" else Placement.NEAR
-                segments = (Segment(0, Source.WEARER, voice_a, context_placement),
-                            Segment(1, Source.WEARER if same else Source.BYSTANDER,
-                                    voice_a if same else voice_b, Placement.FAR if far else Placement.NEAR))
-                target = Target(TargetKind.TOOL, tool=tool_name) if same and not far else Target(TargetKind.MUTE)
-                yield Item(f"cv-{tool_name}-{k:02d}/{condition}", Family.CUE_VALIDITY, condition, split,
-                           group, (context, trigger), segments, (float(gap.removesuffix("ms")),), target,
-                           {"source": source, "field": field, "gap_ms": int(gap.removesuffix("ms")),
-                            "rendering": rendering})
+                context_placement = (
+                    Placement.FAR if far and rendering == "scene_consistent" else Placement.NEAR
+                )
+                segments = (
+                    Segment(0, Source.WEARER, voice_a, context_placement),
+                    Segment(
+                        1,
+                        Source.WEARER if same else Source.BYSTANDER,
+                        voice_a if same else voice_b,
+                        Placement.FAR if far else Placement.NEAR,
+                    ),
+                )
+                target = (
+                    Target(TargetKind.TOOL, tool=tool_name) if same and not far else Target(TargetKind.MUTE)
+                )
+                yield Item(
+                    f"cv-{tool_name}-{k:02d}/{condition}",
+                    Family.CUE_VALIDITY,
+                    condition,
+                    split,
+                    group,
+                    (context, trigger),
+                    segments,
+                    (float(gap.removesuffix("ms")),),
+                    target,
+                    {
+                        "source": source,
+                        "field": field,
+                        "gap_ms": int(gap.removesuffix("ms")),
+                        "rendering": rendering,
+                    },
+                )
 
 
 def _cue_items() -> Iterator[Item]:

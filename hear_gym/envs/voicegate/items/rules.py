@@ -35,7 +35,38 @@ CUE_CONDITIONS = tuple(
     for rendering in ("trigger_only", "scene_consistent")
 )
 STOP = frozenset(
-    ["a", "an", "the", "to", "my", "me", "our", "your", "for", "of", "on", "in", "at", "and", "or", "with", "it", "this", "that", "some", "is", "be", "please", "can", "could", "you", "i", "we", "up", "off"]
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "my",
+        "me",
+        "our",
+        "your",
+        "for",
+        "of",
+        "on",
+        "in",
+        "at",
+        "and",
+        "or",
+        "with",
+        "it",
+        "this",
+        "that",
+        "some",
+        "is",
+        "be",
+        "please",
+        "can",
+        "could",
+        "you",
+        "i",
+        "we",
+        "up",
+        "off",
+    ]
 )
 MAX_ATTEMPTS = 10_000
 

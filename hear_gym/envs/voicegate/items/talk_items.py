@@ -75,7 +75,7 @@ def side_talk_items(side_talk_cue: str) -> Iterator[Item]:
     ph = phrasing()
     bystander_placement = Placement.TURNED_AWAY if side_talk_cue == "turned_away" else Placement.NEAR
     first = 0  # running index over the family: every other item carries a vocative
-    for c, (config, n) in enumerate(zip(SIDE_TALK_CONFIGS, side_talk_counts())):
+    for c, (config, n) in enumerate(zip(SIDE_TALK_CONFIGS, side_talk_counts(), strict=True)):
         order, assistant_content, bystander_content = config.split("-")
         rng = StableRng(f"{GENERATOR_VERSION}|side_talk|{config}")
         with_vocative = [(first + k) % 2 == 0 for k in range(n)]
@@ -136,7 +136,7 @@ def self_talk_counts() -> tuple[int, ...]:
 
 def self_talk_items() -> Iterator[Item]:
     ph = phrasing()
-    for f, (frame, n) in enumerate(zip(SELF_TALK_FRAMES, self_talk_counts())):
+    for f, (frame, n) in enumerate(zip(SELF_TALK_FRAMES, self_talk_counts(), strict=True)):
         rng = StableRng(f"{GENERATOR_VERSION}|self_talk|{frame}")
         if frame == "metaphor":
             lines = rng.sample(ph.metaphors, n)
