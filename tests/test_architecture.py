@@ -121,3 +121,15 @@ def _resolve(name: str) -> str | None:
     while name and name not in MODULES:
         name = name.rpartition(".")[0]
     return name or None
+
+
+def test_agent_families_do_not_import_each_other():
+    agent_families = ("agents.hear2act", "agents.voicegate")
+    bad = [
+        (m, i)
+        for m, (imports, _) in MODULES.items()
+        if (own := _within(m, agent_families))
+        for i in imports
+        if (other := _within(i, agent_families)) and other != own
+    ]
+    assert not bad, bad

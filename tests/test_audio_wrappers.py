@@ -2,8 +2,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from hear_gym.core.spaces import MAX_AUDIO_SAMPLES
 from hear_gym.envs.hear2act.actions import ASK_GENERAL, RECOMMEND0
-from hear_gym.envs.hear2act.audio import AFFECT_LABELS, MAX_AUDIO_SAMPLES, user_turn_request
+from hear_gym.envs.hear2act.audio import AFFECT_LABELS, user_turn_request
 from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
 from hear_gym.speech.renderers import EspeakRenderer, PraatRenderer
 

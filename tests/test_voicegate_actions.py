@@ -11,7 +11,7 @@ from hear_gym.envs.voicegate.actions import (
     MUTE,
     N_ACTIONS,
     TOOL0,
-    ActionKind,
+    DecisionKind,
     action_mask,
     decode,
     encode,
@@ -25,12 +25,12 @@ CALL = format_tool_call("unlock_door", {"door": "front"})
 
 @pytest.mark.parametrize("reply", ["[Mute]", "[mute]", "  [ MUTE ]\n"])
 def test_mute_token_is_normalized(reply):
-    assert parse_reply(reply).kind is ActionKind.MUTE
+    assert parse_reply(reply).kind is DecisionKind.MUTE
 
 
 def test_well_formed_tool_call_keeps_arguments():
     action = parse_reply(f"\n {CALL} \n")
-    assert (action.kind, action.tool, action.params) == (ActionKind.TOOL, "unlock_door", {"door": "front"})
+    assert (action.kind, action.tool, action.params) == (DecisionKind.TOOL, "unlock_door", {"door": "front"})
 
 
 @pytest.mark.parametrize(
@@ -50,31 +50,31 @@ def test_well_formed_tool_call_keeps_arguments():
 )
 def test_malformed_replies_name_their_reason(reply, reason):
     action = parse_reply(reply)
-    assert action.kind is ActionKind.MALFORMED and reason in action.error
+    assert action.kind is DecisionKind.MALFORMED and reason in action.error
 
 
 def test_free_text_is_an_answer():
     action = parse_reply("The pharmacy closes at nine.")
-    assert action.kind is ActionKind.ANSWER and action.text == "The pharmacy closes at nine."
+    assert action.kind is DecisionKind.ANSWER and action.text == "The pharmacy closes at nine."
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_any_text_parses_without_crashing(reply):
     action = parse_reply(reply)
-    if action.kind is ActionKind.TOOL:  # only a single, exact block can be a call
+    if action.kind is DecisionKind.TOOL:  # only a single, exact block can be a call
         body = reply.strip()[len("<|TOOL|>") : -len("</|TOOL|>")]
         assert json.loads(body)["name"] in TOOL_NAMES
 
 
 def test_discrete_layout_round_trips_and_masks():
-    assert N_ACTIONS == 13 and decode(MUTE, 2).kind is ActionKind.MUTE
+    assert N_ACTIONS == 13 and decode(MUTE, 2).kind is DecisionKind.MUTE
     for index in range(N_ACTIONS):
         action = decode(index, 2)
         assert encode(action) == index
     assert decode(TOOL0 + 2, 1).tool == TOOL_NAMES[2]
-    assert decode(ANSWER0 + 1, 1).kind is ActionKind.MALFORMED  # one-utterance input
-    assert decode(99, 2).kind is ActionKind.MALFORMED
+    assert decode(ANSWER0 + 1, 1).kind is DecisionKind.MALFORMED  # one-utterance input
+    assert decode(99, 2).kind is DecisionKind.MALFORMED
     assert action_mask(1).tolist() == [1] * (N_ACTIONS - 1) + [0]
     assert action_mask(2).sum() == N_ACTIONS
 
@@ -83,12 +83,12 @@ def test_discrete_layout_round_trips_and_masks():
 def test_deep_nesting_is_malformed_not_a_crash(opener, closer):
     for depth in (2_000, 100_000):
         action = parse_reply(f"<|TOOL|>{opener * depth}{closer * depth}</|TOOL|>")
-        assert action.kind is ActionKind.MALFORMED and "deeper" in action.error
+        assert action.kind is DecisionKind.MALFORMED and "deeper" in action.error
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting():
     call = format_tool_call("send_message", {"to": "Sam", "text": "[[[[{{{{" * 50})
-    assert parse_reply(call).kind is ActionKind.TOOL
+    assert parse_reply(call).kind is DecisionKind.TOOL
 
 
 @settings(max_examples=200, deadline=None)

@@ -16,7 +16,6 @@ from hear_gym.envs.voicegate.items.generator import (
     SIDE_TALK_CONFIGS,
     TEST_VOICES,
     TRAIN_VOICES,
-    VOICES,
     all_items,
     select_items,
 )
@@ -30,6 +29,7 @@ from hear_gym.envs.voicegate.items.pools import (
     tool,
     tool_set,
 )
+from hear_gym.speech.espeak import VOICES
 
 FINGERPRINT = (
     "import hashlib, json; from hear_gym.envs.voicegate.items.generator import all_items; "

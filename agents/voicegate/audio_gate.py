@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from rich.progress import track
 
-from agents.hear2act.audio_probe import NormalizedMLP, train_mlp
+from agents.classifier import NormalizedMLP, train_mlp
 from agents.voicegate.baselines import TextOnlyGateAgent, respond_to, tool_named, utterances
 from hear_gym.envs.voicegate.actions import MUTE_TOKEN
 from hear_gym.envs.voicegate.items.generator import cue_variants, select_items

@@ -1,8 +1,23 @@
-"""Action-space helpers shared by every family."""
+"""Space helpers shared by every family: Discrete actions as agents hand them over, and the audio
+observation (a fixed-length float32 buffer plus how much of it is speech)."""
 
 from __future__ import annotations
 
 import numpy as np
+from gymnasium import spaces
+
+AUDIO_RATE = 16_000
+MAX_AUDIO_SECONDS = 12.0  # longest input of any family (Hear2Act: a hesitant answer, ~10.6 s)
+MAX_AUDIO_SAMPLES = int(MAX_AUDIO_SECONDS * AUDIO_RATE)
+
+
+def audio_spaces() -> dict[str, spaces.Box]:
+    """``audio`` (16 kHz float32, ``MAX_AUDIO_SAMPLES`` long) and ``audio_length`` (valid samples,
+    shape (1,): Stable-Baselines3 takes no 0-d Boxes)."""
+    return {
+        "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
+        "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (1,), np.int64),
+    }
 
 
 def discrete_index(action, n: int) -> int:

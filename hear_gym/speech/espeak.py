@@ -63,6 +63,7 @@ VARIANTS: dict[str, str] = {
     "f5": "f5",
 }
 LANGUAGES = {"en": "en-us", "cmn": "cmn"}
+VOICES: tuple[str, ...] = tuple(sorted(VARIANTS))  # hear_gym's deterministic voices
 _VARIANT_PREFIX = "hg_"
 _DROPPED = ("breath", "breathw", "flutter", "roughness")
 

@@ -30,10 +30,11 @@ from typing import Protocol
 import numpy as np
 from scipy.signal import firwin, resample_poly
 
+from hear_gym.core.spaces import AUDIO_RATE
 from hear_gym.speech import espeak
 from hear_gym.speech.plans import DEFAULT_PROSODY, ProsodyPlan, check_prosody, plan_for
 
-SAMPLE_RATE = 16_000
+SAMPLE_RATE = AUDIO_RATE  # every renderer's output rate, the rate of the envs' audio leaves
 ESPEAK_VOLUME = 60  # leaves headroom: clipping would engage eSpeak's stateful gain control
 REFERENCE_SCALE = 1.0 / 32768  # int16 at ESPEAK_VOLUME -> neutral speech near -25 dBFS, no clipping
 NEUTRAL = espeak.EspeakSettings(rate=175, pitch=50, range=50, volume=ESPEAK_VOLUME)

@@ -27,15 +27,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.spaces import MAX_AUDIO_SAMPLES, audio_spaces
 from hear_gym.core.text import SPEECH_PLACEHOLDER, text_space
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.espeak import VARIANTS
+from hear_gym.speech.espeak import VOICES
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest
 
-MAX_AUDIO_SECONDS = 12.0  # longest user turn: about 10.6 s (a hesitant answer naming a long need)
-MAX_AUDIO_SAMPLES = int(MAX_AUDIO_SECONDS * SAMPLE_RATE)
-VOICES = tuple(sorted(VARIANTS))
 AFFECT_LABELS = ("happy", "sad", "angry", "neutral")
 
 
@@ -104,8 +102,7 @@ class UserAudio(_AddKeys):
         super().__init__(
             env,
             {
-                "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
-                "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (1,), np.int64),
+                **audio_spaces(),
             },
         )
         self.audio = audio

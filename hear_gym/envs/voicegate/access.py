@@ -17,8 +17,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.spaces import MAX_AUDIO_SAMPLES, audio_spaces
 from hear_gym.core.text import SPEECH_PLACEHOLDER
-from hear_gym.envs.voicegate.env import MAX_AUDIO_SAMPLES
 from hear_gym.envs.voicegate.scenes import room_tone
 
 GATE_ACCESS = ("A+T", "A", "T")
@@ -30,8 +30,7 @@ class ItemAudio(gym.Wrapper):
         self.observation_space = spaces.Dict(
             {
                 **env.observation_space.spaces,
-                "audio": spaces.Box(-1.0, 1.0, (MAX_AUDIO_SAMPLES,), np.float32),
-                "audio_length": spaces.Box(0, MAX_AUDIO_SAMPLES, (1,), np.int64),
+                **audio_spaces(),
             }
         )
 

@@ -52,7 +52,7 @@ _MUTE_ANYWHERE = re.compile(r"\[\s*mute\s*\]", re.IGNORECASE)
 _TOOL_TAG = re.compile(r"<\s*/?\s*\|\s*tool\s*\|\s*>", re.IGNORECASE)
 
 
-class ActionKind(str, Enum):
+class DecisionKind(str, Enum):
     MUTE = "mute"
     TOOL = "tool"
     ANSWER = "answer"
@@ -61,7 +61,7 @@ class ActionKind(str, Enum):
 
 @dataclass(frozen=True)
 class GateAction:
-    kind: ActionKind
+    kind: DecisionKind
     tool: str | None = None
     params: dict[str, Any] | None = None
     text: str | None = None  # a free-text answer (text grammar)
@@ -83,28 +83,28 @@ class GateAction:
 
 
 def malformed(reason: str) -> GateAction:
-    return GateAction(ActionKind.MALFORMED, error=reason)
+    return GateAction(DecisionKind.MALFORMED, error=reason)
 
 
 def decode(index: int, n_utterances: int) -> GateAction:
     if not 0 <= index < N_ACTIONS:
         return malformed(f"action index {index} is outside 0..{N_ACTIONS - 1}")
     if index == MUTE:
-        return GateAction(ActionKind.MUTE)
+        return GateAction(DecisionKind.MUTE)
     if index < ANSWER0:
-        return GateAction(ActionKind.TOOL, tool=TOOL_NAMES[index - TOOL0], params={})
+        return GateAction(DecisionKind.TOOL, tool=TOOL_NAMES[index - TOOL0], params={})
     utterance = index - ANSWER0
     if utterance >= n_utterances:
         return malformed(f"answer to utterance {utterance + 1}, but the input has {n_utterances}")
-    return GateAction(ActionKind.ANSWER, utterance=utterance)
+    return GateAction(DecisionKind.ANSWER, utterance=utterance)
 
 
 def encode(action: GateAction) -> int:
-    if action.kind is ActionKind.MUTE:
+    if action.kind is DecisionKind.MUTE:
         return MUTE
-    if action.kind is ActionKind.TOOL:
+    if action.kind is DecisionKind.TOOL:
         return TOOL0 + TOOL_NAMES.index(action.tool)
-    if action.kind is ActionKind.ANSWER and action.utterance is not None:
+    if action.kind is DecisionKind.ANSWER and action.utterance is not None:
         return ANSWER0 + action.utterance
     raise ValueError(f"{action} has no Discrete index (free-text answers and malformed actions)")
 
@@ -120,13 +120,13 @@ def parse_reply(reply: str) -> GateAction:
     if not isinstance(reply, str):
         return malformed(f"reply must be a string, got {type(reply).__name__}")
     if _MUTE_ONLY.match(reply):
-        return GateAction(ActionKind.MUTE)
+        return GateAction(DecisionKind.MUTE)
     if _MUTE_ANYWHERE.search(reply):
         return malformed("the mute token appears inside other text")
     tags = _TOOL_TAG.findall(reply)
     if not tags:
         text = reply.strip()
-        return GateAction(ActionKind.ANSWER, text=text) if text else malformed("empty reply")
+        return GateAction(DecisionKind.ANSWER, text=text) if text else malformed("empty reply")
     return _parse_tool(reply.strip(), tags)
 
 
@@ -148,7 +148,7 @@ def _parse_tool(reply: str, tags: list[str]) -> GateAction:
         return malformed(f"unknown tool {call['name']!r}")
     if not isinstance(call["params"], dict):
         return malformed('"params" must be an object')
-    return GateAction(ActionKind.TOOL, tool=call["name"], params=call["params"])
+    return GateAction(DecisionKind.TOOL, tool=call["name"], params=call["params"])
 
 
 def json_depth(text: str) -> int:

@@ -41,11 +41,7 @@ from hear_gym.envs.voicegate.items.pools import tool_inventory
 from hear_gym.envs.voicegate.scenes import render_item
 from hear_gym.envs.voicegate.scoring import REWARDS, Judge, KeywordJudge, score
 from hear_gym.speech.cache import shared_render_cache
-from hear_gym.speech.renderers import SAMPLE_RATE
 
-# longest input: about 9 s (eSpeak; lead-in, a long context, 600 ms, a long trigger, tail)
-MAX_AUDIO_SECONDS = 12.0
-MAX_AUDIO_SAMPLES = int(MAX_AUDIO_SECONDS * SAMPLE_RATE)
 MAX_TRANSCRIPT_CHARS = 1_000
 MAX_TOOLS_CHARS = 8_000
 

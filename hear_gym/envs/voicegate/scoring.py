@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import jsonschema
 
-from hear_gym.envs.voicegate.actions import ActionKind, GateAction
+from hear_gym.envs.voicegate.actions import DecisionKind, GateAction
 from hear_gym.envs.voicegate.items.model import Addressee, Item, TargetKind
 from hear_gym.envs.voicegate.items.pools import tool, words
 
@@ -97,32 +97,32 @@ def _answer_label(item: Item, action: GateAction, judge: Judge) -> JudgeLabel:
 def score(item: Item, action: GateAction, judge: Judge | None = None) -> Outcome:
     target = item.target
     params_valid = None
-    if action.kind is ActionKind.TOOL:
+    if action.kind is DecisionKind.TOOL:
         params_valid = jsonschema.Draft202012Validator(tool(action.tool).parameters).is_valid(action.params)
     label = None
-    if action.kind is ActionKind.ANSWER and target.kind is TargetKind.ANSWER:
+    if action.kind is DecisionKind.ANSWER and target.kind is TargetKind.ANSWER:
         label = _answer_label(item, action, judge or KeywordJudge())
     correct = {
-        TargetKind.MUTE: action.kind is ActionKind.MUTE,
-        TargetKind.TOOL: action.kind is ActionKind.TOOL and action.tool == target.tool,
+        TargetKind.MUTE: action.kind is DecisionKind.MUTE,
+        TargetKind.TOOL: action.kind is DecisionKind.TOOL and action.tool == target.tool,
         TargetKind.ANSWER: label is JudgeLabel.ASSISTANT,
     }[target.kind]
-    false_execution = action.kind is ActionKind.TOOL and target.kind is not TargetKind.TOOL
+    false_execution = action.kind is DecisionKind.TOOL and target.kind is not TargetKind.TOOL
     return Outcome(correct, action, label, params_valid, false_execution)
 
 
 def paper_reward(item: Item, outcome: Outcome) -> float:
     kind = outcome.action.kind
-    penalty = MALFORMED_PENALTY if kind is ActionKind.MALFORMED else 0.0
+    penalty = MALFORMED_PENALTY if kind is DecisionKind.MALFORMED else 0.0
     if item.target.kind is TargetKind.ANSWER:
-        if kind is ActionKind.ANSWER:
+        if kind is DecisionKind.ANSWER:
             return 0.5
-        return (-1.0 if kind is ActionKind.MUTE else -0.5) - penalty
+        return (-1.0 if kind is DecisionKind.MUTE else -0.5) - penalty
     return (1.0 if outcome.correct else -1.0) - penalty
 
 
 def judged_reward(item: Item, outcome: Outcome) -> float:
-    penalty = MALFORMED_PENALTY if outcome.action.kind is ActionKind.MALFORMED else 0.0
+    penalty = MALFORMED_PENALTY if outcome.action.kind is DecisionKind.MALFORMED else 0.0
     return (1.0 if outcome.correct else -1.0) - penalty
 
 

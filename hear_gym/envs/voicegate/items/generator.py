@@ -79,7 +79,6 @@ from hear_gym.envs.voicegate.items.rules import (  # noqa: F401  (the constructi
     SWITCH_TEST_PER_TOOL,
     TEST_VOICES,
     TRAIN_VOICES,
-    VOICES,
     command,
     split_of,
 )

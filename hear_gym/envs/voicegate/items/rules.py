@@ -7,10 +7,8 @@ import re
 from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.voicegate.items.model import Addressee, Utterance
 from hear_gym.envs.voicegate.items.pools import Phrasing, SlotValue, Tool, words
-from hear_gym.speech.espeak import VARIANTS
 
 GENERATOR_VERSION = "voicegate-gen-2"
-VOICES = tuple(sorted(VARIANTS))
 TRAIN_VOICES = ("f1", "f3", "f4", "m1", "m2", "m4")
 TEST_VOICES = ("f2", "f5", "m3", "m7")
 SPLIT_VOICES = {"train": TRAIN_VOICES, "test": TEST_VOICES}
