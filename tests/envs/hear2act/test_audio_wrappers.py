@@ -99,3 +99,11 @@ def test_label_fidelity_interventions():
         make(access="T", state_intervention="shuffled")
     with pytest.raises(ValueError, match="must be one of"):
         make(access="T+S", state_intervention="random")
+
+
+@pytest.mark.filterwarnings("ignore:.*is different from the unwrapped version")
+@pytest.mark.parametrize("mode", ["all_resolved", "all_unresolved", "shuffled"])
+def test_interventions_pass_the_env_checker(mode):
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(make(access="T+S", state_intervention=mode))

@@ -38,7 +38,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_when_the_parent_is_killed(tmp_path):
-    code = PARENT.format(tests=str(Path(__file__).parent), out=str(tmp_path / "run"))
+    code = PARENT.format(tests=str(Path(__file__).parents[1]), out=str(tmp_path / "run"))
     parent = subprocess.Popen(
         [sys.executable, "-c", code], env={**os.environ, "SLOW_AGENT_MARKERS": str(tmp_path)}
     )
