@@ -14,17 +14,14 @@ from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
 from stand_ins import PLUGINS  # noqa: E402
 
-from hear_gym.envs.hear2act.features import ACCESS_CHANNELS  # noqa: E402
-from hear_gym.envs.voicegate.access import GATE_ACCESS  # noqa: E402
+from hear_gym.core.registry import env_ids, family  # noqa: E402
 
 
 def make(env_id: str, access: str) -> gym.Env:
     return gym.make(env_id, access=access, observation="features", **PLUGINS.get(access, {}))
 
 
-VARIANTS = [("hear_gym/Hear2Act-v0", a) for a in sorted(ACCESS_CHANNELS)] + [
-    ("hear_gym/VoiceGate-v0", a) for a in GATE_ACCESS
-]
+VARIANTS = [(env_id, access) for env_id in env_ids() for access in family(env_id).access_conditions]
 
 
 @pytest.mark.parametrize("env_id,access", VARIANTS)

@@ -8,8 +8,7 @@ from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
 from stand_ins import PLUGINS
 
 import hear_gym
-from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS
-from hear_gym.envs.voicegate.access import GATE_ACCESS
+from hear_gym.core.registry import env_ids, family
 from hear_gym.envs.voicegate.actions import format_tool_call
 from hear_gym.envs.voicegate.items.model import Family
 from hear_gym.envs.voicegate.items.pools import TOOL_NAMES
@@ -25,12 +24,10 @@ P6A = (
     "not an action",
 )
 VARIANTS = [
-    ("hear_gym/Hear2Act-v0", access, actions)
-    for access in ACCESS_CONDITIONS
-    for actions in ("discrete", "text")
-]
-VARIANTS += [
-    ("hear_gym/VoiceGate-v0", access, actions) for access in GATE_ACCESS for actions in ("discrete", "text")
+    (env_id, access, actions)
+    for env_id in env_ids()
+    for access in family(env_id).access_conditions
+    for actions in family(env_id).action_formats
 ]
 
 
@@ -86,7 +83,7 @@ def test_make_vec_with_the_features_observation():
 
 
 def test_every_registered_id_is_covered():
-    assert {v[0] for v in VARIANTS} == set(hear_gym.ENV_IDS)
+    assert {v[0] for v in VARIANTS} == set(env_ids()) == set(hear_gym.ENV_IDS)
 
 
 def _leaf_types(info: dict, prefix: str, seen: dict) -> None:
@@ -111,8 +108,10 @@ def _unstable(seen: dict) -> dict:
 def test_voicegate_info_keeps_one_type_per_key_over_every_family():
     seen: dict = {}
     rng = np.random.default_rng(0)
-    for family in Family:
-        env = gym.make("hear_gym/VoiceGate-v0", access="T", actions="text", family=family.value, split=None)
+    for item_family in Family:
+        env = gym.make(
+            "hear_gym/VoiceGate-v0", access="T", actions="text", family=item_family.value, split=None
+        )
         for index in range(0, len(env.unwrapped.items), 7):
             _, info = env.reset(options={"index": index})
             _leaf_types(info, "", seen)
