@@ -21,7 +21,7 @@ from eSpeak's (same formants, pitch range, echo...) with ``flutter 0``, ``roughn
 with a checksummed manifest), built once per user in the cache folder, verified once per
 process and rebuilt when damaged; the installed package is never written to. With them, output depends on the
 inputs only: identical in one process, whatever came before, and across processes
-(``tests/test_espeak.py``).
+(``tests/speech/test_espeak.py``).
 
 The engine holds global state and is not thread-safe: every call takes ``_LOCK``. Parallelism
 comes from processes.
