@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -23,8 +24,24 @@ class NormalizedMLP:
     and the VoiceGate gate are. Checkpoints: safetensors with ``model.*`` and ``norm.*`` tensors
     and JSON metadata (the owner's config and report)."""
 
-    def __init__(self, model: torch.nn.Module, mean: np.ndarray, std: np.ndarray) -> None:
+    def __init__(
+        self,
+        config: Any,
+        model: torch.nn.Module,
+        mean: np.ndarray,
+        std: np.ndarray,
+        report: dict | None = None,
+    ) -> None:
+        self.config, self.report = config, report or {}
         self.model, self.mean, self.std = model.eval(), mean, std
+
+    def class_report(self, x: np.ndarray, y: np.ndarray, classes: tuple[str, ...]) -> dict[str, float]:
+        """Accuracy per class (classes present in ``y``), their mean (``balanced``) and ``n``."""
+        predicted = self.predict_features(x)
+        report = {
+            name: float((predicted[y == i] == i).mean()) for i, name in enumerate(classes) if (y == i).any()
+        }
+        return {**report, "balanced": float(np.mean(list(report.values()))), "n": int(len(y))}
 
     def predict_features(self, x: np.ndarray) -> np.ndarray:
         with torch.no_grad():

@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 from rich.progress import track
 
 from agents.classifier import NormalizedMLP, train_mlp
@@ -129,18 +128,7 @@ def build_data(config: ProbeConfig, split: str, cache: RenderCache, seed: int) -
 
 
 class AudioProbe(NormalizedMLP):
-    """A trained probe: featurize a turn, normalize, classify."""
-
-    def __init__(
-        self,
-        config: ProbeConfig,
-        model: torch.nn.Module,
-        mean: np.ndarray,
-        std: np.ndarray,
-        report: dict | None = None,
-    ) -> None:
-        super().__init__(model, mean, std)
-        self.config, self.report = config, report or {}
+    """A trained probe (``config``: its ``ProbeConfig``): featurize a turn, normalize, classify."""
 
     def predict(self, waveform: np.ndarray, reference: np.ndarray | None = None) -> str:
         x = turn_features(self.config.features, waveform, reference)[None, :]
@@ -170,15 +158,7 @@ def fit(config: ProbeConfig, train: ProbeData) -> AudioProbe:
 
 
 def per_class_accuracy(probe: AudioProbe, data: ProbeData) -> dict[str, float]:
-    predicted = probe.predict_features(data.x)
-    report = {
-        name: float((predicted[data.y == i] == i).mean())
-        for i, name in enumerate(probe.config.classes)
-        if (data.y == i).any()
-    }
-    report["balanced"] = float(np.mean(list(report.values())))
-    report["n"] = int(len(data.y))
-    return report
+    return probe.class_report(data.x, data.y, probe.config.classes)
 
 
 def train_probe(config: ProbeConfig, out: Path | None = None) -> AudioProbe:

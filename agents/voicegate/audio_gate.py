@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from rich.progress import track
 
 from agents.classifier import NormalizedMLP, train_mlp
@@ -111,16 +110,7 @@ def examples(split: str, cache: RenderCache, config: GateConfig) -> tuple[np.nda
 
 
 class AudioGate(NormalizedMLP):
-    def __init__(
-        self,
-        config: GateConfig,
-        model: torch.nn.Module,
-        mean: np.ndarray,
-        std: np.ndarray,
-        report: dict | None = None,
-    ) -> None:
-        super().__init__(model, mean, std)
-        self.config, self.report = config, report or {}
+    """The trained gate (``config``: its ``GateConfig``)."""
 
     def last_is_for_me(self, waveform: np.ndarray) -> bool:
         return int(self.predict_features(gate_features(waveform)[None, :])[0]) == 0
@@ -149,9 +139,7 @@ class AudioGate(NormalizedMLP):
 
 
 def accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    predicted = gate.predict_features(x)
-    report = {GATE_CLASSES[c]: float((predicted[y == c] == c).mean()) for c in (0, 1) if (y == c).any()}
-    return {**report, "balanced": float(np.mean(list(report.values()))), "n": len(y)}
+    return gate.class_report(x, y, GATE_CLASSES)
 
 
 def family_accuracy(gate: AudioGate, x: np.ndarray, y: np.ndarray, families: np.ndarray) -> dict[str, dict]:

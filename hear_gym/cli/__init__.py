@@ -1,5 +1,1 @@
-"""``hear-gym`` command line (``hear_gym.cli:app``)."""
-
-from hear_gym.cli.app import app
-
-__all__ = ["app"]
+"""``hear-gym`` command line: the app is ``hear_gym.cli.app:app``."""

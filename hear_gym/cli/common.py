@@ -17,6 +17,24 @@ from hear_gym.speech.plans import PROSODY_TABLES, check_prosody
 
 console = Console(width=None if Console().is_terminal else 200)
 COMPONENT_GROUP = "hear_gym.components"
+# Options several commands share, declared once.
+SeedOption = Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")]
+RendererOption = Annotated[str, typer.Option(help="Speech renderer: espeak or praat.")]
+AudioCacheOption = Annotated[Path | None, typer.Option(help="On-disk render cache (see hear-gym render).")]
+WorkersOption = Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")]
+BackendOption = Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")]
+BatchSizeOption = Annotated[
+    int, typer.Option(min=1, help="Episodes per batched model call for LLM agents (lockstep play).")
+]
+LLMClientOption = Annotated[
+    str | None,
+    typer.Option(help="For llm / audio_llm agents: hf:<model>, hf-audio:<model> or openai:<url>@<model>."),
+]
+WandbOption = Annotated[
+    str | None, typer.Option(help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")
+]
+MarkdownOption = Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")]
+ProgressOption = Annotated[bool, typer.Option(help="Show a progress bar.")]
 ProsodyOption = Annotated[
     str,
     typer.Option(

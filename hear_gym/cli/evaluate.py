@@ -15,7 +15,23 @@ from typing import Annotated, Any
 
 import typer
 
-from hear_gym.cli.common import console, fail, family_cli, prosody_table
+from hear_gym.cli.common import (
+    AudioCacheOption,
+    BackendOption,
+    BatchSizeOption,
+    LLMClientOption,
+    MarkdownOption,
+    ProgressOption,
+    ProsodyOption,
+    RendererOption,
+    SeedOption,
+    WandbOption,
+    WorkersOption,
+    console,
+    fail,
+    family_cli,
+    prosody_table,
+)
 from hear_gym.core.registry import env_ids, family
 from hear_gym.core.tables import print_tables, to_markdown
 from hear_gym.speech.plans import DEFAULT_PROSODY
@@ -111,29 +127,17 @@ def eval_command(
     split: Annotated[str, typer.Option(help="A split of the env's episodes, or all.")] = "test",
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N episodes of the split.")] = None,
     rollouts: Annotated[int, typer.Option(min=1, help="Rollouts per episode.")] = 1,
-    seed: Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")] = 0,
-    markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    renderer: Annotated[str, typer.Option(help="Speech renderer for audio-based conditions.")] = "espeak",
-    prosody: Annotated[str, typer.Option(help="Delivery plan table: paper or clear.")] = DEFAULT_PROSODY,
-    audio_cache_dir: Annotated[
-        Path | None, typer.Option(help="Disk render cache (see hear-gym render).")
-    ] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")] = 1,
-    backend: Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")] = "processes",
-    batch_size: Annotated[
-        int, typer.Option(min=1, help="Episodes per batched model call for LLM agents (lockstep play).")
-    ] = 1,
-    llm_client: Annotated[
-        str | None,
-        typer.Option(
-            help="For llm / audio_llm agents: hf:<model>, hf-audio:<model> or openai:<url>@<model>."
-        ),
-    ] = None,
-    wandb_project: Annotated[
-        str | None,
-        typer.Option(help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set)."),
-    ] = None,
+    seed: SeedOption = 0,
+    markdown: MarkdownOption = None,
+    progress: ProgressOption = True,
+    renderer: RendererOption = "espeak",
+    prosody: ProsodyOption = DEFAULT_PROSODY,
+    audio_cache_dir: AudioCacheOption = None,
+    workers: WorkersOption = 1,
+    backend: BackendOption = "processes",
+    batch_size: BatchSizeOption = 1,
+    llm_client: LLMClientOption = None,
+    wandb_project: WandbOption = None,
     option: Annotated[
         list[str] | None,
         typer.Option(

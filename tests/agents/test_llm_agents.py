@@ -131,7 +131,7 @@ def test_audio_llm_agent_on_a_tiny_offline_audio_model(tmp_path):
 def test_cli_builds_llm_agents_from_a_client_spec(tmp_path):
     from typer.testing import CliRunner
 
-    from hear_gym.cli import app
+    from hear_gym.cli.app import app
 
     path = build_tiny_causal_lm(tmp_path / "tiny")
     base = [

@@ -3,7 +3,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from hear_gym.cli import app
+from hear_gym.cli.app import app
 
 runner = CliRunner()
 

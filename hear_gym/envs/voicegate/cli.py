@@ -10,7 +10,23 @@ from typing import Annotated, Any
 
 import typer
 
-from hear_gym.cli.common import agent_factory, available_agents, component, console, output_file
+from hear_gym.cli.common import (
+    AudioCacheOption,
+    BackendOption,
+    BatchSizeOption,
+    LLMClientOption,
+    MarkdownOption,
+    ProgressOption,
+    RendererOption,
+    SeedOption,
+    WandbOption,
+    WorkersOption,
+    agent_factory,
+    available_agents,
+    component,
+    console,
+    output_file,
+)
 from hear_gym.cli.evaluate import EvalRequest, run_eval
 from hear_gym.core.tables import print_tables
 from hear_gym.core.tables import to_markdown as tables_markdown
@@ -189,26 +205,18 @@ def eval_command(
     ] = None,
     split: Annotated[str, typer.Option(help="train, test or all.")] = "test",
     access: Annotated[str, typer.Option(help="A+T, A or T.")] = "A+T",
-    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    renderer: RendererOption = "espeak",
     gate_checkpoint: Annotated[Path | None, typer.Option(help="For audio_gate.")] = None,
-    llm_client: Annotated[
-        str | None,
-        typer.Option(help="For llm / audio_llm: hf:<model>, hf-audio:<model> or openai:<url>@<model>."),
-    ] = None,
-    audio_cache_dir: Annotated[Path | None, typer.Option(help="On-disk render cache.")] = None,
-    wandb_project: Annotated[
-        str | None,
-        typer.Option(help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set)."),
-    ] = None,
+    llm_client: LLMClientOption = None,
+    audio_cache_dir: AudioCacheOption = None,
+    wandb_project: WandbOption = None,
     side_talk_cue: SideTalkCue = "none",
-    seed: Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")] = 0,
-    workers: Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")] = 1,
-    backend: Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")] = "processes",
-    batch_size: Annotated[
-        int, typer.Option(min=1, help="Episodes per batched model call for LLM agents (lockstep play).")
-    ] = 1,
-    markdown: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")] = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    seed: SeedOption = 0,
+    workers: WorkersOption = 1,
+    backend: BackendOption = "processes",
+    batch_size: BatchSizeOption = 1,
+    markdown: MarkdownOption = None,
+    progress: ProgressOption = True,
 ) -> None:
     """Run one agent over the chosen families (the same as `hear-gym eval --env hear_gym/VoiceGate-v0`)."""
     options = {"family": list(family or EVAL_FAMILIES), "side_talk_cue": [side_talk_cue]}

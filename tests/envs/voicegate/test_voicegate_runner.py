@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from agents.voicegate.audio_gate import AudioGate, AudioGateAgent, GateConfig, train_gate
 from agents.voicegate.baselines import AlwaysMuteAgent, TextOnlyGateAgent
-from hear_gym.cli import app
+from hear_gym.cli.app import app
 from hear_gym.envs.voicegate import build as voicegate_build
 from hear_gym.envs.voicegate.family import item_ids, run_config
 from hear_gym.envs.voicegate.metrics import headline_metrics
