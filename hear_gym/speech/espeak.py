@@ -132,9 +132,17 @@ def overlay_data_dir() -> Path:
     for name, text in variants.items():
         digest.update(f"{name}\n{text}".encode())
     target = cache_root() / f"espeak-ng-data-{digest.hexdigest()[:16]}"
-    if target in _VERIFIED or _intact(target):
-        _VERIFIED.add(target)
-        return target
+    # Several processes may build at once (spawned workers on a fresh cache): a build lands by an
+    # atomic rename, and a copy another process just landed is used rather than taken for damage.
+    for _attempt in range(3):
+        if target in _VERIFIED or _intact(target):
+            _VERIFIED.add(target)
+            return target
+        _build_overlay(source, variants, target)
+    raise EspeakError(f"could not build the eSpeak data overlay in {target}")
+
+
+def _build_overlay(source: Path, variants: dict[str, str], target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix="espeak-overlay-", dir=target.parent))
     try:
@@ -145,19 +153,21 @@ def overlay_data_dir() -> Path:
         files = sorted(p for p in staging.rglob("*") if p.is_file())
         manifest = {str(p.relative_to(staging)): _sha256(p) for p in files}
         (staging / _MANIFEST).write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
+        if _intact(target):  # another process landed its copy while this one was building
+            return
         if target.exists():  # damaged: move it aside first, so the rename below can land
-            shutil.rmtree(target.rename(target.with_name(f"{staging.name}-damaged")), ignore_errors=True)
+            aside = target.with_name(f"{staging.name}-damaged")
+            try:
+                target.rename(aside)
+            except OSError:  # another process moved or replaced it meanwhile
+                return
+            shutil.rmtree(aside, ignore_errors=True)
         try:
             os.rename(staging, target)
-        except OSError:  # another process won the race; use its copy if it is intact
-            shutil.rmtree(staging, ignore_errors=True)
-            if not _intact(target):
-                raise EspeakError(f"could not build the eSpeak data overlay in {target}") from None
-    except BaseException:
+        except OSError:  # another process won the race; the caller checks its copy
+            return
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
-    _VERIFIED.add(target)
-    return target
 
 
 _MANIFEST = "hear_gym-manifest.json"

@@ -41,6 +41,23 @@ def test_damaging_the_espeak_overlay_never_reaches_the_install_and_is_repaired(t
     assert (overlay / "phondata").stat().st_size > 0
 
 
+def test_processes_building_the_overlay_at_once_all_synthesize_the_same_audio(tmp_path):
+    # Spawned workers on a fresh cache all build the overlay together; none may take another's
+    # freshly landed copy for a damaged one and pull it away while that process reads it.
+    env = {**os.environ, "HEAR_GYM_CACHE": str(tmp_path)}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", SYNTH], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
+    outcomes = [worker.communicate(timeout=120) for worker in workers]
+    assert [worker.returncode for worker in workers] == [0] * 4, [err for _, err in outcomes]
+    assert len({out.strip() for out, _ in outcomes}) == 1
+    assert len(list(tmp_path.glob("espeak-ng-data-*"))) == 1
+    assert not list(tmp_path.glob("espeak-overlay-*"))  # no staging left behind
+
+
 def test_damaged_feature_rows_are_recomputed_not_served(tmp_path):
     code = (
         "from hear_gym.speech.features import prosodic_features; "
