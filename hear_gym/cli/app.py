@@ -1,4 +1,4 @@
-"""The ``hear-gym`` app: generic commands (eval, report, version) and every family's own
+"""The ``hear-gym`` app: generic commands (eval, report, listen, render, version) and every family's own
 commands, found through the registry."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from typing import Annotated
 
 import typer
 
-from hear_gym.cli.common import console, fail
-from hear_gym.cli.evaluate import DEFAULT_ENV, eval_command
+from hear_gym.cli.audio import listen_command, render_command
+from hear_gym.cli.common import DEFAULT_ENV, console, fail
+from hear_gym.cli.evaluate import eval_command
 from hear_gym.core.registry import env_ids, family
 from hear_gym.core.tables import print_tables, to_markdown
 
@@ -49,6 +50,8 @@ def _main(version: VersionOption = False) -> None:
 
 
 app.command("eval")(eval_command)
+app.command("listen")(listen_command)
+app.command("render")(render_command)
 
 
 @app.command("report")

@@ -6,18 +6,20 @@ from __future__ import annotations
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
 from hear_gym.core.paths import writable_file
-from hear_gym.core.registry import family
+from hear_gym.core.registry import env_ids, family
 from hear_gym.speech.plans import PROSODY_TABLES, check_prosody
 
 console = Console(width=None if Console().is_terminal else 200)
 COMPONENT_GROUP = "hear_gym.components"
+DEFAULT_ENV = "hear_gym/Hear2Act-v0"  # what the commands of earlier versions played
 # Options several commands share, declared once.
+EnvOption = Annotated[str, typer.Option(help=f"Env id, one of {', '.join(env_ids())}.")]
 SeedOption = Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")]
 RendererOption = Annotated[str, typer.Option(help="Speech renderer: espeak or praat.")]
 AudioCacheOption = Annotated[Path | None, typer.Option(help="On-disk render cache (see hear-gym render).")]
@@ -35,6 +37,12 @@ WandbOption = Annotated[
 ]
 MarkdownOption = Annotated[Path | None, typer.Option(help="Also write the tables as Markdown.")]
 ProgressOption = Annotated[bool, typer.Option(help="Show a progress bar.")]
+FamilyOptionPairs = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="KEY=VALUE, repeatable: an option of the env's family (e.g. VoiceGate family=side_talk)."
+    ),
+]
 ProsodyOption = Annotated[
     str,
     typer.Option(
@@ -50,15 +58,17 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def family_cli(env_id: str):
-    """The module with a family's commands (``EnvFamily.cli``)."""
+def family_cli(env_id: str, job: str):
+    """The function ``job`` (plan_eval, listen, render) of a family's command module
+    (``EnvFamily.cli``)."""
     try:
         env_family = family(env_id)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--env") from None
-    if env_family.cli is None:
-        raise typer.BadParameter(f"{env_id} has no command-line support", param_hint="--env")
-    return import_module(env_family.cli)
+    module = import_module(env_family.cli) if env_family.cli is not None else None
+    if not hasattr(module, job):
+        raise typer.BadParameter(f"{env_id} has no {job} support", param_hint="--env")
+    return getattr(module, job)
 
 
 def output_file(path: Path) -> Path:
@@ -74,6 +84,45 @@ def prosody_table(name: str) -> str:
         return check_prosody(name)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--prosody") from None
+
+
+class FamilyOptions:
+    """Mixin of the requests of the generic commands (eval, listen, render): ``family_options``
+    holds the family-specific options that were set (unset ones are absent), ``--option`` pairs
+    included; the family takes those it knows and refuses the rest."""
+
+    env: str
+    family_options: dict[str, Any]
+
+    def take(self, name: str, default: Any = None) -> Any:
+        """A family option, removed from what is left to check."""
+        return self.family_options.pop(name, default)
+
+    def refuse_the_rest(self) -> None:
+        if self.family_options:
+            raise typer.BadParameter(f"{self.env} takes no option(s) {sorted(self.family_options)}")
+
+
+def family_options(pairs: list[str] | None, **flags: Any) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs (values listed per key) plus the family flags that were set."""
+    options: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
+        options.setdefault(key, []).append(value)
+    options.update({k: v for k, v in flags.items() if v is not None})
+    return options
+
+
+def split_episode_ids(env: str, split: str, limit: int | None = None) -> tuple[str, ...]:
+    """The first ``limit`` episode ids of one of the env's splits (or of ``all``)."""
+    env_family = family(env)
+    if split not in (*env_family.splits, "all"):
+        raise typer.BadParameter(
+            f"split must be one of {', '.join(env_family.splits)} or all", param_hint="--split"
+        )
+    return env_family.episode_ids(split)[:limit]
 
 
 def available_agents(group: str) -> dict[str, object]:

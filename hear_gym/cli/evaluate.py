@@ -16,9 +16,13 @@ from typing import Annotated, Any
 import typer
 
 from hear_gym.cli.common import (
+    DEFAULT_ENV,
     AudioCacheOption,
     BackendOption,
     BatchSizeOption,
+    EnvOption,
+    FamilyOptionPairs,
+    FamilyOptions,
     LLMClientOption,
     MarkdownOption,
     ProgressOption,
@@ -30,19 +34,18 @@ from hear_gym.cli.common import (
     console,
     fail,
     family_cli,
+    family_options,
     prosody_table,
+    split_episode_ids,
 )
-from hear_gym.core.registry import env_ids, family
+from hear_gym.core.registry import family
 from hear_gym.core.tables import print_tables, to_markdown
 from hear_gym.speech.plans import DEFAULT_PROSODY
 
-DEFAULT_ENV = "hear_gym/Hear2Act-v0"
-
 
 @dataclass
-class EvalRequest:
-    """Everything ``hear-gym eval`` was given. ``family_options`` holds the family-specific
-    options that were set (unset ones are absent), ``--option`` pairs included."""
+class EvalRequest(FamilyOptions):
+    """Everything ``hear-gym eval`` was given (family-specific options in ``family_options``)."""
 
     out: Path
     env: str
@@ -58,20 +61,7 @@ class EvalRequest:
     family_options: dict[str, Any] = field(default_factory=dict)
 
     def episode_ids(self) -> tuple[str, ...]:
-        env_family = family(self.env)
-        if self.split not in (*env_family.splits, "all"):
-            raise typer.BadParameter(
-                f"split must be one of {', '.join(env_family.splits)} or all", param_hint="--split"
-            )
-        return env_family.episode_ids(self.split)[: self.limit]
-
-    def take(self, name: str, default: Any = None) -> Any:
-        """A family option, removed from what is left to check."""
-        return self.family_options.pop(name, default)
-
-    def refuse_the_rest(self) -> None:
-        if self.family_options:
-            raise typer.BadParameter(f"{self.env} takes no option(s) {sorted(self.family_options)}")
+        return split_episode_ids(self.env, self.split, self.limit)
 
 
 def run_eval(
@@ -88,7 +78,7 @@ def run_eval(
     the tables; returns the run's metadata."""
     from hear_gym.eval.pipeline import evaluate
 
-    config, agents, env_objects = family_cli(request.env).plan_eval(request)
+    config, agents, env_objects = family_cli(request.env, "plan_eval")(request)
     try:
         metadata = evaluate(
             request.out,
@@ -116,7 +106,7 @@ def run_eval(
 
 def eval_command(
     out: Annotated[Path, typer.Option(help="Run folder (created; an existing one is resumed).")],
-    env: Annotated[str, typer.Option(help=f"Env id, one of {', '.join(env_ids())}.")] = DEFAULT_ENV,
+    env: EnvOption = DEFAULT_ENV,
     cell: Annotated[
         list[str] | None,
         typer.Option(
@@ -138,12 +128,7 @@ def eval_command(
     batch_size: BatchSizeOption = 1,
     llm_client: LLMClientOption = None,
     wandb_project: WandbOption = None,
-    option: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="KEY=VALUE, repeatable: an option of the env's family (e.g. VoiceGate family=side_talk)."
-        ),
-    ] = None,
+    option: FamilyOptionPairs = None,
     feedback: Annotated[
         list[str] | None, typer.Option(help="Hear2Act: prosody and/or explicit, repeatable [default: both].")
     ] = None,
@@ -167,21 +152,15 @@ def eval_command(
     ] = None,
 ) -> None:
     """Evaluate agents on an env; writes results.jsonl and metadata.json into OUT."""
-    options: dict[str, Any] = {}
-    for pair in option or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
-        options.setdefault(key, []).append(value)
-    given = {
-        "feedback": feedback,
-        "assistant": assistant,
-        "max_turns": max_turns,
-        "state_probe": state_probe,
-        "affect_probe": affect_probe,
-        "state_intervention": state_intervention,
-    }
-    options.update({k: v for k, v in given.items() if v is not None})
+    options = family_options(
+        option,
+        feedback=feedback,
+        assistant=assistant,
+        max_turns=max_turns,
+        state_probe=state_probe,
+        affect_probe=affect_probe,
+        state_intervention=state_intervention,
+    )
     request = EvalRequest(
         out=out,
         env=env,

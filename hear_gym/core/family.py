@@ -19,7 +19,8 @@ shared layers work with any family through this object alone:
 * ``figures(metadata, folder)`` (optional) writes a run's figures; ``compare_figure(summaries,
   path)`` (optional) one figure across several runs (Hear2Act: the label-fidelity ladder);
 * ``cli`` (optional) names the module with the family's commands: ``plan_eval(request)`` turns a
-  ``hear-gym eval`` request into a run, ``register(app)`` adds the family's own commands.
+  ``hear-gym eval`` request into a run, ``listen(request)`` and ``render(request)`` serve
+  ``hear-gym listen`` and ``hear-gym render``, ``register(app)`` adds the family's own commands.
 """
 
 from __future__ import annotations

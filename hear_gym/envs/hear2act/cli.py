@@ -1,5 +1,5 @@
-"""Hear2Act's commands: its part of ``hear-gym eval`` (``plan_eval``), the scenario bank
-(``hear-gym scenarios``), listening (``hear-gym listen``), pre-rendering (``hear-gym render``) and
+"""Hear2Act's commands: its part of ``hear-gym eval`` (``plan_eval``), ``hear-gym listen``
+(``listen``) and ``hear-gym render`` (``render``), the scenario bank (``hear-gym scenarios``) and
 probe training (``hear-gym train probe``)."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from hear_gym.cli.common import (
     available_agents,
     component,
     console,
+    fail,
     output_file,
     prosody_table,
 )
@@ -41,8 +42,6 @@ train_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(scenarios_app, name="scenarios")
-    app.command("listen")(listen_command)
-    app.command("render")(render_command)
     app.add_typer(train_app, name="train")
 
 
@@ -168,87 +167,67 @@ def scenarios_show(scenario_id: str) -> None:
     console.print_json(scenario.model_dump_json())
 
 
-# -- hear-gym listen / render -----------------------------------------------------------------
-def listen_command(
-    out: Annotated[Path, typer.Option(help="Folder for the WAV files and the text sidecar.")],
-    scenario_id: Annotated[str | None, typer.Argument(help="Play one dialogue of this scenario.")] = None,
-    every_label: Annotated[
-        str | None, typer.Option(help="Instead of a dialogue: say this sentence under every delivery label.")
-    ] = None,
-    cell: Annotated[str, typer.Option(help="agent@ACCESS that plays the dialogue.")] = "state_aware@T+S",
-    feedback: Annotated[str, typer.Option(help="prosody or explicit.")] = "prosody",
-    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
-    prosody: ProsodyOption = DEFAULT_PROSODY,
-    voice: Annotated[str, typer.Option(help="Voice for --every-label.")] = "m1",
-    language: Annotated[str, typer.Option(help="en or cmn, for --every-label.")] = "en",
-    seed: int = 0,
-) -> None:
-    """Write what the simulated user says as WAVs (16 kHz) plus a text sidecar."""
+# -- hear-gym listen / render ----------------------------------------------------------------
+def listen(request) -> str:
+    """``hear-gym listen`` for Hear2Act: one dialogue of ``request.episode_id`` (played by
+    ``cell``, ``feedback`` realization) or, with ``every_label``, one sentence under every
+    delivery label (``voice``, ``language``); the delivery plan table is ``prosody``."""
     import gymnasium as gym
 
     from hear_gym.envs.hear2act.listen import write_dialogue, write_label_gallery
 
-    prosody = prosody_table(prosody)
+    every_label = request.take("every_label")
+    spec = request.take("cell", "state_aware@T+S")
+    feedback = request.take("feedback", "prosody")
+    prosody = prosody_table(request.take("prosody", DEFAULT_PROSODY))
+    voice, language = request.take("voice", "m1"), request.take("language", "en")
+    request.refuse_the_rest()
+    out, renderer = request.out, request.renderer
     try:
         if every_label is not None:
             paths = write_label_gallery(every_label, out, voice, language, renderer, prosody)
-        elif scenario_id is not None:
-            agent_name, _, access = cell.partition("@")
+        elif request.episode_id is not None:
+            agent_name, _, access = spec.partition("@")
             registered = available_agents(FAMILY.agent_group)
             if agent_name not in registered:
-                raise typer.BadParameter(f"unknown agent {agent_name!r}; registered: {sorted(registered)}")
-            get_scenario(scenario_id)
+                raise typer.BadParameter(
+                    f"unknown agent {agent_name!r}; registered: {sorted(registered)}", param_hint="--cell"
+                )
+            get_scenario(request.episode_id)
             env = gym.make(
-                "hear_gym/Hear2Act-v0",
+                FAMILY.env_id,
                 access=access or "T",
                 feedback=feedback,
-                scenario_ids=[scenario_id],
+                scenario_ids=[request.episode_id],
                 renderer=renderer,
                 prosody=prosody,
             )
-            paths = write_dialogue(
-                env, registered[agent_name].load()(), scenario_id, out, seed, renderer, prosody
-            )
+            agent = registered[agent_name].load()()
+            paths = write_dialogue(env, agent, request.episode_id, out, request.seed, renderer, prosody)
         else:
-            raise typer.BadParameter("give a SCENARIO_ID or --every-label TEXT")
+            raise typer.BadParameter("give an EPISODE_ID (a scenario id) or --every-label TEXT")
     except (KeyError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc.args[0] if exc.args else exc}")
-        raise typer.Exit(2) from None
-    console.print(f"wrote {len(paths)} WAV files and a text sidecar to {out}")
+        fail(str(exc.args[0] if exc.args else exc))
+    return f"wrote {len(paths)} WAV files and a text sidecar to {out}"
 
 
-def render_command(
-    cache_dir: Annotated[
-        Path, typer.Option(help="Disk cache to fill (pass the same folder to the env as audio_cache_dir).")
-    ],
-    split: SplitOption = "test",
-    cell: Annotated[
-        list[str] | None,
-        typer.Option(help="agent@ACCESS whose rollouts to render, repeatable [default: the eval defaults]."),
-    ] = None,
-    feedback: Annotated[
-        list[str] | None, typer.Option(help="prosody and/or explicit [default: both].")
-    ] = None,
-    rollouts: Annotated[int, typer.Option(min=1)] = 1,
-    seed: int = 0,
-    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
-    prosody: ProsodyOption = DEFAULT_PROSODY,
-) -> None:
-    """Pre-render the user audio of a split's standard rollouts into a disk cache."""
+def render(request) -> str:
+    """``hear-gym render`` for Hear2Act: play the split's standard rollouts (``cell``s x
+    ``feedback``s, ``rollouts`` each) and render every user turn into the disk cache."""
     from hear_gym.envs.hear2act.prerender import prerender
 
     registered = available_agents(FAMILY.agent_group)
-    cells = _cells(cell or list(DEFAULT_CELLS), feedback or list(FEEDBACKS), registered)
-    config = run_config(cells, [s.scenario_id for s in scenarios_for(split)], rollouts=rollouts, seed=seed)
-    stats = prerender(
-        config,
-        {c.agent: registered[c.agent].load() for c in cells},
-        cache_dir,
-        renderer,
-        prosody_table(prosody),
-    )
-    console.print(
-        f"{stats['rendered']} utterances rendered, {stats['already_on_disk']} already cached, in {cache_dir}"
+    specs = request.take("cell") or list(DEFAULT_CELLS)
+    cells = _cells(specs, request.take("feedback") or list(FEEDBACKS), registered)
+    rollouts = request.take("rollouts", 1)
+    prosody = prosody_table(request.take("prosody", DEFAULT_PROSODY))
+    request.refuse_the_rest()
+    config = run_config(cells, request.episode_ids(), rollouts=rollouts, seed=request.seed)
+    factories = {c.agent: registered[c.agent].load() for c in cells}
+    stats = prerender(config, factories, request.cache_dir, request.renderer, prosody)
+    return (
+        f"{stats['rendered']} utterances rendered, {stats['already_on_disk']} already cached, "
+        f"in {request.cache_dir}"
     )
 
 

@@ -1,5 +1,5 @@
-"""VoiceGate's commands: its part of ``hear-gym eval --env hear_gym/VoiceGate-v0`` (``plan_eval``)
-and ``hear-gym voicegate ...``: build the item set, listen, train the audio gate, evaluate, report."""
+"""VoiceGate's commands: its part of ``hear-gym eval|listen|render --env hear_gym/VoiceGate-v0``
+(``plan_eval``, ``listen``, ``render``) and ``hear-gym voicegate ...``: build the item set, listen, train the audio gate, evaluate, report."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from hear_gym.cli.audio import ListenRequest, RenderRequest
 from hear_gym.cli.common import (
     AudioCacheOption,
     BackendOption,
@@ -51,6 +52,15 @@ SideTalkCue = Annotated[
 ]
 
 
+def _families(names: list[str]) -> list[str]:
+    unknown = sorted(set(names) - set(FAMILIES))
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown families {unknown}; families: {FAMILIES}", param_hint="--option family="
+        )
+    return names
+
+
 def _side_talk_cue(value: str) -> str:
     try:
         return check_side_talk_cue(value)
@@ -75,39 +85,79 @@ def build(
 
 
 @sub_app.command("listen")
-def listen(
+def listen_command(
     item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlock_door-03/switch.")],
     out: Annotated[Path, typer.Option(help="Folder for the WAV and its manifest.")],
     renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
     side_talk_cue: SideTalkCue = "none",
 ) -> None:
-    """Render one item to WAV, with its manifest and ground truth next to it."""
+    """Render one item to WAV, with its manifest and ground truth next to it (the same as
+    ``hear-gym listen ITEM_ID --env hear_gym/VoiceGate-v0``)."""
+    request = ListenRequest(out, ENV_ID, item_id, renderer, family_options={"side_talk_cue": [side_talk_cue]})
+    console.print(listen(request))
+
+
+def listen(request: ListenRequest) -> str:
+    """``hear-gym listen`` for VoiceGate: one item's WAV, its manifest and ground truth (option
+    ``side_talk_cue``)."""
     import soundfile as sf
 
     from hear_gym.envs.voicegate.build import wav_name
     from hear_gym.envs.voicegate.items.generator import all_items
     from hear_gym.envs.voicegate.scenes import render_item
     from hear_gym.speech.cache import shared_render_cache
+    from hear_gym.speech.renderers import SAMPLE_RATE
 
-    item = next((i for i in all_items(_side_talk_cue(side_talk_cue)) if i.item_id == item_id), None)
+    cue = _side_talk_cue(request.take("side_talk_cue", ["none"])[-1])
+    request.refuse_the_rest()
+    item_id, out = request.episode_id, request.out
+    item = next((i for i in all_items(cue) if i.item_id == item_id), None)
     if item is None:
         raise typer.BadParameter(
-            f"no item {item_id!r} (see {out}/items.jsonl from `voicegate build`, "
+            f"{f'no item {item_id!r}' if item_id else 'give an EPISODE_ID, an item id'} (see items.jsonl from `hear-gym voicegate build`, "
             "or ids like ss-unlock_door-03/switch, st-0-07, sf-sarcasm-12)",
-            param_hint="ITEM_ID",
+            param_hint="EPISODE_ID",
         )
     out.mkdir(parents=True, exist_ok=True)
     record = {"item": item.as_record()}
+    lines = []
     if item.has_audio:
-        waveform, record["manifest"] = render_item(item, shared_render_cache(renderer))
-        sf.write(out / wav_name(item_id), waveform, 16_000, subtype="PCM_16")
-        console.print(f"wrote {out / wav_name(item_id)} ({len(waveform) / 16_000:.2f} s)")
+        waveform, record["manifest"] = render_item(item, shared_render_cache(request.renderer))
+        sf.write(out / wav_name(item_id), waveform, SAMPLE_RATE, subtype="PCM_16")
+        lines.append(f"wrote {out / wav_name(item_id)} ({len(waveform) / SAMPLE_RATE:.2f} s)")
     else:
-        console.print("text-only input: no audio")
+        lines.append("text-only input: no audio")
     (out / wav_name(item_id).replace(".wav", ".json")).write_text(
         json.dumps(record, indent=2), encoding="utf-8"
     )
-    console.print(f"transcript: {item.transcript}\ntarget: {record['item']['target']}")
+    lines.append(f"transcript: {item.transcript}\ntarget: {record['item']['target']}")
+    return "\n".join(lines)
+
+
+def render(request: RenderRequest) -> str:
+    """``hear-gym render`` for VoiceGate: every item of the split with audio (options ``family``,
+    repeatable, and ``side_talk_cue``) rendered into the disk cache an env reads through
+    ``audio_cache_dir``."""
+    from rich.progress import Progress
+
+    from hear_gym.envs.voicegate.items.generator import all_items
+    from hear_gym.envs.voicegate.scenes import render_item
+    from hear_gym.speech.cache import RenderCache
+    from hear_gym.speech.renderers import make_renderer
+
+    families = _families(request.take("family", list(EVAL_FAMILIES)))
+    cue = _side_talk_cue(request.take("side_talk_cue", ["none"])[-1])
+    request.refuse_the_rest()
+    wanted = set(request.episode_ids())
+    items = [i for i in all_items(cue) if i.item_id in wanted and i.family.value in families and i.has_audio]
+    cache = RenderCache(make_renderer(request.renderer), disk_dir=request.cache_dir)
+    with Progress() as bar:
+        for item in bar.track(items, description=f"rendering {len(items)} items ({request.renderer})"):
+            render_item(item, cache)
+    return (
+        f"{cache.stats.renders} utterances rendered, {cache.stats.disk_hits} already cached, "
+        f"in {request.cache_dir}"
+    )
 
 
 @sub_app.command("train-gate")
@@ -143,12 +193,7 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     """(RunConfig, agent factories, env objects) of a ``hear-gym eval`` request for VoiceGate.
     Its own options (``--option``): ``family`` (repeatable; default speaker_switch, side_talk,
     self_talk), ``side_talk_cue``, ``gate_checkpoint`` (for audio_gate)."""
-    families = request.take("family", list(EVAL_FAMILIES))
-    unknown = sorted(set(families) - set(FAMILIES))
-    if unknown:
-        raise typer.BadParameter(
-            f"unknown families {unknown}; families: {FAMILIES}", param_hint="--option family="
-        )
+    families = _families(request.take("family", list(EVAL_FAMILIES)))
     cue = _side_talk_cue(request.take("side_talk_cue", ["none"])[-1])
     checkpoint = request.take("gate_checkpoint", [None])[-1]
     request.refuse_the_rest()

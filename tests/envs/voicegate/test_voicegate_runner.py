@@ -4,6 +4,7 @@ export and the CLI."""
 
 import json
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import soundfile as sf
@@ -13,7 +14,7 @@ from agents.voicegate.audio_gate import AudioGate, AudioGateAgent, GateConfig, t
 from agents.voicegate.baselines import AlwaysMuteAgent, TextOnlyGateAgent
 from hear_gym.cli.app import app
 from hear_gym.envs.voicegate import build as voicegate_build
-from hear_gym.envs.voicegate.family import item_ids, run_config
+from hear_gym.envs.voicegate.family import ENV_ID, item_ids, run_config
 from hear_gym.envs.voicegate.metrics import headline_metrics
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.results import read_results
@@ -226,3 +227,58 @@ def test_cli_listen_writes_one_item(tmp_path):
         app, ["voicegate", "listen", "st-0-00", "--out", str(tmp_path), "--side-talk-cue", "loud"]
     )
     assert bad.exit_code != 0 and "side_talk_cue must be one of" in bad.output
+
+
+def test_generic_listen_is_voicegate_listen_and_refuses_hear2act_options(tmp_path):
+    item = "ss-unlock_door-03/switch"
+    generic = CliRunner().invoke(app, ["listen", item, "--env", ENV_ID, "--out", str(tmp_path / "generic")])
+    own = CliRunner().invoke(app, ["voicegate", "listen", item, "--out", str(tmp_path / "own")])
+    assert generic.exit_code == own.exit_code == 0, generic.output + own.output
+    wav = "ss-unlock_door-03__switch.wav"
+    assert (tmp_path / "generic" / wav).read_bytes() == (tmp_path / "own" / wav).read_bytes()
+    cued = CliRunner().invoke(
+        app,
+        [
+            "listen",
+            "st-0-00",
+            "--env",
+            ENV_ID,
+            "--out",
+            str(tmp_path),
+            "--option",
+            "side_talk_cue=turned_away",
+        ],
+    )
+    assert cued.exit_code == 0, cued.output
+    segments = json.loads((tmp_path / "st-0-00.json").read_text())["manifest"]["segments"]
+    assert {s["placement"] for s in segments} == {"near", "turned_away"}
+    refused = CliRunner().invoke(
+        app, ["listen", item, "--env", ENV_ID, "--out", str(tmp_path), "--cell", "random@T"]
+    )
+    assert refused.exit_code == 2 and "takes no option(s) ['cell']" in refused.output
+    missing = CliRunner().invoke(app, ["listen", "--env", ENV_ID, "--out", str(tmp_path)])
+    assert missing.exit_code == 2 and "give an EPISODE_ID, an item id" in missing.output
+
+
+def _render_counts(output: str) -> tuple[int, int]:
+    """(rendered, already cached) from render's last line."""
+    words = output.strip().splitlines()[-1].split()
+    return int(words[0]), int(words[3])
+
+
+def test_render_fills_the_cache_a_voicegate_env_then_reads(tmp_path):
+    args = ["render", "--env", ENV_ID, "--cache-dir", str(tmp_path), "--option", "family=self_talk"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    rendered, cached = _render_counts(first.output)
+    assert rendered > 0 and cached == 0
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0 and _render_counts(again.output) == (0, rendered)
+    self_talk = item_ids("test", ("self_talk",))
+    env = gym.make(ENV_ID, item_ids=list(self_talk), audio_cache_dir=tmp_path, access="A")
+    for item in self_talk[:3]:
+        env.reset(options={"item_id": item})
+    stats = env.unwrapped.cache.stats
+    assert stats.renders == 0 and stats.disk_hits > 0
+    refused = CliRunner().invoke(app, [*args, "--rollouts", "2"])
+    assert refused.exit_code == 2 and "takes no option(s) ['rollouts']" in refused.output
