@@ -28,11 +28,11 @@ from hear_gym.core.text import text_space
 from hear_gym.envs.hear2act.audio import (
     AffectClassifier,
     AffectLabel,
-    HideUserWords,
     InferredState,
     StateInferrer,
     TurnAudio,
-    UserAudio,
+    hide_user_words,
+    user_audio,
 )
 from hear_gym.speech.cache import shared_render_cache
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
@@ -94,8 +94,8 @@ class AccessContext:
 
 ACCESS_CONDITIONS: dict[str, Callable[[gym.Env, AccessContext], gym.Env]] = {
     "T": lambda env, ctx: env,
-    "A": lambda env, ctx: HideUserWords(UserAudio(env, ctx.audio())),
-    "A+T": lambda env, ctx: UserAudio(env, ctx.audio()),
+    "A": lambda env, ctx: hide_user_words(user_audio(env, ctx.audio())),
+    "A+T": lambda env, ctx: user_audio(env, ctx.audio()),
     "T+S": lambda env, ctx: ConcernStateTag(env),
     "T+S^": lambda env, ctx: InferredState(env, ctx.audio(), ctx.require("state_inferrer")),
     "T+SER": lambda env, ctx: AffectLabel(env, ctx.audio(), ctx.require("affect_classifier")),

@@ -5,10 +5,11 @@ the scenario's voice and the chosen prosody plan table (``user_turn_request``: t
 user is the speaker, so each user has their own habitual prosody); it renders lazily (only the
 current turn, only when a wrapper asks) and through a ``RenderCache``. The wrappers:
 
-* ``UserAudio`` adds ``audio`` (float32, 16 kHz, zero-padded to ``MAX_AUDIO_SECONDS``, longer
-  turns cut) and ``audio_length`` (valid samples, shape (1,): SB3 takes no 0-d Boxes). A+T is ``UserAudio`` alone.
-* ``HideUserWords`` replaces the user's words in the transcript with ``[speech]``: with
-  ``UserAudio`` it makes the audio-only condition A (the agent hears the current turn and keeps
+* ``user_audio`` (A+T) is the generic ``hear_gym.wrappers.audio.AudioObservation`` hearing the
+  current turn: ``audio`` (float32, 16 kHz, zero-padded to ``MAX_AUDIO_SECONDS``, longer turns
+  cut) and ``audio_length`` (valid samples, shape (1,): SB3 takes no 0-d Boxes).
+* ``hide_user_words`` replaces the user's words in the transcript with ``[speech]``: over
+  ``user_audio`` it makes the audio-only condition A (the agent hears the current turn and keeps
   its own side of the dialogue in text).
 * ``InferredState`` (T+S^) adds ``inferred_state``: the text a pluggable ``StateInferrer`` writes
   after hearing the current turn's audio in its dialogue context (the transcript and the user's
@@ -26,13 +27,14 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.wrappers import TransformObservation
 
-from hear_gym.core.spaces import MAX_AUDIO_SAMPLES, audio_spaces
 from hear_gym.core.text import SPEECH_PLACEHOLDER, text_space
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.espeak import VOICES
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest
+from hear_gym.wrappers.audio import AudioObservation
 
 AFFECT_LABELS = ("happy", "sad", "angry", "neutral")
 
@@ -66,15 +68,6 @@ class TurnAudio:
     def waveform(self, env: gym.Env, turn: int = -1) -> np.ndarray:
         return self.cache.render(self.request(env, turn)).waveform
 
-    def padded(self, env: gym.Env) -> tuple[np.ndarray, int]:
-        """(new zero-padded waveform, valid length), cut at MAX_AUDIO_SAMPLES. Observations must
-        not share memory, so this copies; np.zeros gets zeroed pages lazily, so the cost is the
-        speech itself, not the padding."""
-        wave = self.waveform(env)[:MAX_AUDIO_SAMPLES]
-        out = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
-        out[: len(wave)] = wave
-        return out, len(wave)
-
 
 class _AddKeys(gym.Wrapper):
     """Base for wrappers that add observation keys computed after reset and after each step."""
@@ -97,34 +90,21 @@ class _AddKeys(gym.Wrapper):
         raise NotImplementedError
 
 
-class UserAudio(_AddKeys):
-    def __init__(self, env: gym.Env, audio: TurnAudio) -> None:
-        super().__init__(
-            env,
-            {
-                **audio_spaces(),
-            },
-        )
-        self.audio = audio
-
-    def added(self, obs, info):
-        wave, length = self.audio.padded(self.env)
-        return {"audio": wave, "audio_length": np.array([length], dtype=np.int64)}
+def user_audio(env: gym.Env, audio: TurnAudio) -> gym.Env:
+    return AudioObservation(env, lambda inner: (audio.waveform(inner), {}))
 
 
-class HideUserWords(gym.ObservationWrapper):
+def _hide_words(obs: dict) -> dict:
+    lines = [
+        f"User: {SPEECH_PLACEHOLDER}" if line.startswith("User: ") else line
+        for line in obs["transcript"].split("\n")
+    ]
+    return {**obs, "transcript": "\n".join(lines), "last_user_utterance": SPEECH_PLACEHOLDER}
+
+
+def hide_user_words(env: gym.Env) -> gym.Env:
     """The user's words become ``[speech]``; the assistant's own lines stay."""
-
-    def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
-        self.observation_space = env.observation_space
-
-    def observation(self, obs: dict) -> dict:
-        lines = [
-            f"User: {SPEECH_PLACEHOLDER}" if line.startswith("User: ") else line
-            for line in obs["transcript"].split("\n")
-        ]
-        return {**obs, "transcript": "\n".join(lines), "last_user_utterance": SPEECH_PLACEHOLDER}
+    return TransformObservation(env, _hide_words, env.observation_space)
 
 
 class StateInferrer(Protocol):

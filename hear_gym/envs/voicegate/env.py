@@ -14,8 +14,8 @@ Observation (Dict) of the base env, which is the transcript-only access conditio
 * ``tools``: the tool inventory as JSON (names, descriptions, parameter schemas);
 * ``action_mask``: valid Discrete actions.
 
-The audio conditions are wrappers (``hear_gym.envs.voicegate.access``): ``ItemAudio`` adds
-``audio`` / ``audio_length``, rendered by ``item_audio`` only when a wrapper asks for it.
+The audio conditions are wrappers (``hear_gym.envs.voicegate.access``): ``item_audio`` adds
+``audio`` / ``audio_length``, rendered by the env's ``item_audio()`` only when a wrapper asks.
 
 ``info`` carries the item's ground truth (target, addressees, sources, placements, cues) and
 after ``step`` the outcome. Reward: ``REWARDS[reward]`` (paper's GRPO reward by default).

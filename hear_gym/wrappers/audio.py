@@ -1,0 +1,57 @@
+"""Audio observations: what every family's audio access conditions add to a Dict observation.
+
+``AudioObservation(env, clip, fill=None)`` adds ``audio`` (float32, 16 kHz, ``MAX_AUDIO_SAMPLES``
+long: the clip, cut there, then ``fill``) and ``audio_length`` (the clip's samples, shape (1,):
+SB3 takes no 0-d Boxes) after reset and after each step. The family says what is heard:
+``clip(env)`` returns ``(waveform, info entries)`` for the moment (waveform ``None``: nothing to
+hear, an all-zero buffer of length 0), and ``fill(env)`` what fills the buffer after a clip
+(default digital silence). Hidden words (the audio-only conditions) are an observation transform
+of the family's own (``gymnasium.wrappers.TransformObservation``): what counts as the speaker's
+words differs between families.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hear_gym.core.spaces import MAX_AUDIO_SAMPLES, audio_spaces
+
+Clip = Callable[[gym.Env], tuple[np.ndarray | None, dict[str, Any]]]
+Fill = Callable[[gym.Env], np.ndarray]
+
+
+class AudioObservation(gym.Wrapper):
+    def __init__(self, env: gym.Env, clip: Clip, fill: Fill | None = None) -> None:
+        super().__init__(env)
+        if not isinstance(env.observation_space, spaces.Dict):
+            raise TypeError("AudioObservation needs a Dict observation space")
+        self.observation_space = spaces.Dict({**env.observation_space.spaces, **audio_spaces()})
+        self.clip, self.fill = clip, fill
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        return self._add(obs, info)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        obs, info = self._add(obs, info)
+        return obs, reward, terminated, truncated, info
+
+    def _add(self, obs: dict, info: dict) -> tuple[dict, dict]:
+        waveform, extra = self.clip(self.env)
+        # A new buffer every time: observations must not share memory. np.zeros gets zeroed pages
+        # lazily, so the cost is the speech itself, not the padding.
+        buffer = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
+        length = 0
+        if waveform is not None:
+            length = min(len(waveform), MAX_AUDIO_SAMPLES)
+            buffer[:length] = waveform[:length]
+            if self.fill is not None:
+                buffer[length:] = self.fill(self.env)[length:]
+        audio = {"audio": buffer, "audio_length": np.array([length], dtype=np.int64)}
+        return {**obs, **audio}, {**info, **extra}
