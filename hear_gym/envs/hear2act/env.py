@@ -8,8 +8,20 @@ deterministic engine and the realizer. The episode terminates when the assistant
 option the user accepted in words, and is truncated when ``max_turns`` assistant turns (the
 opening included) are used up; then the last recommendation is the final choice.
 
-Reward: +1 when the episode ends on the gold option, else 0; an invalid action adds
-``invalid_action_penalty``. Observations carry only what the user said and the candidate list;
+Reward (``reward=``, ``turn_cost=``, ``invalid_action_penalty=``; ``REWARDS`` holds the formulas):
+
+* ``"success"`` (default, the paper's 1st%): +1 when the episode ends on the gold option, else 0;
+* ``"tiered"``: partial credit by the hidden concerns the final option meets, by priority:
+  0.5 [meets L1] + 0.3 [meets L2] + 0.2 [meets L3], and 0 for an option over the stated budget
+  (the gold meets all three: 1.0), so sparse success is not the only signal;
+* each assistant turn after the opening subtracts ``turn_cost`` (default 0): with a cost, asking
+  about every option before confirming no longer pays for itself;
+* an invalid action adds ``invalid_action_penalty`` (default -0.1).
+
+``patience=N`` (default None, an extension the paper does not have) gives the user a limit:
+after N asks or clarifies about an option the user has already accepted genuinely, the user ends
+the dialogue on it (see ``hear_gym.envs.hear2act.user.engine``). On the last step
+``info["episode"]["return"]`` is the episode's summed reward. Observations carry only what the user said and the candidate list;
 the hidden concerns, gold, user-side states and concern state are in ``info``. On the last step
 ``info["episode"]`` holds the finished episode's record (every turn, counts for the metrics), as
 ``results.jsonl`` stores it.
@@ -72,6 +84,9 @@ class Hear2ActEnv(gym.Env):
         assistant: str = "text",
         max_turns: int = 20,
         invalid_action_penalty: float = -0.1,
+        reward: str = "success",
+        turn_cost: float = 0.0,
+        patience: int | None = None,
         render_mode: str | None = None,
     ) -> None:
         self.feedback = _enum(Feedback, feedback, "feedback")
@@ -86,6 +101,17 @@ class Hear2ActEnv(gym.Env):
         self.scenarios = scenarios_for(None if scenario_ids is not None else split, scenario_ids)
         self.max_turns = max_turns
         self.invalid_action_penalty = float(invalid_action_penalty)
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
+        self.reward_name, self._final_reward = reward, REWARDS[reward]
+        if not isinstance(turn_cost, (int, float)) or isinstance(turn_cost, bool) or turn_cost < 0:
+            raise ValueError(f"turn_cost must be a number >= 0, got {turn_cost!r}")
+        self.turn_cost = float(turn_cost)
+        if patience is not None and (
+            not isinstance(patience, int) or isinstance(patience, bool) or patience < 1
+        ):
+            raise ValueError(f"patience must be None or an int >= 1, got {patience!r}")
+        self.patience = patience
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.observation_space = spaces.Dict(
@@ -119,12 +145,13 @@ class Hear2ActEnv(gym.Env):
         else:
             self.scenario = self.scenarios[int(self.np_random.integers(len(self.scenarios)))]
         self.domain: DomainSchema = domain_by_id(self.scenario.domain)
-        self._engine = UserEngine(self.scenario, self.feedback)
+        self._engine = UserEngine(self.scenario, self.feedback, self.patience)
         self._mask = action_mask(self.domain, self.assistant)
         self._options = options_text(self.scenario)
         self._hidden_concerns = [c.model_dump() for c in self.scenario.concerns]
         self._attributes = "\n".join(f"{i}. {d.label}" for i, d in enumerate(self.domain.concern_dimensions))
         self.turn_count = 1
+        self.episode_return = 0.0
         self.final_option: int | None = None
         self.turns = []
         self._transcript = f"User: {self.scenario.request}"
@@ -157,10 +184,11 @@ class Hear2ActEnv(gym.Env):
 
         terminated = self._state.ended
         truncated = not terminated and self.turn_count >= self.max_turns
-        reward = self.invalid_action_penalty if invalid else 0.0
+        reward = (self.invalid_action_penalty if invalid else 0.0) - self.turn_cost
         if terminated or truncated:
             self.final_option = self._state.current_option
-            reward += float(self.final_option == self.scenario.gold_option)
+            reward += self._final_reward(self.scenario, self.final_option)
+        self.episode_return += reward
         info = self._info(invalid)
         if terminated or truncated:
             info["episode"] = self._episode_record(terminated, truncated)
@@ -174,6 +202,7 @@ class Hear2ActEnv(gym.Env):
             "final_option": self.final_option,
             "gold_option": self.scenario.gold_option,
             "success": self.final_option == self.scenario.gold_option,
+            "return": self.episode_return,
             "terminated": terminated,
             "truncated": truncated,
             "hidden_concerns": self._hidden_concerns,
@@ -277,6 +306,22 @@ class Hear2ActEnv(gym.Env):
             info["success"] = self.final_option == self.scenario.gold_option
         return info
 
+
+def success_reward(scenario: Scenario, final_option: int) -> float:
+    return float(final_option == scenario.gold_option)
+
+
+TIER_WEIGHTS = (0.5, 0.3, 0.2)  # L1, L2, L3
+
+
+def tiered_reward(scenario: Scenario, final_option: int) -> float:
+    option = scenario.candidate(final_option)
+    if option.price > scenario.budget.max_price:
+        return 0.0
+    return float(sum(w for w, met in zip(TIER_WEIGHTS, option.satisfies, strict=True) if met))
+
+
+REWARDS = {"success": success_reward, "tiered": tiered_reward}
 
 INVALID_KIND = "invalid"
 

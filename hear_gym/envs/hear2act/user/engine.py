@@ -50,6 +50,11 @@ reaction to the current option; its delivery is drawn anew):
 * an invalid action (malformed text, clarify for a spoken assistant, an attribute slot the
   domain does not have) consumes the turn; the user asks the assistant to rephrase.
 
+User patience (an extension, not in the paper; off unless ``patience`` is set): an ask or a
+clarify about the current option when the user has already accepted it genuinely (it meets every
+concern) spends one unit of patience; when ``patience`` units are spent, the user ends the
+dialogue on the current option in words ("let's just go with this one"), as a confirm would.
+
 User-side states, per recommendation turn (all deterministic, never shown to the assistant):
 
 * Option acceptance: positive = genuine, neutral = reluctant, negative = concern or rejection.
@@ -117,6 +122,7 @@ class ReactionKind(str, Enum):
     CLARIFY_UNRESOLVED = "clarify_unresolved"
     CONFIRM_ACCEPTED = "confirm_accepted"
     CONFIRM_DECLINED = "confirm_declined"
+    OUT_OF_PATIENCE = "out_of_patience"  # the user ends the dialogue (patience extension)
     REPAIR = "repair"  # reply to an invalid action
 
 
@@ -143,12 +149,14 @@ class DialogueState:
     recommended: tuple[int, ...] = ()
     rejected: frozenset[int] = frozenset()
     ended: bool = False
+    patience_spent: int = 0  # asks and clarifies after a genuine acceptance (user patience)
 
 
 @dataclass(frozen=True)
 class UserEngine:
     scenario: Scenario
     feedback: Feedback
+    patience: int | None = None  # None: the paper's user, who never runs out of patience
     _levels_of: dict[str, str] = field(init=False, repr=False, compare=False)
     _violated: dict[int, tuple[str, ...]] = field(init=False, repr=False, compare=False)
     _over_budget: frozenset[int] = field(init=False, repr=False, compare=False)
@@ -233,8 +241,22 @@ class UserEngine:
     def respond(self, state: DialogueState, action: AssistantAction) -> tuple[DialogueState, Reaction]:
         if state.ended:
             raise RuntimeError("the dialogue has ended; reset before acting again")
+        if self._tries_patience(state, action):
+            state = replace(state, patience_spent=state.patience_spent + 1)
+            if state.patience_spent >= self.patience:
+                return (
+                    replace(state, ended=True),
+                    Reaction(ReactionKind.OUT_OF_PATIENCE, state.current_state, assents=True),
+                )
         handler = _HANDLERS[action.kind]
         return handler(self, state, action)
+
+    def _tries_patience(self, state: DialogueState, action: AssistantAction) -> bool:
+        return (
+            self.patience is not None
+            and action.kind in (ActionKind.ASK, ActionKind.CLARIFY)
+            and state.current_state is ConcernState.GENUINE_ACCEPTANCE
+        )
 
     def respond_invalid(self, state: DialogueState) -> tuple[DialogueState, Reaction]:
         return state, Reaction(ReactionKind.REPAIR, state.current_state)

@@ -98,6 +98,10 @@ FRAMES: dict[ReactionKind, tuple[str, ...]] = {
         "I'm not ready to commit to that one yet.",
         "Hold on, I haven't agreed to that one.",
     ),
+    ReactionKind.OUT_OF_PATIENCE: (
+        "You've asked enough, let's just go with this one.",
+        "Really, this one is fine. Please just book it.",
+    ),
     ReactionKind.REPAIR: (
         "Sorry, I didn't follow that. Could you rephrase?",
         "I'm not sure what you mean.",
