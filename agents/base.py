@@ -11,7 +11,9 @@ class Agent(Protocol):
 
     ``required_access`` names the access condition(s) whose observation keys the agent reads
     (e.g. ``"T+S"`` for the concern-state tag, or a tuple of alternatives); the runner checks it.
-    An optional ``action_format = "text"`` makes the runner build the env with P6a text actions.
+    An optional ``action_format = "text"`` makes the runner build the env with P6a text actions,
+    and ``observation_format = "features"`` with the SB3-ready numeric observation (policies
+    trained with ``hear-gym train ppo``).
     """
 
     required_access: str | tuple[str, ...]

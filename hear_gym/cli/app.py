@@ -1,5 +1,5 @@
-"""The ``hear-gym`` app: generic commands (eval, report, listen, render, version) and every family's own
-commands, found through the registry."""
+"""The ``hear-gym`` app: generic commands (eval, report, listen, render, train, version) and every
+family's own commands, found through the registry."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import typer
 from hear_gym.cli.audio import listen_command, render_command
 from hear_gym.cli.common import DEFAULT_ENV, console, fail
 from hear_gym.cli.evaluate import eval_command
+from hear_gym.cli.train import train_app
 from hear_gym.core.registry import env_ids, family
 from hear_gym.core.tables import print_tables, to_markdown
 
@@ -52,6 +53,7 @@ def _main(version: VersionOption = False) -> None:
 app.command("eval")(eval_command)
 app.command("listen")(listen_command)
 app.command("render")(render_command)
+app.add_typer(train_app, name="train")
 
 
 @app.command("report")

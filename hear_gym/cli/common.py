@@ -3,6 +3,8 @@ components found by entry point (the CLI never imports ``agents`` or ``training`
 
 from __future__ import annotations
 
+import functools
+import json
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -115,6 +117,14 @@ def family_options(pairs: list[str] | None, **flags: Any) -> dict[str, Any]:
     return options
 
 
+def option_value(text: str) -> Any:
+    """A ``--option`` value as JSON when it parses (0.05, 3, true, null), else the plain string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
 def split_episode_ids(env: str, split: str, limit: int | None = None) -> tuple[str, ...]:
     """The first ``limit`` episode ids of one of the env's splits (or of ``all``)."""
     env_family = family(env)
@@ -130,9 +140,29 @@ def available_agents(group: str) -> dict[str, object]:
     return {ep.name: ep for ep in entry_points(group=group)}
 
 
-def agent_factory(entry_point, llm_client: str | None):
-    """The entry point's factory; agents built around a chat model get one from ``llm_client``."""
+def agent_spec(spec: str) -> tuple[str, str | None]:
+    """``NAME`` or ``NAME:CHECKPOINT`` (an agent that plays a saved model, e.g. ``ppo:runs/p/final``)."""
+    name, sep, checkpoint = spec.partition(":")
+    if sep and not checkpoint:
+        raise typer.BadParameter(f"{spec!r}: write NAME:CHECKPOINT with a path", param_hint="--cell")
+    return name, checkpoint or None
+
+
+def agent_factory(entry_point, llm_client: str | None, checkpoint: str | None = None):
+    """The entry point's picklable factory. Agents built around a chat model get one from
+    ``llm_client``; agents that play a saved model (``from_checkpoint``) load ``checkpoint``."""
     factory = entry_point.load()
+    if hasattr(factory, "from_checkpoint"):
+        if checkpoint is None:
+            raise typer.BadParameter(
+                f"agent {entry_point.name!r} plays a checkpoint: write {entry_point.name}:PATH",
+                param_hint="--cell",
+            )
+        if not Path(checkpoint).exists():
+            raise typer.BadParameter(f"no checkpoint at {checkpoint}", param_hint="--cell")
+        return functools.partial(factory.from_checkpoint, Path(checkpoint))
+    if checkpoint is not None:
+        raise typer.BadParameter(f"agent {entry_point.name!r} takes no checkpoint", param_hint="--cell")
     if not getattr(factory, "needs_client", False):
         return factory
     if llm_client is None:

@@ -18,6 +18,8 @@ shared layers work with any family through this object alone:
   ``feedback``), written into a cell's name after a slash;
 * ``figures(metadata, folder)`` (optional) writes a run's figures; ``compare_figure(summaries,
   path)`` (optional) one figure across several runs (Hear2Act: the label-fidelity ladder);
+* ``episode_scalars(record)`` (optional) turns one finished episode record into the numbers a
+  trainer logs while it trains (return, success, invalid or mute rates, ...);
 * ``cli`` (optional) names the module with the family's commands: ``plan_eval(request)`` turns a
   ``hear-gym eval`` request into a run, ``listen(request)`` and ``render(request)`` serve
   ``hear-gym listen`` and ``hear-gym render``, ``register(app)`` adds the family's own commands.
@@ -52,6 +54,7 @@ class EnvFamily:
     cell_options: tuple[str, ...] = ()
     figures: Callable[[dict[str, Any], Path], list[Path]] | None = None
     compare_figure: Callable[[list[dict[str, Any]], Path], Path] | None = None
+    episode_scalars: Callable[[dict[str, Any]], dict[str, float]] | None = None
     cli: str | None = None
 
     def check_access(self, access: str) -> str:

@@ -267,6 +267,7 @@ class _Player:
                     self.config.env_id,
                     access=cell.access,
                     actions=getattr(self.cell_agents[cell], "action_format", "discrete"),
+                    observation=getattr(self.cell_agents[cell], "observation_format", "dict"),
                     disable_env_checker=True,
                     **self.family.episode_kwargs(self.config.episode_ids),
                     **dict(self.config.env_kwargs),

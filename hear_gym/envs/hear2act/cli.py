@@ -14,35 +14,33 @@ from rich.table import Table
 from hear_gym.cli.common import (
     ProsodyOption,
     agent_factory,
+    agent_spec,
     available_agents,
     component,
     console,
     fail,
+    option_value,
     output_file,
     prosody_table,
 )
+from hear_gym.cli.train import train_app
 from hear_gym.envs.hear2act.env import MIN_TURNS
 from hear_gym.envs.hear2act.family import FAMILY, cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
 from hear_gym.speech.plans import DEFAULT_PROSODY
 
 FEEDBACKS = ("prosody", "explicit")
+REWARD_OPTIONS = ("reward", "turn_cost", "patience")
 DEFAULT_CELLS = ("transcript_only@T", "state_aware@T+S", "random@T")  # first = contrast base
 SplitOption = Annotated[str, typer.Option(help=f"One of {', '.join(SPLITS)} or all.")]
 
 scenarios_app = typer.Typer(
     help="Browse and export the Hear2Act scenario bank.", no_args_is_help=True, rich_markup_mode=None
 )
-train_app = typer.Typer(
-    help="Train models used by agents and access conditions (needs hear-gym[agents]).",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(scenarios_app, name="scenarios")
-    app.add_typer(train_app, name="train")
 
 
 # -- hear-gym eval ----------------------------------------------------------------------------
@@ -72,6 +70,9 @@ def plan_eval(request) -> tuple[Any, dict, dict]:
     if request.audio_cache_dir is not None:
         objects["audio_cache_dir"] = request.audio_cache_dir
     env_kwargs = {"renderer": request.renderer, "prosody": request.prosody}
+    for key in REWARD_OPTIONS:  # --option reward=tiered / turn_cost=0.02 / patience=3
+        if key in request.family_options:
+            env_kwargs[key] = option_value(request.take(key)[-1])
     intervention = request.take("state_intervention")
     if intervention is not None:
         if any(c.access != "T+S" for c in cells):
@@ -95,9 +96,10 @@ def plan_eval(request) -> tuple[Any, dict, dict]:
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    factories = {
-        name: agent_factory(registered[name], request.llm_client) for name in {c.agent for c in cells}
-    }
+    factories = {}
+    for name in {c.agent for c in cells}:
+        entry, checkpoint = agent_spec(name)
+        factories[name] = agent_factory(registered[entry], request.llm_client, checkpoint)
     return config, factories, objects
 
 
@@ -119,7 +121,7 @@ def _cells(specs: list[str], feedbacks: list[str], registered: dict) -> list:
     cells = []
     for spec in specs:
         agent, sep, access = spec.partition("@")
-        if agent not in registered:
+        if agent_spec(agent)[0] not in registered:
             raise typer.BadParameter(
                 f"unknown agent {agent!r}; registered: {sorted(registered)}", param_hint="--cell"
             )

@@ -206,7 +206,10 @@ class Hear2ActEnv(gym.Env):
             "terminated": terminated,
             "truncated": truncated,
             "hidden_concerns": self._hidden_concerns,
-            "counts": episode_counts(self.turns, self.final_option, self.scenario.gold_option, terminated),
+            "counts": {
+                **episode_counts(self.turns, self.final_option, self.scenario.gold_option, terminated),
+                "return": self.episode_return,
+            },
             "turns": list(self.turns),
         }
 

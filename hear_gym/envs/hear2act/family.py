@@ -8,7 +8,7 @@ from pathlib import Path
 import gymnasium as gym
 
 from hear_gym.core.family import EnvFamily
-from hear_gym.envs.hear2act import plots, report
+from hear_gym.envs.hear2act import metrics, plots, report
 from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS, AccessContext, apply_access
 from hear_gym.envs.hear2act.actions import parse_p6a
 from hear_gym.envs.hear2act.env import Hear2ActEnv
@@ -87,6 +87,7 @@ FAMILY = EnvFamily(
     cell_options=("feedback",),
     figures=lambda metadata, folder: plots.write_plots(metadata, folder),
     compare_figure=lambda summaries, path: plots.ladder_plot({"": plots.ladder_rungs(summaries)}, path),
+    episode_scalars=metrics.episode_scalars,
     cli="hear_gym.envs.hear2act.cli",
 )
 

@@ -51,6 +51,7 @@ class Metric:
     denominator: str
     percent: bool
     description: str
+    decimals: int = 1  # in tables
 
 
 METRICS: tuple[Metric, ...] = (
@@ -65,6 +66,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("full disclosure%", "full_disclosure", "episodes", True, "episodes disclosing all three"),
     Metric("dialogue length", "turns", "episodes", False, "assistant turns, opening included"),
     Metric("premature closure%", "premature_closure", "episodes", True, "confirmed on a non-gold option"),
+    Metric("return", "return", "episodes", False, "summed env reward (with the run's reward options)", 2),
 )
 METRICS_BY_NAME = {m.name: m for m in METRICS}
 OUTCOME_METRICS = ("1st%", "OptSat%", "SvcSat%")
@@ -93,3 +95,15 @@ def scenario_sums(episodes: Iterable[Mapping], scenario_ids: Sequence[str], metr
             f"(first: {missing[0]}); paired statistics need all of them"
         )
     return RatioSums(num, den)
+
+
+def episode_scalars(record: Mapping) -> dict[str, float]:
+    """What a trainer logs per finished episode (the ``EnvFamily.episode_scalars`` of Hear2Act)."""
+    counts = record["counts"]
+    return {
+        "return": float(counts["return"]),
+        "1st%": 100.0 * counts["success"],
+        "premature closure%": 100.0 * counts["premature_closure"],
+        "dialogue length": float(counts["turns"]),
+        "invalid share%": 100.0 * counts["invalid"] / max(counts["decisions"], 1),
+    }

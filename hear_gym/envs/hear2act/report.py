@@ -21,7 +21,7 @@ from hear_gym.envs.hear2act.metrics import METRICS, METRICS_BY_NAME, OUTCOME_MET
 from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.stats.bootstrap import contrast_ci, ratio_ci
 
-CONTRAST_METRICS = ("1st%", "OptSat%", "SvcSat%", "premature closure%", "full disclosure%")
+CONTRAST_METRICS = ("1st%", "OptSat%", "SvcSat%", "premature closure%", "full disclosure%", "return")
 PER_MODEL_METRICS = ("1st%", "OptSat%", "SvcSat%")
 
 
@@ -118,11 +118,10 @@ def _label(cell: Cell) -> str:
 
 
 def _fmt(est: dict, metric: str, signed: bool = False) -> str:
-    scale = 100 if METRICS_BY_NAME[metric].percent else 1
-    sign = "+" if signed else ""
-    return (
-        f"{scale * est['point']:{sign}.1f} [{scale * est['low']:{sign}.1f}, {scale * est['high']:{sign}.1f}]"
-    )
+    spec = METRICS_BY_NAME[metric]
+    scale = 100 if spec.percent else 1
+    form = f"{'+' if signed else ''}.{spec.decimals}f"
+    return f"{scale * est['point']:{form}} [{scale * est['low']:{form}}, {scale * est['high']:{form}}]"
 
 
 def outcome_table(
@@ -133,6 +132,7 @@ def outcome_table(
         "concerns disclosed",
         "dialogue length",
         "ask share",
+        "return",
     ),
 ) -> Table:
     table = Table(title="Hear2Act outcomes (95% scenario-bootstrap CIs)")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,6 +22,7 @@ from hear_gym.cli.common import (
     WandbOption,
     WorkersOption,
     agent_factory,
+    agent_spec,
     available_agents,
     component,
     console,
@@ -224,18 +224,20 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     return config, factories, objects
 
 
-def _agent_factory(name: str, registered: dict, gate_checkpoint: Path | None, llm_client: str | None):
-    """A picklable zero-argument factory for the named gate agent."""
+def _agent_factory(spec: str, registered: dict, gate_checkpoint: Path | None, llm_client: str | None):
+    """A picklable zero-argument factory for the gate agent ``NAME`` or ``NAME:CHECKPOINT``
+    (an agent that plays a checkpoint, such as ``audio_gate``, also takes it from
+    ``--gate-checkpoint`` / ``--option gate_checkpoint=PATH``)."""
+    name, checkpoint = agent_spec(spec)
     if name not in registered:
-        raise typer.BadParameter(
-            f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--agent"
-        )
-    factory = agent_factory(registered[name], llm_client)
-    if hasattr(factory, "from_checkpoint"):
-        if gate_checkpoint is None:
-            raise typer.BadParameter(f"agent {name!r} needs --gate-checkpoint (see `voicegate train-gate`)")
-        return functools.partial(factory.from_checkpoint, gate_checkpoint)
-    return factory
+        raise typer.BadParameter(f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--cell")
+    if (
+        checkpoint is None
+        and gate_checkpoint is not None
+        and hasattr(registered[name].load(), "from_checkpoint")
+    ):
+        checkpoint = str(gate_checkpoint)
+    return agent_factory(registered[name], llm_client, checkpoint)
 
 
 @sub_app.command("eval")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import gymnasium as gym
 
 from hear_gym.core.family import EnvFamily
-from hear_gym.envs.voicegate import report
+from hear_gym.envs.voicegate import metrics, report
 from hear_gym.envs.voicegate.access import GATE_ACCESS, apply_gate_access
 from hear_gym.envs.voicegate.actions import parse_reply
 from hear_gym.envs.voicegate.env import VoiceGateEnv
@@ -82,5 +82,6 @@ FAMILY = EnvFamily(
     summarize=report.summarize,
     tables=report.tables,
     splits=SPLITS,
+    episode_scalars=metrics.episode_scalars,
     cli="hear_gym.envs.voicegate.cli",
 )

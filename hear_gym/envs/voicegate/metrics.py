@@ -79,6 +79,16 @@ HEADLINE: dict[str, tuple[Predicate, Predicate]] = {
 }
 
 
+def episode_scalars(record: Record) -> dict[str, float]:
+    """What a trainer logs per decision (``EnvFamily.episode_scalars``): the reward, correctness,
+    and each headline rate whose subset the record belongs to (in percent)."""
+    scalars = {"return": float(record["reward"]), "correct%": 100.0 * _correct(record)}
+    for name, (subset, success) in HEADLINE.items():
+        if subset(record):
+            scalars[f"{name}%"] = 100.0 * bool(success(record))
+    return scalars
+
+
 def headline_metrics(records: list[Record]) -> dict[str, Estimate]:
     """The joint metrics that the records can support (families absent from a run are left out)."""
     out = {}

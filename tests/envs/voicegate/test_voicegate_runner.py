@@ -164,7 +164,7 @@ def test_cli_eval_and_report(tmp_path):
     bad = runner.invoke(app, ["voicegate", "eval", "--out", str(tmp_path / "x"), "--agent", "oracle"])
     assert bad.exit_code != 0 and "unknown agent" in bad.output
     bad = runner.invoke(app, ["voicegate", "eval", "--out", str(tmp_path / "y"), "--agent", "audio_gate"])
-    assert bad.exit_code != 0 and "--gate-checkpoint" in bad.output
+    assert bad.exit_code != 0 and "audio_gate:PATH" in bad.output
 
 
 def test_cue_balanced_training_set_crosses_field_and_gap_within_both_labels():

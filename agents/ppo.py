@@ -1,0 +1,116 @@
+"""PPO policies as checkpoints anyone may load without running pickled code, and the agent that
+plays them through the evaluation runner (``hear-gym eval --cell ppo:FOLDER@ACCESS``).
+
+A checkpoint is a folder of two files:
+
+* ``policy.safetensors``: the weights of sb3-contrib's ``MaskableMultiInputActorCriticPolicy`` (its torch
+  state dict, stored with safetensors: tensors only, nothing executable);
+* ``policy.json``: what rebuilds the network: ``format``, the env id, access condition and env
+  options it was trained on, ``net_arch``, the feature observation's leaf shapes and the number
+  of actions (checked against the env on load, so a changed feature layout fails loudly), the
+  training step and seed, and the provenance of the training run.
+
+SB3's own zip (pickled) is never read here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+CHECKPOINT_FORMAT = "hear_gym-ppo-1"
+WEIGHTS_FILE = "policy.safetensors"
+CONFIG_FILE = "policy.json"
+
+
+def space_shapes(space: gym.spaces.Dict) -> dict[str, list[int]]:
+    return {key: list(leaf.shape) for key, leaf in space.spaces.items()}
+
+
+def save_policy(policy, folder: Path, meta: dict[str, Any]) -> Path:
+    """Write ``policy`` (a ``MaskableMultiInputActorCriticPolicy``) and ``meta`` as a checkpoint folder."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {name: tensor.detach().cpu().contiguous() for name, tensor in policy.state_dict().items()}
+    save_file(state, str(folder / WEIGHTS_FILE))
+    config = {
+        "format": CHECKPOINT_FORMAT,
+        **meta,
+        "observation_shapes": space_shapes(policy.observation_space),
+        "n_actions": int(policy.action_space.n),
+    }
+    (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True), encoding="utf-8")
+    return folder
+
+
+def read_config(folder: Path) -> dict[str, Any]:
+    path = Path(folder) / CONFIG_FILE
+    if not path.is_file() or not (Path(folder) / WEIGHTS_FILE).is_file():
+        raise ValueError(f"{folder} is not a PPO checkpoint (needs {CONFIG_FILE} and {WEIGHTS_FILE})")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(config, dict) or config.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path}: format must be {CHECKPOINT_FORMAT!r}")
+    return config
+
+
+def load_policy(folder: Path):
+    """(policy in eval mode, its config) from a checkpoint folder; the network is rebuilt from the
+    JSON and the spaces of the env it names, then the weights are loaded strictly."""
+    try:
+        from safetensors.torch import load_file
+        from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+    except ImportError as exc:
+        raise RuntimeError("PPO checkpoints need sb3-contrib: pip install 'hear-gym[train]'") from exc
+    config = read_config(folder)
+    env = gym.make(config["env_id"], access=config["access"], observation="features", **config["env_options"])
+    if (
+        space_shapes(env.observation_space) != config["observation_shapes"]
+        or env.action_space.n != (config["n_actions"])
+    ):
+        raise ValueError(
+            f"{folder}: the env's feature observation or action space no longer matches the one this "
+            "policy was trained on (retrain it with this version of hear_gym)"
+        )
+    policy = MaskableMultiInputActorCriticPolicy(
+        env.observation_space, env.action_space, lambda _: 0.0, net_arch=config["net_arch"]
+    )
+    env.close()
+    try:
+        policy.load_state_dict(load_file(str(Path(folder) / WEIGHTS_FILE)))
+    except (RuntimeError, OSError) as exc:
+        raise ValueError(
+            f"{folder}: the weights do not fit the network the config describes: {exc}"
+        ) from None
+    policy.set_training_mode(False)
+    return policy, config
+
+
+class PPOAgent:
+    """Plays a PPO checkpoint: the deterministic (arg-max) masked action on the feature
+    observation of the access condition it was trained on."""
+
+    observation_format = "features"
+
+    def __init__(self, policy, config: dict[str, Any]) -> None:
+        self.policy, self.config = policy, config
+        self.required_access = config["access"]
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path) -> PPOAgent:
+        return cls(*load_policy(Path(path)))
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: dict[str, Any]) -> int:
+        mask = np.asarray(observation["action_mask"]) > 0
+        action, _ = self.policy.predict(observation, deterministic=True, action_masks=mask)
+        return int(action)

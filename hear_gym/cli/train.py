@@ -1,0 +1,129 @@
+"""``hear-gym train``: trainers found by entry point (the CLI never imports ``training``).
+
+``train ppo`` trains a policy on any registered env's feature observation with sb3-contrib's
+MaskablePPO (``training.ppo``); families add their own trainers to ``train_app`` (Hear2Act:
+``train probe``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from hear_gym.cli.common import (
+    DEFAULT_ENV,
+    EnvOption,
+    ProgressOption,
+    SeedOption,
+    component,
+    console,
+    fail,
+    option_value,
+)
+from hear_gym.core.tables import print_tables
+
+train_app = typer.Typer(
+    help="Train policies and the models agents and access conditions use (needs hear-gym[train]).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+def env_options(pairs: list[str] | None) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
+        options[key] = option_value(value)
+    return options
+
+
+def _net_arch(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a comma-separated list of layer sizes") from None
+    if not sizes or min(sizes) < 1:
+        raise typer.BadParameter("layer sizes must be >= 1", param_hint="--net-arch")
+    return sizes
+
+
+@train_app.command("ppo")
+def train_ppo_command(
+    out: Annotated[Path, typer.Option(help="Run folder (created; must not hold a training run).")],
+    env: EnvOption = DEFAULT_ENV,
+    access: Annotated[
+        str, typer.Option(help="Access condition whose feature observation the policy gets.")
+    ] = "T",
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE gym.make option, repeatable; values parse as JSON when they can "
+            "(Hear2Act: feedback=prosody, reward=tiered, turn_cost=0.02, patience=3)."
+        ),
+    ] = None,
+    steps: Annotated[int, typer.Option(min=1, help="Environment steps to train for.")] = 20_000,
+    n_envs: Annotated[int, typer.Option(min=1, help="Vectorized envs.")] = 4,
+    vec_env: Annotated[
+        str, typer.Option(help="dummy (one process) or subproc (one process per env).")
+    ] = "dummy",
+    n_steps: Annotated[int, typer.Option(min=1, help="Steps per env and rollout.")] = 128,
+    batch_size: Annotated[int, typer.Option(min=1, help="Minibatch size.")] = 128,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over each rollout.")] = 4,
+    learning_rate: Annotated[float, typer.Option(help="Adam learning rate.")] = 3e-4,
+    gamma: Annotated[float, typer.Option(help="Discount.")] = 0.99,
+    ent_coef: Annotated[float, typer.Option(help="Entropy bonus.")] = 0.01,
+    net_arch: Annotated[str, typer.Option(help="Hidden layer sizes, comma-separated.")] = "64,64",
+    seed: SeedOption = 0,
+    eval_every: Annotated[
+        int, typer.Option(min=0, help="Evaluate a checkpoint every N steps (0: at the end only).")
+    ] = 10_000,
+    eval_split: Annotated[str, typer.Option(help="Held-out split the evaluations play.")] = "test",
+    eval_limit: Annotated[int | None, typer.Option(min=1, help="Only the first N held-out episodes.")] = None,
+    wandb_project: Annotated[
+        str | None, typer.Option(help="W&B project (offline unless WANDB_API_KEY is set).")
+    ] = "hear-gym",
+    wandb: Annotated[bool, typer.Option(help="Log curves to W&B.")] = True,
+    progress: ProgressOption = True,
+) -> None:
+    """Train a PPO policy (MaskablePPO, MultiInputPolicy) on an env's feature observation.
+
+    Writes settings.json, curve.jsonl (training episodes per rollout, held-out evaluations with
+    CIs), checkpoints/<step>/ and checkpoints/final/ (safetensors + JSON; play one with
+    `hear-gym eval --cell ppo:FOLDER@ACCESS`) and, with W&B, wandb/."""
+    train = component("train_ppo")
+    try:
+        result = train(
+            out=out,
+            env_id=env,
+            access=access,
+            env_options=env_options(option),
+            total_steps=steps,
+            n_envs=n_envs,
+            vec_env=vec_env,
+            n_steps=n_steps,
+            batch_size=batch_size,
+            n_epochs=epochs,
+            learning_rate=learning_rate,
+            gamma=gamma,
+            ent_coef=ent_coef,
+            net_arch=_net_arch(net_arch),
+            seed=seed,
+            eval_every=eval_every,
+            eval_split=eval_split,
+            eval_limit=eval_limit,
+            wandb_project=wandb_project if wandb else None,
+            progress=progress,
+        )
+    except (ValueError, FileExistsError, TypeError) as exc:
+        fail(str(exc))
+    if result["reused"]:
+        console.print(f"{out} already holds this finished run: its final evaluation, not retrained")
+    table = Table("metric", "value [95% CI]", title=f"PPO {env} @ {access}: held-out evaluation")
+    for metric, estimate in result["metrics"].items():
+        table.add_row(metric, f"{estimate['point']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]")
+    print_tables([table], console)
+    console.print(f"checkpoint: {result['checkpoint']}  curve: {out / 'curve.jsonl'}")

@@ -1,0 +1,180 @@
+"""PPO training (training.ppo), its checkpoints (agents.ppo) and the CLI around them, on runs
+short enough for CI: same seed -> same curve and weights, checkpoints that load without pickle
+and play through the runner, clear errors for bad settings and damaged checkpoints."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+from safetensors.torch import load_file  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from agents.ppo import CONFIG_FILE, WEIGHTS_FILE, PPOAgent, read_config  # noqa: E402
+from hear_gym.cli.app import app  # noqa: E402
+from training.ppo import CURVE_FILE, PPOSettings, train  # noqa: E402
+
+TINY = dict(
+    total_steps=256,
+    n_envs=2,
+    n_steps=64,
+    batch_size=64,
+    n_epochs=1,
+    eval_every=0,
+    eval_limit=4,
+    wandb_project=None,
+    progress=False,
+)
+HEAR2ACT = {"feedback": "prosody", "turn_cost": 0.02}
+
+
+def _curve(folder):
+    return [json.loads(line) for line in (folder / CURVE_FILE).read_text().splitlines()]
+
+
+def _weights(folder):
+    return load_file(str(folder / "checkpoints" / "final" / WEIGHTS_FILE))
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ppo") / "run"
+    result = train(PPOSettings(out=out, env_options=HEAR2ACT, **TINY))
+    return out, result
+
+
+def test_same_seed_gives_the_same_curve_and_weights(trained, tmp_path):
+    first, _ = trained
+    again = tmp_path / "again"
+    train(PPOSettings(out=again, env_options=HEAR2ACT, **TINY))
+    assert _curve(again) == _curve(first)
+    a, b = _weights(first), _weights(again)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
+    other = tmp_path / "other_seed"
+    train(PPOSettings(out=other, env_options=HEAR2ACT, **{**TINY, "seed": 1}))
+    c = _weights(other)
+    assert not all(np.array_equal(a[k].numpy(), c[k].numpy()) for k in a)
+
+
+def test_curve_logs_training_episodes_and_the_held_out_evaluation(trained):
+    out, result = trained
+    rows = _curve(out)
+    train_rows = [r for r in rows if r["kind"] == "train"]
+    assert train_rows and all(
+        {"return", "1st%", "premature closure%", "invalid share%"} <= set(r) for r in train_rows
+    )
+    final = rows[-1]
+    assert final["kind"] == "eval" and final["step"] == 256
+    assert final["metrics"]["1st%"]["n_scenarios"] == 4
+    assert set(final["metrics"]) == set(result["metrics"])
+    config = read_config(out / "checkpoints" / "final")
+    assert config["env_options"] == HEAR2ACT and config["access"] == "T" and config["step"] == 256
+    assert config["provenance"]["generator"] == "hear2act-gen-2" and config["provenance"]["git_commit"]
+    assert {"torch", "stable_baselines3", "sb3_contrib"} <= set(config["versions"])
+
+
+def test_checkpoint_agent_replays_the_trained_policy(trained):
+    out, _ = trained
+    import gymnasium as gym
+
+    agent = PPOAgent.from_checkpoint(out / "checkpoints" / "final")
+    assert agent.required_access == "T" and agent.observation_format == "features"
+    env = gym.make("hear_gym/Hear2Act-v0", access="T", observation="features", **HEAR2ACT)
+    obs, _ = env.reset(seed=3)
+    for _ in range(5):
+        action = agent.act(obs)
+        assert obs["action_mask"][action] == 1.0
+        expected, _ = agent.policy.predict(obs, deterministic=True, action_masks=obs["action_mask"] > 0)
+        assert action == int(expected)
+        obs, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            break
+
+
+def test_damaged_checkpoints_are_refused_clearly(trained, tmp_path):
+    out, _ = trained
+    source = out / "checkpoints" / "final"
+    with pytest.raises(ValueError, match="not a PPO checkpoint"):
+        PPOAgent.from_checkpoint(tmp_path)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / WEIGHTS_FILE).write_bytes((source / WEIGHTS_FILE).read_bytes())
+    (broken / CONFIG_FILE).write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        PPOAgent.from_checkpoint(broken)
+    config = json.loads((source / CONFIG_FILE).read_text())
+    config["observation_shapes"]["dialogue"] = [1]
+    (broken / CONFIG_FILE).write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="no longer matches"):
+        PPOAgent.from_checkpoint(broken)
+    config = json.loads((source / CONFIG_FILE).read_text())
+    config["net_arch"] = [8]
+    (broken / CONFIG_FILE).write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="do not fit"):
+        PPOAgent.from_checkpoint(broken)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"access": "T+X"}, "access must be one of"),
+        ({"env_options": {}}, "feedback"),
+        ({"env_options": {**HEAR2ACT, "split": "test"}}, "split"),
+        ({"vec_env": "threads"}, "vec_env"),
+        ({"n_envs": 0}, "n_envs"),
+        ({"eval_split": "validation"}, "eval_split"),
+    ],
+)
+def test_bad_settings_are_refused(tmp_path, kwargs, match):
+    settings = {**TINY, "env_options": HEAR2ACT, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        PPOSettings(out=tmp_path, **settings)
+
+
+def test_a_finished_run_is_reused_and_a_different_one_never_overwritten(trained):
+    out, result = trained
+    before = (out / CURVE_FILE).read_text()
+    again = train(PPOSettings(out=out, env_options=HEAR2ACT, **TINY))
+    assert again["reused"] and again["metrics"] == json.loads(json.dumps(result["metrics"]))
+    with pytest.raises(FileExistsError, match="different"):
+        train(PPOSettings(out=out, env_options=HEAR2ACT, **{**TINY, "seed": 7}))
+    assert (out / CURVE_FILE).read_text() == before
+
+
+def test_cli_trains_with_wandb_offline_and_eval_plays_the_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    runner = CliRunner()
+    out = tmp_path / "gate"
+    args = ["train", "ppo", "--out", str(out), "--env", "hear_gym/VoiceGate-v0", "--access", "T"]
+    tiny = ["--steps", "128", "--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--epochs", "1"]
+    result = runner.invoke(app, [*args, *tiny, "--eval-limit", "6", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "switch_mute" in result.output or "false_execution" in result.output
+    assert list((out / "wandb").glob("offline-run-*"))
+    checkpoint = out / "checkpoints" / "final"
+    evaluation = runner.invoke(
+        app,
+        [
+            "eval",
+            "--env",
+            "hear_gym/VoiceGate-v0",
+            "--out",
+            str(tmp_path / "eval"),
+            "--cell",
+            f"ppo:{checkpoint}@T",
+            "--limit",
+            "6",
+            "--no-progress",
+        ],
+    )
+    assert evaluation.exit_code == 0, evaluation.output
+    records = [json.loads(line) for line in (tmp_path / "eval" / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 6 and all(r["agent"] == f"ppo:{checkpoint}" for r in records)
+    bad = runner.invoke(app, ["eval", "--out", str(tmp_path / "x"), "--cell", "ppo@T"])
+    assert bad.exit_code != 0 and "ppo:PATH" in bad.output
+    bad = runner.invoke(app, ["train", "ppo", "--out", str(tmp_path / "y"), "--option", "turn_cost=0.1"])
+    assert bad.exit_code != 0 and "feedback" in bad.output

@@ -1,0 +1,306 @@
+"""PPO on any registered env family with Stable-Baselines3, read top to bottom.
+
+1. ``PPOSettings``: the env (id, access condition, ``gym.make`` options), PPO's hyperparameters,
+   the seed, how often to evaluate, where to write.
+2. ``make_vec_env``: ``n_envs`` copies of the env's feature observation on its training split,
+   in one process (``DummyVecEnv``) or one process each (``SubprocVecEnv``). Each env keeps its
+   finished episode record under ``info[RECORD_KEY]``; SB3's ``Monitor`` then writes its own
+   ``info["episode"]`` (return and length, for SB3's ``ep_rew_mean``).
+3. ``MaskablePPO`` (sb3-contrib) with ``MultiInputPolicy``: it reads the env's
+   ``action_masks()``, so invalid actions are never sampled.
+4. ``TrainingLog`` (an SB3 callback): after every rollout, the mean of the family's
+   ``episode_scalars`` over the training episodes that finished in it; every ``eval_every`` steps
+   a checkpoint (``agents.ppo``: safetensors + JSON) played on held-out episodes through the
+   project's runner, so its metrics carry the same CIs as every other agent's. Both go to
+   ``curve.jsonl`` and to W&B (offline unless ``WANDB_API_KEY`` is set; never asks to log in).
+
+The same settings and seed give the same curve (SB3 seeds torch, NumPy and the envs).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+from agents.ppo import PPOAgent, save_policy
+from hear_gym.core.registry import family
+from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.provenance import provenance
+from hear_gym.eval.runner import Cell, RunConfig
+
+RECORD_KEY = "hear_gym_episode"
+VEC_ENVS = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
+CURVE_FILE = "curve.jsonl"
+SETTINGS_FILE = "settings.json"
+AGENT_NAME = "ppo"
+
+
+@dataclass
+class PPOSettings:
+    out: Path
+    env_id: str = "hear_gym/Hear2Act-v0"
+    access: str = "T"
+    env_options: dict[str, Any] = field(default_factory=dict)  # gym.make kwargs: feedback, reward, ...
+    total_steps: int = 20_000
+    n_envs: int = 4
+    vec_env: str = "dummy"
+    n_steps: int = 128  # per env and rollout
+    batch_size: int = 128
+    n_epochs: int = 4
+    learning_rate: float = 3e-4
+    gamma: float = 0.99
+    ent_coef: float = 0.01
+    net_arch: tuple[int, ...] = (64, 64)
+    seed: int = 0
+    eval_every: int = 10_000  # steps; 0: only after training
+    eval_split: str = "test"
+    eval_limit: int | None = None  # first N held-out episodes
+    wandb_project: str | None = "hear-gym"  # None: no W&B
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out)
+        env_family = family(self.env_id)
+        env_family.check_access(self.access)
+        if self.vec_env not in VEC_ENVS:
+            raise ValueError(f"vec_env must be one of {sorted(VEC_ENVS)}, got {self.vec_env!r}")
+        missing = [k for k in env_family.cell_options if k not in self.env_options]
+        if missing:
+            raise ValueError(
+                f"{self.env_id} evaluations name the {missing} of a cell: set them in env_options"
+            )
+        if "split" in self.env_options:
+            raise ValueError("PPO trains on the 'train' split and evaluates on eval_split; do not set split")
+        for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.eval_split not in env_family.splits and self.eval_split != "all":
+            raise ValueError(f"eval_split must be one of {env_family.splits}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "out": str(self.out), "net_arch": list(self.net_arch)}
+
+
+# -- 2. vectorized envs ----------------------------------------------------------------------
+class KeepEpisodeRecord(gym.Wrapper):
+    """Moves the env's finished episode record to ``info[RECORD_KEY]``: SB3's ``Monitor`` owns
+    ``info["episode"]``."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if "episode" in info:
+            info = {**info, RECORD_KEY: info.pop("episode")}
+        return obs, reward, terminated, truncated, info
+
+
+def make_training_env(env_id: str, access: str, env_options: dict[str, Any]) -> gym.Env:
+    env = gym.make(
+        env_id, access=access, observation="features", split="train", disable_env_checker=True, **env_options
+    )
+    return Monitor(KeepEpisodeRecord(env))
+
+
+def make_vec_env(settings: PPOSettings):
+    build = functools.partial(make_training_env, settings.env_id, settings.access, settings.env_options)
+    return VEC_ENVS[settings.vec_env]([build] * settings.n_envs)
+
+
+# -- 4. logging and periodic evaluation -------------------------------------------------------
+def evaluation_config(settings: PPOSettings) -> RunConfig:
+    env_family = family(settings.env_id)
+    cell_options = tuple((k, str(settings.env_options[k])) for k in env_family.cell_options)
+    env_kwargs = tuple(sorted((k, v) for k, v in settings.env_options.items() if k not in dict(cell_options)))
+    episodes = env_family.episode_ids(settings.eval_split)[: settings.eval_limit]
+    return RunConfig(
+        settings.env_id,
+        (Cell(AGENT_NAME, settings.access, cell_options),),
+        tuple(episodes),
+        seed=settings.seed,
+        env_kwargs=env_kwargs,
+    )
+
+
+def evaluate_checkpoint(checkpoint: Path, settings: PPOSettings, out_dir: Path) -> dict[str, Any]:
+    """Play a checkpoint on the held-out episodes through the runner; the cell's metrics
+    (``{metric: {"point", "low", "high"}}``)."""
+    config = evaluation_config(settings)
+    agents = {AGENT_NAME: functools.partial(PPOAgent.from_checkpoint, checkpoint)}
+    metadata = evaluate(out_dir, config, agents, progress=False)
+    return metadata["cells"][config.cells[0].name]["metrics"]
+
+
+class TrainingLog(BaseCallback):
+    def __init__(self, settings: PPOSettings, wandb_run=None) -> None:
+        super().__init__()
+        self.settings, self.wandb_run = settings, wandb_run
+        self.scalars = family(settings.env_id).episode_scalars or (lambda record: {})
+        self.episodes: list[dict[str, float]] = []
+        self.next_eval = settings.eval_every or None
+        self.curve_path = settings.out / CURVE_FILE
+
+    def _on_step(self) -> bool:
+        for info in self.locals["infos"]:
+            if RECORD_KEY in info:
+                self.episodes.append(self.scalars(info[RECORD_KEY]))
+        due = self.next_eval is not None and self.num_timesteps >= self.next_eval
+        if due and self.num_timesteps < self.settings.total_steps:  # the last one is "final"
+            self.evaluate(f"step_{self.num_timesteps}")
+            self.next_eval += self.settings.eval_every
+        return True
+
+    def _on_rollout_end(self) -> None:
+        if not self.episodes:
+            return
+        keys = sorted({k for e in self.episodes for k in e})
+        means = {k: float(np.mean([e[k] for e in self.episodes if k in e])) for k in keys}
+        self.write({"kind": "train", "episodes": len(self.episodes), **means})
+        self.episodes = []
+
+    def evaluate(self, name: str) -> dict[str, Any]:
+        checkpoint = save_checkpoint(self.model, self.settings, self.settings.out / "checkpoints" / name)
+        metrics = evaluate_checkpoint(checkpoint, self.settings, self.settings.out / "evals" / name)
+        relative = checkpoint.relative_to(self.settings.out).as_posix()
+        self.write({"kind": "eval", "checkpoint": relative, "metrics": metrics})
+        return metrics
+
+    def write(self, row: dict[str, Any]) -> None:
+        row = {"step": int(self.num_timesteps), **row}
+        with self.curve_path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(_finite(row), allow_nan=False) + "\n")
+        if self.wandb_run is not None:
+            self.wandb_run.log(_wandb_row(row), step=row["step"])
+
+
+def _finite(value):
+    """NaN (a metric with nothing to count, e.g. no recommendation) as JSON null."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
+    if row["kind"] == "train":
+        return {f"train/{k}": v for k, v in row.items() if isinstance(v, float)}
+    flat = {}
+    for metric, estimate in row["metrics"].items():
+        flat[f"eval/{metric}"] = estimate["point"]
+        flat[f"eval/{metric} low"], flat[f"eval/{metric} high"] = estimate["low"], estimate["high"]
+    return flat
+
+
+def save_checkpoint(model: MaskablePPO, settings: PPOSettings, folder: Path) -> Path:
+    meta = {
+        "algorithm": "MaskablePPO",
+        "env_id": settings.env_id,
+        "access": settings.access,
+        "env_options": settings.env_options,
+        "net_arch": list(settings.net_arch),
+        "seed": settings.seed,
+        "step": int(model.num_timesteps),
+        "provenance": provenance(settings.env_id),
+        "versions": {
+            name: version(name.replace("_", "-")) for name in ("torch", "stable_baselines3", "sb3_contrib")
+        },
+    }
+    return save_policy(model.policy, folder, meta)
+
+
+def _wandb_run(settings: PPOSettings):
+    if settings.wandb_project is None:
+        return None
+    try:
+        import wandb
+    except ImportError as exc:
+        raise RuntimeError("W&B logging needs wandb: pip install 'hear-gym[train]' (or disable it)") from exc
+    mode = os.environ.get("WANDB_MODE") or ("online" if os.environ.get("WANDB_API_KEY") else "offline")
+    config = {"settings": settings.to_json(), "provenance": provenance(settings.env_id)}
+    return wandb.init(
+        project=settings.wandb_project,
+        dir=str(settings.out),
+        mode=mode,
+        name=settings.out.name,
+        config=config,
+        reinit="finish_previous",
+    )
+
+
+def train_ppo(**settings: Any) -> dict[str, Any]:
+    """The ``hear_gym.components`` entry point ``train_ppo``: ``train(PPOSettings(**settings))``."""
+    return train(PPOSettings(**settings))
+
+
+def _what_is_trained(settings_json: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in settings_json.items() if k not in ("progress", "wandb_project")}
+
+
+def _finished_run(settings: PPOSettings) -> dict[str, Any] | None:
+    curve = settings.out / CURVE_FILE
+    if not curve.exists():
+        return None
+    saved = settings.out / SETTINGS_FILE
+    same = saved.exists() and _what_is_trained(json.loads(saved.read_text(encoding="utf-8"))) == (
+        _what_is_trained(settings.to_json())
+    )
+    rows = [json.loads(line) for line in curve.read_text(encoding="utf-8").splitlines() if line.strip()]
+    final = [r for r in rows if r["kind"] == "eval" and r["checkpoint"] == "checkpoints/final"]
+    if not (same and final):
+        raise FileExistsError(
+            f"{settings.out} already holds a {'different' if not same else 'unfinished'} training run; "
+            "choose a new folder"
+        )
+    return {
+        "checkpoint": str(settings.out / final[-1]["checkpoint"]),
+        "metrics": final[-1]["metrics"],
+        "reused": True,
+    }
+
+
+# -- the whole job -----------------------------------------------------------------------------
+def train(settings: PPOSettings) -> dict[str, Any]:
+    """Train, evaluating along the way and at the end; returns the final checkpoint and metrics.
+    A folder that already holds this finished run (same settings) is returned as it is; any
+    other training run there is never overwritten."""
+    finished = _finished_run(settings)
+    if finished is not None:
+        return finished
+    settings.out.mkdir(parents=True, exist_ok=True)
+    (settings.out / SETTINGS_FILE).write_text(json.dumps(settings.to_json(), indent=2), encoding="utf-8")
+    envs = make_vec_env(settings)
+    model = MaskablePPO(
+        "MultiInputPolicy",
+        envs,
+        n_steps=settings.n_steps,
+        batch_size=settings.batch_size,
+        n_epochs=settings.n_epochs,
+        learning_rate=settings.learning_rate,
+        gamma=settings.gamma,
+        ent_coef=settings.ent_coef,
+        policy_kwargs={"net_arch": list(settings.net_arch)},
+        seed=settings.seed,
+        device="cpu",
+        verbose=0,
+    )
+    run = _wandb_run(settings)
+    log = TrainingLog(settings, run)
+    try:
+        model.learn(settings.total_steps, callback=log, progress_bar=settings.progress)
+        metrics = log.evaluate("final")
+    finally:
+        envs.close()
+        if run is not None:
+            run.finish()
+    return {"checkpoint": str(settings.out / "checkpoints" / "final"), "metrics": metrics, "reused": False}
