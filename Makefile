@@ -2,7 +2,11 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
-RUN_DIR ?= runs/baselines
+RUN_DIR ?= runs/main
+# The main job's setting: Hear2Act under prosody-mediated feedback, partial credit and a turn
+# cost (documented in README "Training policies with PPO"); a short demo budget, not convergence.
+ENV_OPTIONS := --option reward=tiered --option turn_cost=0.02
+PPO_STEPS ?= 20000
 
 .PHONY: run test lint bench clean
 
@@ -12,9 +16,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev,agents]"
 	touch $(STAMP)
 
-## Baseline agents over all 480 scenarios under both feedback realizations.
+## Train a small PPO policy on the transcript features, then evaluate its checkpoint beside the
+## baselines on the held-out test scenarios: paired CIs, Markdown tables, W&B (offline) curves.
 run: $(STAMP)
-	$(VENV)/bin/hear-gym eval --out $(RUN_DIR) --split all --markdown $(RUN_DIR)/tables.md
+	$(VENV)/bin/hear-gym train ppo --out $(RUN_DIR)/ppo --access T --option feedback=prosody $(ENV_OPTIONS) \
+		--steps $(PPO_STEPS) --eval-every 10000 --eval-limit 48 --no-progress
+	$(VENV)/bin/hear-gym eval --out $(RUN_DIR)/eval --split test --feedback prosody $(ENV_OPTIONS) \
+		--cell state_aware@T+S --cell ppo:$(RUN_DIR)/ppo/checkpoints/final@T --cell ask_before_confirm@T \
+		--cell transcript_only@T --cell random@T --wandb-project hear-gym --markdown $(RUN_DIR)/tables.md
 
 ## The declared ruff config: lint and one formatting style (part of make test).
 lint: $(STAMP)
@@ -27,6 +36,7 @@ test: lint
 ## Speed ratios and the baseline grid for benchmarks/RESULTS.md.
 bench: $(STAMP)
 	$(PY) benchmarks/speed_hear2act.py
+	$(PY) benchmarks/speed_ppo.py
 	$(PY) benchmarks/hear2act_baselines.py
 	$(PY) benchmarks/hear2act_shortcuts.py
 	$(PY) benchmarks/speech_validation.py

@@ -39,8 +39,9 @@ from hear_gym.core.registry import family
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.wrappers.episode_record import EPISODE_RECORD_KEY, MoveEpisodeRecord
 
-RECORD_KEY = "hear_gym_episode"
+RECORD_KEY = EPISODE_RECORD_KEY
 VEC_ENVS = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
 CURVE_FILE = "curve.jsonl"
 SETTINGS_FILE = "settings.json"
@@ -94,22 +95,11 @@ class PPOSettings:
 
 
 # -- 2. vectorized envs ----------------------------------------------------------------------
-class KeepEpisodeRecord(gym.Wrapper):
-    """Moves the env's finished episode record to ``info[RECORD_KEY]``: SB3's ``Monitor`` owns
-    ``info["episode"]``."""
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        if "episode" in info:
-            info = {**info, RECORD_KEY: info.pop("episode")}
-        return obs, reward, terminated, truncated, info
-
-
 def make_training_env(env_id: str, access: str, env_options: dict[str, Any]) -> gym.Env:
     env = gym.make(
         env_id, access=access, observation="features", split="train", disable_env_checker=True, **env_options
     )
-    return Monitor(KeepEpisodeRecord(env))
+    return Monitor(MoveEpisodeRecord(env, RECORD_KEY))
 
 
 def make_vec_env(settings: PPOSettings):

@@ -1,0 +1,168 @@
+"""PPO learning curves: does a policy that hears the user learn to use it?
+
+Prints tables and writes benchmarks/out/ppo_curves.json (plus every training run under
+benchmarks/out/ppo_curves/). Two studies, each PPO on the feature observation, ``SEEDS`` seeds,
+trained on the training split and evaluated on held-out test episodes through the runner:
+
+* Hear2Act under prosody-mediated feedback with a turn cost: PPO on audio features (A+T) vs PPO
+  on transcript features (T), against the rule references ``state_aware@T+S`` and
+  ``ask_before_confirm@T``; then the same two policies under explicit feedback, where the words
+  already say everything and the two should be level.
+* VoiceGate (speaker-switch items): PPO on audio features (A+T) vs text features (T): switch mute
+  and false execution.
+
+The final checkpoints of every seed and the references play the same test episodes in one run
+per study, so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstrap for
+VoiceGate). Trainings run ``--workers`` at a time.
+
+    python benchmarks/ppo_curves.py [--steps N] [--seeds K] [--workers W]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+import hear_gym  # noqa: F401
+from hear_gym.core.registry import family
+from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.runner import Cell, RunConfig
+from training.ppo import PPOSettings, train
+
+OUT = Path(__file__).parent / "out"
+HEAR2ACT = "hear_gym/Hear2Act-v0"
+VOICEGATE = "hear_gym/VoiceGate-v0"
+TURN_COST = 0.05
+HYPER = dict(n_envs=8, n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, ent_coef=0.01)
+
+
+def studies(steps: int, seeds: int) -> list[dict]:
+    """Every training run: (study, condition name, PPOSettings kwargs)."""
+    runs = []
+    for feedback in ("prosody", "explicit"):
+        for access in ("A+T", "T"):
+            for seed in range(seeds):
+                runs.append(
+                    {
+                        "study": f"hear2act-{feedback}",
+                        "name": f"ppo-{access}-s{seed}",
+                        "settings": dict(
+                            env_id=HEAR2ACT,
+                            access=access,
+                            env_options={"feedback": feedback, "turn_cost": TURN_COST},
+                            seed=seed,
+                        ),
+                    }
+                )
+    for access in ("A+T", "T"):
+        for seed in range(seeds):
+            runs.append(
+                {
+                    "study": "voicegate-switch",
+                    "name": f"ppo-{access}-s{seed}",
+                    "settings": dict(
+                        env_id=VOICEGATE, access=access, env_options={"family": "speaker_switch"}, seed=seed
+                    ),
+                }
+            )
+    for run in runs:
+        run["settings"].update(HYPER, total_steps=steps, eval_every=max(steps // 4, 1), eval_limit=48)
+    return runs
+
+
+def train_one(run: dict, root: Path) -> dict:
+    out = root / run["study"] / run["name"]
+    result = train(PPOSettings(out=out, wandb_project=None, progress=False, **run["settings"]))
+    curve = [json.loads(line) for line in (out / "curve.jsonl").read_text().splitlines()]
+    return {**run, "checkpoint": result["checkpoint"], "curve": curve}
+
+
+def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
+    """Final checkpoints and references on the same held-out episodes, one run."""
+    env_id = trained[0]["settings"]["env_id"]
+    env_options = trained[0]["settings"]["env_options"]
+    env_family = family(env_id)
+    cell_options = tuple((k, str(env_options[k])) for k in env_family.cell_options)
+    cells, agents = [], {}
+    references = (
+        [("state_aware", "T+S"), ("ask_before_confirm", "T")] if env_id == HEAR2ACT else [("text_only", "T")]
+    )
+    from importlib.metadata import entry_points
+
+    registered = {ep.name: ep for ep in entry_points(group=env_family.agent_group)}
+    for agent, access in references:
+        cells.append(Cell(agent, access, cell_options))
+        agents[agent] = registered[agent].load()
+    from agents.ppo import PPOAgent
+
+    for run in trained:
+        name = run["name"]
+        cells.append(Cell(name, run["settings"]["access"], cell_options))
+        agents[name] = _checkpoint_factory(PPOAgent, run["checkpoint"])
+    episodes = env_family.episode_ids("test")
+    if env_id == VOICEGATE:
+        from hear_gym.envs.voicegate.family import item_ids
+
+        episodes = item_ids("test", ("speaker_switch",))
+    env_kwargs = tuple(sorted((k, v) for k, v in env_options.items() if k not in dict(cell_options)))
+    if env_id == VOICEGATE:
+        env_kwargs = ()
+    config = RunConfig(env_id, tuple(cells), tuple(episodes), seed=0, env_kwargs=env_kwargs)
+    return evaluate(root / study / "paired_eval", config, agents, progress=False)
+
+
+class _checkpoint_factory:
+    """A picklable factory for one checkpoint's agent."""
+
+    def __init__(self, agent_class, checkpoint: str) -> None:
+        self.agent_class, self.checkpoint = agent_class, checkpoint
+
+    def __call__(self):
+        return self.agent_class.from_checkpoint(self.checkpoint)
+
+
+def main() -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=150_000)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--only", default=None, help="Run one study (hear2act-prosody, ...).")
+    args = parser.parse_args()
+    root = OUT / "ppo_curves"
+    runs = [r for r in studies(args.steps, args.seeds) if args.only in (None, r["study"])]
+    with ProcessPoolExecutor(args.workers) as pool:
+        trained = list(pool.map(train_one, runs, [root] * len(runs)))
+    console = Console()
+    report = {"steps": args.steps, "seeds": args.seeds, "turn_cost": TURN_COST, "hyper": HYPER, "studies": {}}
+    for study in sorted({r["study"] for r in trained}):
+        members = [r for r in trained if r["study"] == study]
+        metadata = paired_evaluation(study, members, root)
+        env_family = family(members[0]["settings"]["env_id"])
+        for table in env_family.tables(metadata):
+            console.print(table)
+        curves = Table(
+            "run", *(str(r["step"]) for r in members[0]["curve"] if r["kind"] == "eval"), title=study
+        )
+        key = "return" if members[0]["settings"]["env_id"] == HEAR2ACT else "switch_mute"
+        for run in members:
+            evals = [r for r in run["curve"] if r["kind"] == "eval"]
+            curves.add_row(
+                run["name"], *(f"{e['metrics'][key]['point']:.3f}" for e in evals if key in e["metrics"])
+            )
+        console.print(curves)
+        report["studies"][study] = {
+            "runs": [{k: r[k] for k in ("name", "settings", "curve")} for r in members],
+            "paired": {"cells": metadata["cells"], "contrasts": metadata.get("contrasts")},
+        }
+    OUT.mkdir(exist_ok=True)
+    (OUT / "ppo_curves.json").write_text(json.dumps(report, indent=2, default=str))
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""PPO training speed on Hear2Act against CartPole, and vectorized-env scaling, in one run.
+
+Prints a table and writes benchmarks/out/speed_ppo.json. Reported (best of ``REPEATS``
+interleaved passes each):
+  * SB3 PPO environment steps per second on CartPole-v1 (``MlpPolicy``) and on Hear2Act-v0's
+    feature observation under T (``MultiInputPolicy``), both with the same hidden layers (64, 64),
+    4 envs in one process, 128 steps per env and rollout, 4 epochs; the ratio of their training
+    times is the cost of the env and its observation relative to CartPole's. Also sb3-contrib's
+    MaskablePPO on Hear2Act (what ``hear-gym train ppo`` runs), whose masking costs extra.
+  * the env's share of Hear2Act training time: time inside the envs' ``step`` / wall time.
+  * 2-process (``SubprocVecEnv``) vs 1-process (``DummyVecEnv``) throughput of 2 Hear2Act
+    feature envs stepped with random valid actions (no learning), as a ratio, under T (text
+    features, microseconds a step) and A+T (each new user turn rendered and measured). Every
+    measurement runs in a fresh process, so no side starts with a warm render cache.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from sb3_contrib import MaskablePPO
+from stable_baselines3 import PPO
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+import hear_gym  # noqa: F401
+from hear_gym.wrappers.episode_record import MoveEpisodeRecord
+
+OUT = Path(__file__).parent / "out"
+TRAIN_STEPS = 4_096
+VEC_STEPS = {"T": 4_000, "A+T": 400}
+REPEATS = 3
+PPO_KWARGS = dict(n_steps=128, batch_size=128, n_epochs=4, seed=0, device="cpu", verbose=0)
+POLICY = {"net_arch": [64, 64]}
+
+
+class StepClock(gym.Wrapper):
+    """Adds the time spent in ``step`` (and ``reset``) to a shared counter."""
+
+    def __init__(self, env: gym.Env, clock: list[float]) -> None:
+        super().__init__(env)
+        self.clock = clock
+
+    def step(self, action):
+        start = time.perf_counter()
+        out = self.env.step(action)
+        self.clock[0] += time.perf_counter() - start
+        return out
+
+    def reset(self, **kwargs):
+        start = time.perf_counter()
+        out = self.env.reset(**kwargs)
+        self.clock[0] += time.perf_counter() - start
+        return out
+
+
+def hear2act_env(clock: list[float] | None = None, access: str = "T") -> gym.Env:
+    env = gym.make(
+        "hear_gym/Hear2Act-v0",
+        access=access,
+        observation="features",
+        feedback="prosody",
+        disable_env_checker=True,
+    )
+    env = Monitor(MoveEpisodeRecord(env))  # as hear-gym train ppo runs it
+    return StepClock(env, clock) if clock is not None else env
+
+
+def train_seconds(name: str) -> tuple[float, float]:
+    """(wall seconds, seconds inside env steps) for TRAIN_STEPS of PPO."""
+    clock = [0.0]
+    if name == "cartpole":
+        envs = DummyVecEnv([lambda: StepClock(Monitor(gym.make("CartPole-v1")), clock)] * 4)
+    else:
+        envs = DummyVecEnv([lambda: hear2act_env(clock)] * 4)
+    algorithm = MaskablePPO if name == "hear2act_masked" else PPO
+    policy = "MlpPolicy" if name == "cartpole" else "MultiInputPolicy"
+    model = algorithm(policy, envs, policy_kwargs=POLICY, **PPO_KWARGS)
+    clock[0] = 0.0
+    start = time.perf_counter()
+    model.learn(TRAIN_STEPS)
+    wall = time.perf_counter() - start
+    envs.close()
+    return wall, clock[0]
+
+
+def vec_steps_per_second(kind: str, access: str) -> float:
+    build = functools.partial(hear2act_env, None, access)
+    envs = (SubprocVecEnv if kind == "subproc" else DummyVecEnv)([build] * 2)
+    envs.seed(0)
+    envs.reset()
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    for _ in range(VEC_STEPS[access] // 2):
+        masks = np.stack(envs.env_method("action_masks"))
+        actions = [int(rng.choice(np.flatnonzero(m))) for m in masks]
+        envs.step(np.array(actions))
+    rate = VEC_STEPS[access] / (time.perf_counter() - start)
+    envs.close()
+    return rate
+
+
+def in_fresh_process(function, *args):
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(function, *args).result()
+
+
+def main() -> dict:
+    best: dict[str, tuple[float, float]] = {}
+    vec: dict[tuple[str, str], float] = {}
+    for _ in range(REPEATS):  # interleaved, so drifts in machine speed hit both sides
+        for name in ("cartpole", "hear2act", "hear2act_masked"):
+            wall, inside = train_seconds(name)
+            if name not in best or wall < best[name][0]:
+                best[name] = (wall, inside)
+        for access in VEC_STEPS:
+            for kind in ("dummy", "subproc"):
+                rate = in_fresh_process(vec_steps_per_second, kind, access)
+                vec[kind, access] = max(vec.get((kind, access), 0.0), rate)
+    result = {
+        "train_steps": TRAIN_STEPS,
+        "cartpole_steps_per_s": TRAIN_STEPS / best["cartpole"][0],
+        "hear2act_steps_per_s": TRAIN_STEPS / best["hear2act"][0],
+        "hear2act_maskable_steps_per_s": TRAIN_STEPS / best["hear2act_masked"][0],
+        "train_time_ratio": best["hear2act"][0] / best["cartpole"][0],
+        "hear2act_env_share": best["hear2act"][1] / best["hear2act"][0],
+        "cartpole_env_share": best["cartpole"][1] / best["cartpole"][0],
+        "vec": {
+            access: {
+                "1_process_steps_per_s": vec["dummy", access],
+                "2_process_steps_per_s": vec["subproc", access],
+                "2_vs_1_ratio": vec["subproc", access] / vec["dummy", access],
+            }
+            for access in VEC_STEPS
+        },
+    }
+    table = Table("measure", "value", title=f"PPO speed (best of {REPEATS}, {TRAIN_STEPS} steps each)")
+    table.add_row("SB3 PPO steps/s, CartPole-v1", f"{result['cartpole_steps_per_s']:.0f}")
+    table.add_row("SB3 PPO steps/s, Hear2Act-v0 features (T)", f"{result['hear2act_steps_per_s']:.0f}")
+    table.add_row("MaskablePPO steps/s, Hear2Act-v0", f"{result['hear2act_maskable_steps_per_s']:.0f}")
+    table.add_row("training time, Hear2Act / CartPole", f"{result['train_time_ratio']:.2f}x")
+    table.add_row("env share of training time, Hear2Act", f"{100 * result['hear2act_env_share']:.1f}%")
+    table.add_row("env share of training time, CartPole", f"{100 * result['cartpole_env_share']:.1f}%")
+    for access, row in result["vec"].items():
+        table.add_row(
+            f"vectorized steps/s, {access}, 2 envs in 1 process", f"{row['1_process_steps_per_s']:.0f}"
+        )
+        table.add_row(
+            f"vectorized steps/s, {access}, 2 envs in 2 processes", f"{row['2_process_steps_per_s']:.0f}"
+        )
+        table.add_row(f"2-process / 1-process, {access}", f"{row['2_vs_1_ratio']:.2f}x")
+    Console().print(table)
+    OUT.mkdir(exist_ok=True)
+    (OUT / "speed_ppo.json").write_text(json.dumps(result, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main()
