@@ -158,11 +158,11 @@ class OnsetEnv(gym.Env):
         self._decisions.append(decision)
         self._rewards.append(reward)
         terminated = len(self._decisions) == N_PREFIXES
+        if not terminated:
+            self.k += 1  # info, like the observation, now describes the next prefix
         info = {**self._info(), "decision": decision, "decision_target": target, "reply": reply or ""}
         if terminated:
             info["episode"] = self._episode_record()
-        else:
-            self.k += 1
         return self._observation(), reward, terminated, False, info
 
     def _episode_record(self) -> dict[str, Any]:
