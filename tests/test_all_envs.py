@@ -33,7 +33,7 @@ def _make(env_id, access, actions, observation, **kwargs):
 
 
 def test_every_family_is_registered_and_found():
-    assert set(env_ids()) == {"hear_gym/Hear2Act-v0", "hear_gym/VoiceGate-v0"}
+    assert set(env_ids()) == {"hear_gym/Hear2Act-v0", "hear_gym/VoiceGate-v0", "hear_gym/Onset-v0"}
     assert all(family(env_id).env_id == env_id for env_id in env_ids())
 
 

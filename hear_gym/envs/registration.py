@@ -4,5 +4,6 @@ imported here; ``hear_gym.core.registry`` resolves them when asked). A new famil
 FAMILIES: dict[str, str] = {
     "hear_gym/Hear2Act-v0": "hear_gym.envs.hear2act.family:FAMILY",
     "hear_gym/VoiceGate-v0": "hear_gym.envs.voicegate.family:FAMILY",
+    "hear_gym/Onset-v0": "hear_gym.envs.onset.family:FAMILY",
 }
 ENV_IDS = tuple(FAMILIES)

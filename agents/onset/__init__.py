@@ -1,0 +1,1 @@
+"""Onset agents: the matched controls and the frozen-representation probes of PACT-SLM."""

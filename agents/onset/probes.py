@@ -1,0 +1,182 @@
+"""Prefix records, their feature blocks, and the probe every learned control shares.
+
+``prefix_rows(split)`` lists the prefix records of a split (one per trajectory, rendering and
+crop, with its target: Wait before the onset, the source utterance's action from it). Feature
+blocks per record: ``representation`` (the frozen speech representation of the prefix, see
+``hear_gym.envs.onset.features``), ``scalar`` (duration, RMS, mean |x|, zero-crossing rate,
+crest factor), ``elapsed`` (prefix duration) and ``text`` (the authored token-fraction text).
+
+``Probe(kind)`` is the paper's probe on one kind of input, always the same classifier (balanced
+multinomial logistic regression, C=1, lbfgs, 2,000 iterations) on the same training rows:
+
+============  =====================================================================
+kind          input
+============  =====================================================================
+audio         the representation, standardized on the training rows
+shuffled      the same, with training labels permuted within each prefix position
+scalar        the five scalar acoustics, standardized
+elapsed       the prefix duration, standardized
+text          TF-IDF of word unigrams and bigrams of the token-fraction text
+audio_text    the standardized representation next to the TF-IDF vector
+single:NAME   one named column of the representation or scalar block (shortcut tests)
+============  =====================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.onset.logistic import BalancedLogisticRegression
+from agents.onset.text_features import Tfidf
+from hear_gym.core.spaces import AUDIO_RATE
+from hear_gym.envs.onset.env import token_fraction_text
+from hear_gym.envs.onset.features import (
+    REPRESENTATION_NAMES,
+    SCALAR_NAMES,
+    prefix_representation,
+    scalar_acoustics,
+)
+from hear_gym.envs.onset.groups.generator import select_groups
+from hear_gym.envs.onset.groups.model import N_PREFIXES
+from hear_gym.envs.onset.scenes import rendered_group
+
+KINDS = ("audio", "shuffled", "scalar", "elapsed", "text", "audio_text")
+_BLOCKS = {
+    "audio": ("representation",),
+    "shuffled": ("representation",),
+    "scalar": ("scalar",),
+    "elapsed": ("elapsed",),
+    "text": ("text",),
+    "audio_text": ("representation", "text"),
+}
+
+
+@dataclass(frozen=True)
+class PrefixRow:
+    group_id: str
+    branch: str
+    rendering: str
+    k: int
+    target: str
+    text: str
+
+    def waveform(self) -> np.ndarray:
+        return rendered_group(self.group_id).prefix(self.branch, self.rendering, self.k)
+
+
+def prefix_rows(
+    split: str, renderings: tuple[str, ...] | None = None, limit_groups: int | None = None
+) -> list[PrefixRow]:
+    rows = []
+    for group in select_groups(split)[:limit_groups]:
+        for branch in group.branches:
+            targets = group.targets(branch.branch_id)
+            for rendering in group.renderings:
+                if renderings is not None and rendering not in renderings:
+                    continue
+                for k in range(N_PREFIXES):
+                    text = token_fraction_text(group.transcript, k)
+                    rows.append(PrefixRow(group.group_id, branch.branch_id, rendering, k, targets[k], text))
+    return rows
+
+
+def blocks_of(waveform: np.ndarray, text: str, needed: tuple[str, ...]) -> dict:
+    """The feature blocks of one prefix."""
+    out: dict = {}
+    if "representation" in needed:
+        out["representation"] = prefix_representation(waveform)
+    if "scalar" in needed:
+        out["scalar"] = scalar_acoustics(waveform)
+    if "elapsed" in needed:
+        out["elapsed"] = np.array([len(waveform) / AUDIO_RATE], dtype=np.float32)
+    if "text" in needed:
+        out["text"] = text
+    return out
+
+
+def row_blocks(rows: list[PrefixRow], needed: tuple[str, ...]) -> dict:
+    """Feature blocks of many rows: arrays stacked by row, texts as a list."""
+    per_row = [blocks_of(r.waveform() if needed != ("text",) else np.zeros(0), r.text, needed) for r in rows]
+    return {
+        name: [b[name] for b in per_row] if name == "text" else np.stack([b[name] for b in per_row])
+        for name in needed
+    }
+
+
+def _single_column(kind: str) -> tuple[str, int]:
+    name = kind.split(":", 1)[1]
+    if name in SCALAR_NAMES:
+        return "scalar", SCALAR_NAMES.index(name)
+    if name in REPRESENTATION_NAMES:
+        return "representation", REPRESENTATION_NAMES.index(name)
+    raise ValueError(
+        f"unknown single feature {name!r}; scalars: {SCALAR_NAMES}, representation: {REPRESENTATION_NAMES[:12]}..."
+    )
+
+
+class Probe:
+    def __init__(self, kind: str, seed: int = 0) -> None:
+        if kind not in KINDS and not kind.startswith("single:"):
+            raise ValueError(f"unknown probe kind {kind!r}; kinds: {KINDS} or single:NAME")
+        self.kind, self.seed = kind, seed
+        self.column = _single_column(kind) if kind.startswith("single:") else None
+        self.needed = (self.column[0],) if self.column else _BLOCKS[kind]
+        self.model = BalancedLogisticRegression(C=1.0, max_iter=2_000)
+        self.tfidf = Tfidf()
+        self.mean = self.scale = np.zeros(0)
+
+    def _numeric(self, blocks: dict) -> np.ndarray | None:
+        if self.column:
+            return blocks[self.column[0]][:, [self.column[1]]]
+        numeric = [blocks[n] for n in self.needed if n != "text"]
+        return np.concatenate(numeric, axis=1).astype(np.float64) if numeric else None
+
+    def _design(self, blocks: dict) -> np.ndarray:
+        parts = []
+        numeric = self._numeric(blocks)
+        if numeric is not None:
+            parts.append((numeric - self.mean) / self.scale)
+        if "text" in self.needed:
+            parts.append(self.tfidf.transform(blocks["text"]))
+        return np.concatenate(parts, axis=1)
+
+    def fit(self, rows: list[PrefixRow], blocks: dict | None = None, label_seed: int | None = None) -> Probe:
+        """Fit on ``rows`` (their ``row_blocks`` may be passed in). ``label_seed`` permutes the labels
+        within each prefix position (the shuffled control with ``seed``; permutation checks)."""
+        blocks = blocks if blocks is not None else row_blocks(rows, self.needed)
+        numeric = self._numeric(blocks)
+        if numeric is not None:
+            self.mean = numeric.mean(axis=0)
+            std = numeric.std(axis=0)
+            self.scale = np.where(std > 0, std, 1.0)
+        if "text" in self.needed:
+            self.tfidf.fit(blocks["text"])
+        labels = [r.target for r in rows]
+        if self.kind == "shuffled" and label_seed is None:
+            label_seed = self.seed
+        if label_seed is not None:
+            labels = permuted_within_prefix(rows, labels, label_seed)
+        self.model.fit(self._design(blocks), labels)
+        return self
+
+    def predict(self, blocks: dict) -> list[str]:
+        return self.model.predict(self._design(blocks))
+
+    def predict_prefix(self, waveform: np.ndarray, text: str) -> str:
+        blocks = blocks_of(waveform, text, self.needed)
+        batch = {k: [v] if k == "text" else np.asarray(v)[None, :] for k, v in blocks.items()}
+        return self.predict(batch)[0]
+
+
+def permuted_within_prefix(rows: list[PrefixRow], labels: list[str], seed: int) -> list[str]:
+    """Labels permuted across rows of the same prefix position (keeps each position's label
+    frequencies, breaks the pairing of inputs and labels)."""
+    rng = np.random.default_rng(seed)
+    out = list(labels)
+    for k in range(N_PREFIXES):
+        where = [i for i, r in enumerate(rows) if r.k == k]
+        for i, j in zip(where, rng.permutation(where), strict=True):
+            out[i] = labels[j]
+    return out

@@ -1,0 +1,201 @@
+"""Onset (PACT-SLM) probes and matched controls on the held-out test families.
+
+Every learned model is the same balanced multinomial logistic regression (C=1, lbfgs, 2,000
+iterations) fit on the same 2,080 clean training prefix records; nothing is chosen on test. The
+test split (80 groups, 4 held-out families) is scored on its clean and 15 dB noise renderings
+(1,600 prefix records). Reports, with 1,000 contrast-group bootstrap resamples (seed 0):
+
+* Table 1 counts (groups, trajectories, prefix records per split);
+* per model: trajectory exactness, pre-onset exposed-action rate, pooled post-onset accuracy
+  (exposed / internal label split), onset exactness, onset error; all, clean and noise15;
+* paired differences audio probe minus each control (same draws);
+* the 100-permutation within-prefix check of the audio probe (labels permuted within prefix
+  position, seeds 0-99, refit each time), reported apart from the bootstrap;
+* every single scalar (the five scalar acoustics and the 12 prosodic features) as its own probe.
+
+Prefix records go straight from features to predictions; their trajectory records have the
+env's ``info["episode"]`` format, so ``hear_gym.envs.onset.metrics`` scores both alike.
+Writes benchmarks/out/onset_probes.{json,md}. Usage: python benchmarks/onset_probes.py [N_PERMUTATIONS]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from agents.onset.baselines import plurality_action
+from agents.onset.probes import KINDS, PrefixRow, Probe, prefix_rows, row_blocks
+from hear_gym.envs.onset.actions import WAIT
+from hear_gym.envs.onset.features import SCALAR_NAMES
+from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, groups_by_id, select_groups
+from hear_gym.envs.onset.groups.model import N_PREFIXES, SPLITS
+from hear_gym.envs.onset.metrics import counts, metric_table, paired_difference
+from hear_gym.speech.features import FEATURE_NAMES
+
+OUT = Path(__file__).parent / "out"
+BLOCKS = ("representation", "scalar", "elapsed", "text")
+HEADLINE = ("post_onset_accuracy", "pre_onset_exposed", "trajectory_exactness", "onset_exactness")
+
+
+def table1() -> list[dict]:
+    rows = []
+    for split in SPLITS:
+        groups = select_groups(split)
+        trajectories = 2 * len(groups)
+        records = sum(2 * len(g.renderings) * N_PREFIXES for g in groups)
+        rows.append(
+            {
+                "split": split,
+                "families": len({g.family for g in groups}),
+                "groups": len(groups),
+                "trajectories": trajectories,
+                "prefix_records": records,
+                "renderings": sorted({r for g in groups for r in g.renderings}),
+            }
+        )
+    return rows
+
+
+def trajectory_records(rows: list[PrefixRow], predictions: list[str]) -> list[dict]:
+    """Prefix predictions regrouped into the env's trajectory records."""
+    by_trajectory: dict[tuple, dict[int, str]] = defaultdict(dict)
+    for row, prediction in zip(rows, predictions, strict=True):
+        by_trajectory[(row.group_id, row.branch, row.rendering)][row.k] = prediction
+    records = []
+    for (group_id, branch, rendering), by_k in by_trajectory.items():
+        group = groups_by_id()[group_id]
+        records.append(
+            {
+                "group_id": group_id,
+                "branch": branch,
+                "rendering": rendering,
+                "action": group.branch(branch).action,
+                "onset_index": group.onset_index,
+                "targets": list(group.targets(branch)),
+                "predictions": [by_k[k] for k in range(N_PREFIXES)],
+            }
+        )
+    return records
+
+
+def post_onset(records: list[dict]) -> float:
+    num, den = counts(records, "post_onset_accuracy")
+    return num / den
+
+
+def main(n_permutations: int = 100) -> dict:
+    start = time.perf_counter()
+    train, test = prefix_rows("train"), prefix_rows("test")
+    train_blocks, test_blocks = row_blocks(train, BLOCKS), row_blocks(test, BLOCKS)
+    print(
+        f"features of {len(train)} train and {len(test)} test prefixes: {time.perf_counter() - start:.0f} s"
+    )
+    final = plurality_action()
+    predictions = {
+        "always_wait": [WAIT] * len(test),
+        "endpoint_plurality": [final if r.k == N_PREFIXES - 1 else WAIT for r in test],
+    }
+    for kind in KINDS:
+        predictions[kind] = Probe(kind).fit(train, train_blocks).predict(test_blocks)
+    records = {name: trajectory_records(test, p) for name, p in predictions.items()}
+    models = {
+        name: {s: {m: e.as_dict() for m, e in t.items()} for s, t in metric_table(r).items()}
+        for name, r in records.items()
+    }
+    model_counts = {name: {m: counts(r, m) for m in HEADLINE} for name, r in records.items()}
+    differences = {
+        f"audio - {name}": {
+            m: paired_difference(records["audio"], records[name], m).as_dict() for m in HEADLINE
+        }
+        for name in records
+        if name != "audio"
+    }
+    observed = post_onset(records["audio"])
+    t0 = time.perf_counter()
+    permuted = []
+    for seed in range(n_permutations):
+        probe = Probe("audio").fit(train, train_blocks, label_seed=seed)
+        permuted.append(post_onset(trajectory_records(test, probe.predict(test_blocks))))
+    permutation = {
+        "n": n_permutations,
+        "observed": observed,
+        "median": float(np.median(permuted)) if permuted else None,
+        "p97_5": float(np.percentile(permuted, 97.5)) if permuted else None,
+        "percentile_of_observed": float(100 * np.mean(np.array(permuted) < observed)) if permuted else None,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "scores": permuted,
+    }
+    singles = {}
+    for name in (*SCALAR_NAMES, *FEATURE_NAMES):
+        kind = f"single:{name}"
+        single_records = trajectory_records(test, Probe(kind).fit(train, train_blocks).predict(test_blocks))
+        singles[name] = post_onset(single_records)
+    result = {
+        "generator": GENERATOR_VERSION,
+        "table1": table1(),
+        "models": models,
+        "counts": model_counts,
+        "differences": differences,
+        "permutation": permutation,
+        "single_scalars_post_onset": singles,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    OUT.mkdir(exist_ok=True)
+    (OUT / "onset_probes.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    markdown = to_markdown(result)
+    (OUT / "onset_probes.md").write_text(markdown, encoding="utf-8")
+    print(markdown)
+    return result
+
+
+def _pct(e: dict, signed: bool = False) -> str:
+    f = "+.1f" if signed else ".1f"
+    return f"{100 * e['point']:{f}} [{100 * e['low']:{f}}, {100 * e['high']:{f}}]"
+
+
+def to_markdown(result: dict) -> str:
+    lines = ["| split | families | groups | trajectories | prefix records |", "|---|---|---|---|---|"]
+    for row in result["table1"]:
+        lines.append(
+            f"| {row['split']} | {row['families']} | {row['groups']} | {row['trajectories']} | {row['prefix_records']} |"
+        )
+    lines += [
+        "",
+        "| model | post-onset acc. | pre-onset exposed | trajectory exact | onset exact | clean post-onset | noise15 post-onset |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, slices in result["models"].items():
+        a = slices["all"]
+        lines.append(
+            f"| {name} | {_pct(a['post_onset_accuracy'])} | {_pct(a['pre_onset_exposed'])} | {_pct(a['trajectory_exactness'])} | "
+            f"{_pct(a['onset_exactness'])} | {_pct(slices['clean']['post_onset_accuracy'])} | {_pct(slices['noise15']['post_onset_accuracy'])} |"
+        )
+    lines += [
+        "",
+        "| paired difference | post-onset acc. | pre-onset exposed | trajectory exact | onset exact |",
+        "|---|---|---|---|---|",
+    ]
+    for name, d in result["differences"].items():
+        lines.append(f"| {name} | " + " | ".join(_pct(d[m], signed=True) for m in HEADLINE) + " |")
+    p = result["permutation"]
+    if p["n"]:
+        lines += [
+            "",
+            f"Permutation check ({p['n']} within-prefix label permutations, refit each): observed {100 * p['observed']:.2f}%, "
+            f"median {100 * p['median']:.2f}%, 97.5th percentile {100 * p['p97_5']:.2f}%, observed at percentile {p['percentile_of_observed']:.0f}.",
+        ]
+    best = max(result["single_scalars_post_onset"].items(), key=lambda kv: kv[1])
+    lines += [
+        "",
+        f"Best single scalar (of {len(result['single_scalars_post_onset'])}): {best[0]} at {100 * best[1]:.1f}% post-onset accuracy.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)

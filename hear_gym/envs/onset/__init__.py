@@ -1,0 +1,1 @@
+"""Onset (PACT-SLM): when does partial speech license an action? See ``env.py``."""

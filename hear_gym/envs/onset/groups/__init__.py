@@ -1,0 +1,1 @@
+"""Onset contrast groups: authored families and deliveries (``data/``), the model and the generator."""

@@ -1,0 +1,139 @@
+"""Generate the Onset contrast groups: a pure function of ``GENERATOR_VERSION`` and the data files.
+
+Per family (``data/families.json``) there are ``GROUPS_PER_FAMILY`` groups: every unordered pair
+of the five source actions twice, each with its own transcript (distinct within the family), a
+voice and rate shared by both utterances, and per-utterance deliveries (``data/deliveries.json``).
+Held-out families form the test split; of every other family ``DEV_PER_FAMILY`` groups go to dev
+and the rest to train. The onset fraction (0.4, 0.6, 0.8) is then assigned so that it is balanced
+within every (split, action pair) bucket, and, through a running offset, within every split.
+All draws come from ``StableRng`` streams keyed by version, family and bucket.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from itertools import product
+
+from hear_gym.core.stable_rng import StableRng
+from hear_gym.envs.onset.groups.model import (
+    ACTION_PAIRS,
+    BRANCH_IDS,
+    ONSET_FRACTIONS,
+    PREFIX_FRACTIONS,
+    SPLITS,
+    Branch,
+    Delivery,
+    Group,
+    pair_key,
+)
+from hear_gym.speech.espeak import VOICES
+
+GENERATOR_VERSION = "onset-1"
+GROUPS_PER_FAMILY = 2 * len(ACTION_PAIRS)
+DEV_PER_FAMILY = 4
+
+
+def _data(name: str) -> dict:
+    return json.loads(resources.files("hear_gym.envs.onset.groups").joinpath("data", name).read_text("utf-8"))
+
+
+@cache
+def families() -> dict[str, dict]:
+    return _data("families.json")["families"]
+
+
+@cache
+def deliveries() -> dict:
+    return _data("deliveries.json")
+
+
+def transcripts(family: str) -> list[str]:
+    """Every transcript the family's templates can produce, in a fixed order."""
+    spec = families()[family]
+    out = []
+    for template in spec["templates"]:
+        names = [n for n in spec["slots"] if "{" + n + "}" in template]
+        for values in product(*(spec["slots"][n] for n in names)):
+            text = template.format(**dict(zip(names, values, strict=True)))
+            out.append(text[0].upper() + text[1:])
+    return out
+
+
+def _delivery(action: str, pitch_offset: float, range_offset: float, rng: StableRng) -> Delivery:
+    spec, jitter = deliveries()["actions"][action], deliveries()["utterance_jitter"]
+    return Delivery(
+        style=spec["style"],
+        pitch=round(
+            min(99.0, max(0.0, spec["pitch"] + pitch_offset + rng.uniform(-1, 1) * jitter["pitch"])), 2
+        ),
+        range=round(
+            min(99.0, max(0.0, spec["range"] + range_offset + rng.uniform(-1, 1) * jitter["range"])), 2
+        ),
+        contour=spec["contour"],
+    )
+
+
+def _family_specs(family: str) -> list[dict]:
+    """The family's groups before onsets are assigned."""
+    rng = StableRng(f"{GENERATOR_VERSION}|{family}")
+    texts = rng.sample(transcripts(family), GROUPS_PER_FAMILY)
+    pairs = rng.shuffled([pair for pair in ACTION_PAIRS for _ in range(2)])
+    dev = set(rng.sample(range(GROUPS_PER_FAMILY), DEV_PER_FAMILY))
+    speaker = deliveries()["speaker"]
+    specs = []
+    for i, (text, pair) in enumerate(zip(texts, pairs, strict=True)):
+        pitch_offset = rng.uniform(-1, 1) * speaker["pitch_offset"]
+        range_offset = rng.uniform(-1, 1) * speaker["range_offset"]
+        ordered = pair if rng.below(2) == 0 else pair[::-1]  # which action becomes branch "a"
+        specs.append(
+            {
+                "group_id": f"{family}-{i:02d}",
+                "family": family,
+                "split": "test" if families()[family]["held_out"] else ("dev" if i in dev else "train"),
+                "transcript": text,
+                "voice": rng.choice(VOICES),
+                "rate": int(round(rng.uniform(*speaker["rate"]))),
+                "branches": tuple(
+                    Branch(b, a, _delivery(a, pitch_offset, range_offset, rng))
+                    for b, a in zip(BRANCH_IDS, ordered, strict=True)
+                ),
+            }
+        )
+    return specs
+
+
+@cache
+def all_groups() -> tuple[Group, ...]:
+    specs = [spec for family in sorted(families()) for spec in _family_specs(family)]
+    onset: dict[str, int] = {}
+    for split in SPLITS:
+        offset = 0  # carried across buckets so that the split as a whole is balanced too
+        for pair in ACTION_PAIRS:
+            bucket = sorted(
+                s["group_id"]
+                for s in specs
+                if s["split"] == split and pair_key(b.action for b in s["branches"]) == pair
+            )
+            bucket = StableRng(f"{GENERATOR_VERSION}|onset|{split}|{'+'.join(pair)}").shuffled(bucket)
+            for j, group_id in enumerate(bucket):
+                onset[group_id] = PREFIX_FRACTIONS.index(ONSET_FRACTIONS[(offset + j) % len(ONSET_FRACTIONS)])
+            offset += len(bucket)
+    return tuple(Group(**spec, onset_index=onset[spec["group_id"]]) for spec in specs)
+
+
+@cache
+def groups_by_id() -> dict[str, Group]:
+    return {g.group_id: g for g in all_groups()}
+
+
+def select_groups(split: str = "all") -> tuple[Group, ...]:
+    if split not in (*SPLITS, "all"):
+        raise ValueError(f"split must be one of {(*SPLITS, 'all')}, got {split!r}")
+    return tuple(g for g in all_groups() if split in ("all", g.split))
+
+
+def episode_ids(split: str = "all") -> tuple[str, ...]:
+    """Every episode (trajectory x rendering) of the split, in generation order."""
+    return tuple(e for g in select_groups(split) for e in g.episode_ids())

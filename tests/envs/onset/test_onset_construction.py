@@ -1,0 +1,74 @@
+"""The branch construction: pre-onset prefixes byte-identical within a pair (clean and noise),
+the onset prefix branch-specific, equal durations, nested crops, a 15 dB pair-level noise, and
+the same audio in and across processes."""
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+from hear_gym.envs.onset.groups.generator import select_groups
+from hear_gym.envs.onset.groups.model import N_PREFIXES
+from hear_gym.envs.onset.scenes import CROSSFADE_MS, NOISE_SNR_DB, build_group
+
+# every onset fraction, clean-only and noisy groups
+SAMPLE = [*select_groups("train")[::52], *select_groups("test")[::16]]
+
+
+def test_pre_onset_prefixes_are_byte_identical_and_the_onset_prefix_is_not():
+    assert {g.onset_index for g in SAMPLE} == {1, 2, 3}
+    for group in SAMPLE:
+        rendered = build_group(group)
+        for rendering in group.renderings:
+            for k in range(N_PREFIXES):
+                a, b = (rendered.prefix(branch, rendering, k) for branch in ("a", "b"))
+                assert len(a) == len(b)
+                if k < group.onset_index:
+                    assert a.tobytes() == b.tobytes(), (group.group_id, rendering, k)
+                else:
+                    assert a.tobytes() != b.tobytes(), (group.group_id, rendering, k)
+
+
+def test_divergence_and_crossfade_lie_between_the_last_wait_prefix_and_the_onset_prefix():
+    for group in SAMPLE:
+        rendered = build_group(group)
+        ends, k = rendered.prefix_ends, group.onset_index
+        assert rendered.divergence == (ends[k - 1] + ends[k]) // 2
+        assert rendered.divergence + int(16 * CROSSFADE_MS) < ends[k]
+        a, b = (rendered.waveforms[(br, "clean")] for br in ("a", "b"))
+        first_difference = int(np.flatnonzero(a != b)[0])
+        assert ends[k - 1] <= rendered.divergence <= first_difference < ends[k]
+
+
+def test_crops_are_nested_and_noise_is_added_before_cropping_at_15_db():
+    group = select_groups("test")[5]
+    rendered = build_group(group)
+    for branch in ("a", "b"):
+        for rendering in group.renderings:
+            full = rendered.waveforms[(branch, rendering)]
+            for k in range(N_PREFIXES):
+                assert np.array_equal(rendered.prefix(branch, rendering, k), full[: rendered.prefix_ends[k]])
+    clean = [rendered.waveforms[(b, "clean")].astype(np.float64) for b in ("a", "b")]
+    noise = [rendered.waveforms[(b, "noise15")] - c for b, c in zip(("a", "b"), clean, strict=True)]
+    np.testing.assert_allclose(noise[0], noise[1], atol=1e-6)  # one realization per pair
+    snr = 10 * np.log10(np.mean([np.mean(c**2) for c in clean]) / np.mean(noise[0] ** 2))
+    assert abs(snr - NOISE_SNR_DB) < 0.2
+
+
+def _hashes() -> list[str]:
+    return [
+        hashlib.sha256(w.tobytes()).hexdigest() for g in SAMPLE[:3] for w in build_group(g).waveforms.values()
+    ]
+
+
+def test_same_audio_in_and_across_processes():
+    first = _hashes()
+    assert _hashes() == first
+    code = (
+        "import json, sys; sys.path.insert(0, 'tests/envs/onset'); "
+        "from test_onset_construction import _hashes; print(json.dumps(_hashes()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == first

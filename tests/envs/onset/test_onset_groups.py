@@ -1,0 +1,73 @@
+"""The contrast groups: Table 1 counts, held-out families, balanced onsets, branch ids that do not
+encode the action, and a generator that is a pure function of its version and data."""
+
+from collections import Counter
+
+from hear_gym.envs.onset.groups import generator
+from hear_gym.envs.onset.groups.generator import all_groups, episode_ids, select_groups, transcripts
+from hear_gym.envs.onset.groups.model import ACTION_PAIRS, N_PREFIXES, ONSET_FRACTIONS, parse_episode_id
+
+TEST_FAMILIES = {"book_uncertainty", "calendar_noise", "message_barge_in", "timer_urgency"}
+
+
+def test_table_1_counts_match_the_paper():
+    expected = {"train": (208, 416, 2080), "dev": (52, 104, 520), "test": (80, 160, 1600)}
+    for split, (groups, trajectories, records) in expected.items():
+        chosen = select_groups(split)
+        assert len(chosen) == groups
+        assert 2 * len(chosen) == trajectories
+        assert sum(2 * len(g.renderings) * N_PREFIXES for g in chosen) == records
+    assert len(episode_ids("test")) == 320 and len(episode_ids("train")) == 416
+
+
+def test_test_families_are_held_out_whole():
+    assert {g.family for g in select_groups("test")} == TEST_FAMILIES
+    assert not TEST_FAMILIES & {g.family for g in select_groups("train") + select_groups("dev")}
+    assert {g.family for g in select_groups("train")} == {g.family for g in select_groups("dev")}
+    assert all(g.renderings == ("clean",) for g in select_groups("train") + select_groups("dev"))
+
+
+def test_onsets_are_balanced_within_split_and_action_pair():
+    for split in ("train", "dev", "test"):
+        chosen = select_groups(split)
+        overall = Counter(g.onset_fraction for g in chosen)
+        assert set(overall) == set(ONSET_FRACTIONS) and max(overall.values()) - min(overall.values()) <= 1
+        for pair in ACTION_PAIRS:
+            bucket = Counter(g.onset_fraction for g in chosen if g.action_pair == pair)
+            assert max(bucket.values()) - min(bucket.get(f, 0) for f in ONSET_FRACTIONS) <= 1
+
+
+def test_pairs_contrast_actions_and_branch_ids_do_not_encode_them():
+    by_branch = Counter()
+    for group in all_groups():
+        a, b = group.branches
+        assert a.action != b.action and (a.branch_id, b.branch_id) == ("a", "b")
+        by_branch.update((br.branch_id, br.action) for br in group.branches)
+    for action in {action for _, action in by_branch}:
+        assert by_branch[("a", action)] > 0.35 * (by_branch[("a", action)] + by_branch[("b", action)])
+        assert by_branch[("b", action)] > 0.35 * (by_branch[("a", action)] + by_branch[("b", action)])
+    for group in all_groups():
+        assert group.action_pair[0] not in group.group_id and group.branches[0].action not in str(
+            group.episode_ids()
+        )
+
+
+def test_transcripts_are_distinct_within_a_family_and_generation_is_pure():
+    for family in {g.family for g in all_groups()}:
+        texts = [g.transcript for g in all_groups() if g.family == family]
+        assert len(set(texts)) == len(texts)
+        assert set(texts) <= set(transcripts(family))
+    before = [g.as_record() for g in all_groups()]
+    generator.all_groups.cache_clear()
+    assert [g.as_record() for g in generator.all_groups()] == before
+
+
+def test_episode_ids_parse_and_bad_ones_are_refused():
+    assert parse_episode_id("book_uncertainty-03/a/noise15") == ("book_uncertainty-03", "a", "noise15")
+    for bad in ("book_uncertainty-03", "x/c/clean", "x/a/noisy"):
+        try:
+            parse_episode_id(bad)
+        except ValueError as exc:
+            assert "not an Onset episode id" in str(exc)
+        else:
+            raise AssertionError(bad)

@@ -1,0 +1,82 @@
+"""The cheapest shortcuts, as tests with explicit bounds, on the full train (2,080 clean records)
+and test (1,600 clean and noise records) splits: fit on train, score pooled post-onset accuracy on
+test, the way the audio probe is scored in ``benchmarks/onset_probes.py``.
+
+``AUDIO_PROBE_LOW`` is the lower end of the audio probe's 95% group-bootstrap interval there
+(31.6% [27.5, 36.0], benchmarks/RESULTS.md): no single scalar of the prefix audio (the five scalar
+acoustics and leading silence), nor the elapsed-only or text-only control, may reach it. The
+Praat scalars (F0, energy, pauses) are too slow to extract here; the benchmark audits them.
+"""
+
+from functools import cache
+
+import numpy as np
+import pytest
+
+from agents.onset.probes import Probe, prefix_rows, row_blocks
+from hear_gym.envs.onset.features import SCALAR_NAMES
+from hear_gym.envs.onset.groups.generator import select_groups
+from hear_gym.envs.onset.scenes import rendered_group
+
+AUDIO_PROBE_LOW = 0.275
+SILENCE_DBFS = -40.0
+
+
+def leading_silence(wave: np.ndarray) -> float:
+    """Seconds before the first 10 ms frame louder than ``SILENCE_DBFS``."""
+    frames = wave[: len(wave) // 160 * 160].reshape(-1, 160).astype(np.float64)
+    loud = np.flatnonzero(10 * np.log10(np.mean(frames**2, axis=1) + 1e-12) > SILENCE_DBFS)
+    return float(loud[0] * 0.01) if len(loud) else len(wave) / 16_000
+
+
+@cache
+def _data():
+    train, test = prefix_rows("train"), prefix_rows("test")
+    blocks = []
+    for rows in (train, test):
+        b = row_blocks(rows, ("scalar", "text"))
+        b["scalar"] = np.column_stack([b["scalar"], [leading_silence(r.waveform()) for r in rows]])
+        blocks.append(b)
+    return train, test, blocks[0], blocks[1]
+
+
+def _post_onset(rows, predictions) -> float:
+    after = [(r.target, p) for r, p in zip(rows, predictions, strict=True) if r.target != "Wait"]
+    return sum(t == p for t, p in after) / len(after)
+
+
+@pytest.mark.parametrize("column", [*SCALAR_NAMES, "leading_silence"])
+def test_no_single_scalar_reaches_the_audio_probe(column):
+    train, test, train_blocks, test_blocks = _data()
+    index = [*SCALAR_NAMES, "leading_silence"].index(column)
+    probe = Probe("scalar")
+    probe.needed = ("scalar",)
+    pick = {k: v[:, [index]] if k == "scalar" else v for k, v in train_blocks.items()}
+    probe.fit(train, pick)
+    score = _post_onset(
+        test, probe.predict({k: v[:, [index]] if k == "scalar" else v for k, v in test_blocks.items()})
+    )
+    assert score < AUDIO_PROBE_LOW, (column, score)
+
+
+@pytest.mark.parametrize("kind", ["elapsed", "text", "scalar"])
+def test_no_elapsed_text_or_scalar_control_reaches_the_audio_probe(kind):
+    train, test, train_blocks, test_blocks = _data()
+    if kind == "elapsed":
+        train_blocks = {"elapsed": train_blocks["scalar"][:, [0]]}
+        test_blocks = {"elapsed": test_blocks["scalar"][:, [0]]}
+    if kind == "scalar":
+        train_blocks = {"scalar": train_blocks["scalar"][:, :5]}
+        test_blocks = {"scalar": test_blocks["scalar"][:, :5]}
+    score = _post_onset(test, Probe(kind).fit(train, train_blocks).predict(test_blocks))
+    assert score < AUDIO_PROBE_LOW, (kind, score)
+
+
+def test_branches_share_duration_and_differ_little_in_level():
+    """Within a pair: same duration at every prefix; whole-trajectory RMS within 1.5 dB."""
+    for group in select_groups("test")[::4] + select_groups("train")[::20]:
+        rendered = rendered_group(group.group_id)
+        a, b = (rendered.waveforms[(br, "clean")].astype(np.float64) for br in ("a", "b"))
+        assert len(a) == len(b)
+        level = [10 * np.log10(np.mean(x**2)) for x in (a, b)]
+        assert abs(level[0] - level[1]) < 1.5, group.group_id
