@@ -112,6 +112,10 @@ def test_every_episode_ends_with_its_record(env_id):
             done = terminated or truncated
             assert ("episode" in info) == done
         record = json.loads(json.dumps(info["episode"]))  # JSON, as results.jsonl stores it
+        # what trainers log per episode: finite numbers, the return among them
+        scalars = env_family.episode_scalars(record)
+        assert all(isinstance(v, float) and np.isfinite(v) for v in scalars.values())
+        assert scalars["return"] == pytest.approx(record.get("return", record.get("reward")))
         episode_id = record.get("scenario_id", record.get("item_id"))
         # the family's reset options play that episode again, the same way for the same seed
         replays = [env.reset(seed=seed, options=env_family.reset_options(episode_id)) for _ in range(2)]

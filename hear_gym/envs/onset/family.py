@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from hear_gym.core.family import EnvFamily
-from hear_gym.envs.onset import report
+from hear_gym.envs.onset import metrics, report
 from hear_gym.envs.onset.access import ONSET_ACCESS, apply_onset_access
 from hear_gym.envs.onset.actions import parse_reply
 from hear_gym.envs.onset.env import OnsetEnv
@@ -53,5 +53,6 @@ FAMILY = EnvFamily(
     summarize=report.summarize,
     tables=report.tables,
     splits=SPLITS,
+    episode_scalars=metrics.episode_scalars,
     cli="hear_gym.envs.onset.cli",
 )

@@ -71,6 +71,18 @@ COUNTS: dict[str, Callable[[Record], tuple[float, float]]] = {
 PERCENT_METRICS = tuple(m for m in COUNTS if m != "onset_error")
 
 
+def episode_scalars(record: Record) -> dict[str, float]:
+    """What a trainer logs per finished trajectory (``EnvFamily.episode_scalars``): the return and
+    each metric the trajectory counts toward (in percent; the onset error in prefix fraction)."""
+    scalars = {"return": float(record["return"])}
+    for metric, count in COUNTS.items():
+        numerator, denominator = count(record)
+        if denominator:
+            scale = 100.0 if metric in PERCENT_METRICS else 1.0
+            scalars[metric + ("%" if metric in PERCENT_METRICS else "")] = scale * numerator / denominator
+    return scalars
+
+
 def in_slice(record: Record, slice_name: str) -> bool:
     return slice_name == "all" or record["rendering"] == slice_name
 
