@@ -41,35 +41,24 @@ TURN_COST = 0.05
 HYPER = dict(n_envs=8, n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, ent_coef=0.01)
 
 
-def studies(steps: int, seeds: int) -> list[dict]:
-    """Every training run: (study, condition name, PPOSettings kwargs)."""
+def studies(steps: int, seeds: int, render_cache: Path) -> list[dict]:
+    """Every training run (study, name, PPOSettings kwargs), the headline study first. Audio runs
+    share one on-disk render cache, so each utterance is synthesized once for all of them."""
     runs = []
-    for feedback in ("prosody", "explicit"):
-        for access in ("A+T", "T"):
-            for seed in range(seeds):
-                runs.append(
-                    {
-                        "study": f"hear2act-{feedback}",
-                        "name": f"ppo-{access}-s{seed}",
-                        "settings": dict(
-                            env_id=HEAR2ACT,
-                            access=access,
-                            env_options={"feedback": feedback, "turn_cost": TURN_COST},
-                            seed=seed,
-                        ),
-                    }
-                )
-    for access in ("A+T", "T"):
+
+    def add(study: str, env_id: str, access: str, env_options: dict) -> None:
+        if access != "T":
+            env_options = {**env_options, "audio_cache_dir": str(render_cache)}
         for seed in range(seeds):
-            runs.append(
-                {
-                    "study": "voicegate-switch",
-                    "name": f"ppo-{access}-s{seed}",
-                    "settings": dict(
-                        env_id=VOICEGATE, access=access, env_options={"family": "speaker_switch"}, seed=seed
-                    ),
-                }
-            )
+            settings = dict(env_id=env_id, access=access, env_options=env_options, seed=seed)
+            runs.append({"study": study, "name": f"ppo-{access}-s{seed}", "settings": settings})
+
+    for access in ("A+T", "T"):
+        add("hear2act-prosody", HEAR2ACT, access, {"feedback": "prosody", "turn_cost": TURN_COST})
+    for access in ("A+T", "T"):
+        add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"})
+    for access in ("A+T", "T"):
+        add("hear2act-explicit", HEAR2ACT, access, {"feedback": "explicit", "turn_cost": TURN_COST})
     for run in runs:
         run["settings"].update(HYPER, total_steps=steps, eval_every=max(steps // 4, 1), eval_limit=48)
     return runs
@@ -109,9 +98,10 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
         from hear_gym.envs.voicegate.family import item_ids
 
         episodes = item_ids("test", ("speaker_switch",))
-    env_kwargs = tuple(sorted((k, v) for k, v in env_options.items() if k not in dict(cell_options)))
+    shared = {k: v for k, v in env_options.items() if k not in dict(cell_options) and k != "audio_cache_dir"}
     if env_id == VOICEGATE:
-        env_kwargs = ()
+        shared = {}  # the items name their family
+    env_kwargs = tuple(sorted(shared.items()))
     config = RunConfig(env_id, tuple(cells), tuple(episodes), seed=0, env_kwargs=env_kwargs)
     return evaluate(root / study / "paired_eval", config, agents, progress=False)
 
@@ -134,7 +124,8 @@ def main() -> dict:
     parser.add_argument("--only", default=None, help="Run one study (hear2act-prosody, ...).")
     args = parser.parse_args()
     root = OUT / "ppo_curves"
-    runs = [r for r in studies(args.steps, args.seeds) if args.only in (None, r["study"])]
+    runs = studies(args.steps, args.seeds, root / "render_cache")
+    runs = [r for r in runs if args.only in (None, r["study"])]
     with ProcessPoolExecutor(args.workers) as pool:
         trained = list(pool.map(train_one, runs, [root] * len(runs)))
     console = Console()

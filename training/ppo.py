@@ -293,4 +293,9 @@ def train(settings: PPOSettings) -> dict[str, Any]:
         envs.close()
         if run is not None:
             run.finish()
-    return {"checkpoint": str(settings.out / "checkpoints" / "final"), "metrics": metrics, "reused": False}
+    return {
+        "checkpoint": str(settings.out / "checkpoints" / "final"),
+        "evaluation": str(settings.out / "evals" / "final"),
+        "metrics": metrics,
+        "reused": False,
+    }

@@ -6,11 +6,11 @@ MaskablePPO (``training.ppo``); families add their own trainers to ``train_app``
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from hear_gym.cli.common import (
     DEFAULT_ENV,
@@ -22,6 +22,7 @@ from hear_gym.cli.common import (
     fail,
     option_value,
 )
+from hear_gym.core.registry import family
 from hear_gym.core.tables import print_tables
 
 train_app = typer.Typer(
@@ -122,8 +123,8 @@ def train_ppo_command(
         fail(str(exc))
     if result["reused"]:
         console.print(f"{out} already holds this finished run: its final evaluation, not retrained")
-    table = Table("metric", "value [95% CI]", title=f"PPO {env} @ {access}: held-out evaluation")
-    for metric, estimate in result["metrics"].items():
-        table.add_row(metric, f"{estimate['point']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]")
-    print_tables([table], console)
+    evaluation = Path(result["evaluation"])
+    metadata = json.loads((evaluation / "metadata.json").read_text(encoding="utf-8"))
+    console.print(f"[bold]held-out evaluation of the final checkpoint[/bold] ({evaluation})")
+    print_tables(family(env).tables(metadata), console)
     console.print(f"checkpoint: {result['checkpoint']}  curve: {out / 'curve.jsonl'}")
