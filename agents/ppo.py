@@ -1,5 +1,6 @@
 """PPO policies as checkpoints anyone may load without running pickled code, and the agent that
-plays them through the evaluation runner (``hear-gym eval --cell ppo:FOLDER@ACCESS``).
+plays them through the evaluation runner (``hear-gym eval --cell ppo:FOLDER@ACCESS``, or
+``ppo_greedy:FOLDER@ACCESS`` for the arg-max action).
 
 A checkpoint is a folder of two files:
 
@@ -94,23 +95,43 @@ def load_policy(folder: Path):
 
 
 class PPOAgent:
-    """Plays a PPO checkpoint: the deterministic (arg-max) masked action on the feature
-    observation of the access condition it was trained on."""
+    """Plays a PPO checkpoint on the feature observation of the access condition it was trained
+    on, as PPO trained it: each action is drawn from the policy's masked distribution, with the
+    agent's own generator seeded by ``reset(seed)`` (the runner's per-episode seed), so a run
+    replays exactly. ``GreedyPPOAgent`` takes the most likely action instead."""
 
     observation_format = "features"
 
     def __init__(self, policy, config: dict[str, Any]) -> None:
         self.policy, self.config = policy, config
         self.required_access = config["access"]
+        self.rng = np.random.default_rng(0)
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> PPOAgent:
         return cls(*load_policy(Path(path)))
 
     def reset(self, seed: int | None = None) -> None:
-        pass
+        self.rng = np.random.default_rng(seed)
+
+    def probabilities(self, observation: dict[str, Any]) -> np.ndarray:
+        """The policy's action distribution, invalid actions at zero."""
+        import torch
+
+        mask = np.asarray(observation["action_mask"]) > 0
+        tensor, _ = self.policy.obs_to_tensor(observation)
+        with torch.no_grad():
+            distribution = self.policy.get_distribution(tensor, action_masks=mask[None])
+        probs = distribution.distribution.probs[0].double().numpy()
+        return probs / probs.sum()
 
     def act(self, observation: dict[str, Any]) -> int:
-        mask = np.asarray(observation["action_mask"]) > 0
-        action, _ = self.policy.predict(observation, deterministic=True, action_masks=mask)
-        return int(action)
+        probs = self.probabilities(observation)
+        return int(self.rng.choice(len(probs), p=probs))
+
+
+class GreedyPPOAgent(PPOAgent):
+    """The most likely valid action (SB3's ``predict(deterministic=True)``)."""
+
+    def act(self, observation: dict[str, Any]) -> int:
+        return int(np.argmax(self.probabilities(observation)))

@@ -133,3 +133,32 @@ def build_tiny_audio_lm(out_dir: Path, vocab_size: int = 1024, hidden: int = 64,
         torch.manual_seed(seed)
         Qwen2AudioForConditionalGeneration(config).save_pretrained(out_dir)
     return out_dir
+
+
+def build_tiny_speech_encoder(out_dir: Path, hidden: int = 32, seed: int = 0) -> Path:
+    """A randomly initialized WavLM (2 convolution layers, 2 transformer layers of width
+    ``hidden``) and its feature extractor, saved like a real speech encoder."""
+    import torch
+    from transformers import Wav2Vec2FeatureExtractor, WavLMConfig, WavLMModel
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    Wav2Vec2FeatureExtractor(
+        feature_size=1, sampling_rate=16_000, return_attention_mask=True
+    ).save_pretrained(out_dir)
+    config = WavLMConfig(
+        hidden_size=hidden,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        conv_dim=(hidden, hidden),
+        conv_stride=(5, 4),
+        conv_kernel=(10, 4),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+        num_buckets=32,
+        max_bucket_distance=100,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        WavLMModel(config).save_pretrained(out_dir)
+    return out_dir

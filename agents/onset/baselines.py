@@ -8,6 +8,8 @@
   records when the agent is built (features are cached on disk after the first time), then
   applied to each prefix on show: ``audio_probe``, ``shuffled_probe``, ``scalar_probe``,
   ``elapsed_probe``, ``text_probe``, ``audio_text_probe``.
+* ``EncoderProbeAgent`` (``encoder_probe:FOLDER``): the same probe on a pretrained speech
+  encoder's representation, the encoder loaded from a local folder (``agents.onset.encoder``).
 """
 
 from __future__ import annotations
@@ -58,8 +60,8 @@ class ProbeAgent:
     kind = "audio"
     required_access: tuple[str, ...] = _AUDIO
 
-    def __init__(self) -> None:
-        self.probe = Probe(self.kind).fit(prefix_rows("train"))
+    def __init__(self, probe: Probe | None = None) -> None:
+        self.probe = probe or Probe(self.kind).fit(prefix_rows("train"))
 
     def reset(self, seed: int | None = None) -> None:
         pass
@@ -97,3 +99,15 @@ class TextProbeAgent(ProbeAgent):
 class AudioTextProbeAgent(ProbeAgent):
     kind = "audio_text"
     required_access = ("A+T",)
+
+
+class EncoderProbeAgent(ProbeAgent):
+    kind = "encoder"
+
+    @classmethod
+    def from_checkpoint(cls, path, rows=None) -> EncoderProbeAgent:
+        """Fit on the training split's clean prefixes (or ``rows``) through the encoder at ``path``."""
+        from agents.onset.encoder import SpeechEncoder
+
+        probe = Probe("encoder", encoder=SpeechEncoder(path))
+        return cls(probe.fit(rows if rows is not None else prefix_rows("train")))

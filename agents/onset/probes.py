@@ -18,6 +18,8 @@ scalar        the five scalar acoustics, standardized
 elapsed       the prefix duration, standardized
 text          TF-IDF of word unigrams and bigrams of the token-fraction text
 audio_text    the standardized representation next to the TF-IDF vector
+encoder       a pretrained speech encoder's mean-pooled last layer (``SpeechEncoder``),
+              standardized; needs ``encoder=``
 single:NAME   one named column of the representation or scalar block (shortcut tests)
 ============  =====================================================================
 """
@@ -42,7 +44,7 @@ from hear_gym.envs.onset.groups.generator import select_groups
 from hear_gym.envs.onset.groups.model import N_PREFIXES
 from hear_gym.envs.onset.scenes import rendered_group
 
-KINDS = ("audio", "shuffled", "scalar", "elapsed", "text", "audio_text")
+KINDS = ("audio", "shuffled", "scalar", "elapsed", "text", "audio_text")  # no model needed
 _BLOCKS = {
     "audio": ("representation",),
     "shuffled": ("representation",),
@@ -50,6 +52,7 @@ _BLOCKS = {
     "elapsed": ("elapsed",),
     "text": ("text",),
     "audio_text": ("representation", "text"),
+    "encoder": ("encoder",),
 }
 
 
@@ -82,9 +85,11 @@ def prefix_rows(
     return rows
 
 
-def blocks_of(waveform: np.ndarray, text: str, needed: tuple[str, ...]) -> dict:
-    """The feature blocks of one prefix."""
+def blocks_of(waveform: np.ndarray, text: str, needed: tuple[str, ...], encoder=None) -> dict:
+    """The feature blocks of one prefix (``encoder``: a ``SpeechEncoder``, for the encoder block)."""
     out: dict = {}
+    if "encoder" in needed:
+        out["encoder"] = encoder(waveform)
     if "representation" in needed:
         out["representation"] = prefix_representation(waveform)
     if "scalar" in needed:
@@ -96,9 +101,11 @@ def blocks_of(waveform: np.ndarray, text: str, needed: tuple[str, ...]) -> dict:
     return out
 
 
-def row_blocks(rows: list[PrefixRow], needed: tuple[str, ...]) -> dict:
+def row_blocks(rows: list[PrefixRow], needed: tuple[str, ...], encoder=None) -> dict:
     """Feature blocks of many rows: arrays stacked by row, texts as a list."""
-    per_row = [blocks_of(r.waveform() if needed != ("text",) else np.zeros(0), r.text, needed) for r in rows]
+    per_row = [
+        blocks_of(r.waveform() if needed != ("text",) else np.zeros(0), r.text, needed, encoder) for r in rows
+    ]
     return {
         name: [b[name] for b in per_row] if name == "text" else np.stack([b[name] for b in per_row])
         for name in needed
@@ -117,10 +124,12 @@ def _single_column(kind: str) -> tuple[str, int]:
 
 
 class Probe:
-    def __init__(self, kind: str, seed: int = 0) -> None:
-        if kind not in KINDS and not kind.startswith("single:"):
-            raise ValueError(f"unknown probe kind {kind!r}; kinds: {KINDS} or single:NAME")
-        self.kind, self.seed = kind, seed
+    def __init__(self, kind: str, seed: int = 0, encoder=None) -> None:
+        if kind not in _BLOCKS and not kind.startswith("single:"):
+            raise ValueError(f"unknown probe kind {kind!r}; kinds: {tuple(_BLOCKS)} or single:NAME")
+        if (kind == "encoder") != (encoder is not None):
+            raise ValueError("the encoder probe, and only it, takes encoder=SpeechEncoder(path)")
+        self.kind, self.seed, self.encoder = kind, seed, encoder
         self.column = _single_column(kind) if kind.startswith("single:") else None
         self.needed = (self.column[0],) if self.column else _BLOCKS[kind]
         self.model = BalancedLogisticRegression(C=1.0, max_iter=2_000)
@@ -145,7 +154,7 @@ class Probe:
     def fit(self, rows: list[PrefixRow], blocks: dict | None = None, label_seed: int | None = None) -> Probe:
         """Fit on ``rows`` (their ``row_blocks`` may be passed in). ``label_seed`` permutes the labels
         within each prefix position (the shuffled control with ``seed``; permutation checks)."""
-        blocks = blocks if blocks is not None else row_blocks(rows, self.needed)
+        blocks = blocks if blocks is not None else row_blocks(rows, self.needed, self.encoder)
         numeric = self._numeric(blocks)
         if numeric is not None:
             self.mean = numeric.mean(axis=0)
@@ -165,7 +174,7 @@ class Probe:
         return self.model.predict(self._design(blocks))
 
     def predict_prefix(self, waveform: np.ndarray, text: str) -> str:
-        blocks = blocks_of(waveform, text, self.needed)
+        blocks = blocks_of(waveform, text, self.needed, self.encoder)
         batch = {k: [v] if k == "text" else np.asarray(v)[None, :] for k, v in blocks.items()}
         return self.predict(batch)[0]
 

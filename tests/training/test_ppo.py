@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 from safetensors.torch import load_file  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from agents.ppo import CONFIG_FILE, WEIGHTS_FILE, PPOAgent, read_config  # noqa: E402
+from agents.ppo import CONFIG_FILE, WEIGHTS_FILE, GreedyPPOAgent, PPOAgent, read_config  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
 from training.ppo import CURVE_FILE, PPOSettings, train  # noqa: E402
 
@@ -76,22 +76,38 @@ def test_curve_logs_training_episodes_and_the_held_out_evaluation(trained):
     assert {"torch", "stable_baselines3", "sb3_contrib"} <= set(config["versions"])
 
 
-def test_checkpoint_agent_replays_the_trained_policy(trained):
-    out, _ = trained
+def _play(agent, seed: int) -> list[int]:
     import gymnasium as gym
 
-    agent = PPOAgent.from_checkpoint(out / "checkpoints" / "final")
-    assert agent.required_access == "T" and agent.observation_format == "features"
     env = gym.make("hear_gym/Hear2Act-v0", access="T", observation="features", **HEAR2ACT)
-    obs, _ = env.reset(seed=3)
-    for _ in range(5):
+    obs, _ = env.reset(seed=seed)
+    agent.reset(seed=seed)
+    actions = []
+    while True:
         action = agent.act(obs)
         assert obs["action_mask"][action] == 1.0
-        expected, _ = agent.policy.predict(obs, deterministic=True, action_masks=obs["action_mask"] > 0)
-        assert action == int(expected)
+        actions.append(action)
         obs, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
-            break
+            return actions
+
+
+def test_checkpoint_agents_replay_the_trained_policy(trained):
+    out, _ = trained
+    folder = out / "checkpoints" / "final"
+    sampled, greedy = PPOAgent.from_checkpoint(folder), GreedyPPOAgent.from_checkpoint(folder)
+    assert sampled.required_access == "T" and sampled.observation_format == "features"
+    # sampling with the agent's own generator: the same episode seed replays the same actions
+    assert _play(sampled, 3) == _play(PPOAgent.from_checkpoint(folder), 3)
+    # the greedy agent is SB3's deterministic prediction
+    import gymnasium as gym
+
+    env = gym.make("hear_gym/Hear2Act-v0", access="T", observation="features", **HEAR2ACT)
+    obs, _ = env.reset(seed=3)
+    expected, _ = greedy.policy.predict(obs, deterministic=True, action_masks=obs["action_mask"] > 0)
+    assert greedy.act(obs) == int(expected)
+    probs = sampled.probabilities(obs)
+    assert probs.sum() == pytest.approx(1.0) and np.all(probs[obs["action_mask"] == 0] == 0)
 
 
 def test_damaged_checkpoints_are_refused_clearly(trained, tmp_path):

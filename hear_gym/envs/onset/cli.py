@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from hear_gym.cli.audio import ListenRequest
-from hear_gym.cli.common import agent_factory, available_agents
+from hear_gym.cli.common import agent_factory, agent_spec, available_agents
 from hear_gym.cli.evaluate import EvalRequest
 from hear_gym.envs.onset.family import ENV_ID, FAMILY
 from hear_gym.envs.onset.groups.model import RENDERINGS, parse_episode_id
@@ -41,11 +41,12 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     cells, factories = [], {}
     for spec in request.cells or list(DEFAULT_CELLS):
         agent, _, access = spec.partition("@")
-        if agent not in registered:
+        name, checkpoint = agent_spec(agent)  # encoder_probe:FOLDER names its encoder
+        if name not in registered:
             raise typer.BadParameter(
-                f"unknown agent {agent!r}; agents: {sorted(registered)}", param_hint="--cell"
+                f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--cell"
             )
-        factories[agent] = agent_factory(registered[agent], request.llm_client)
+        factories[agent] = agent_factory(registered[name], request.llm_client, checkpoint)
         cells.append(Cell(agent, access or "A"))
     episodes = tuple(e for e in request.episode_ids() if parse_episode_id(e)[2] in renderings)
     try:
