@@ -39,6 +39,7 @@ from hear_gym.core.registry import family
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.stats.bootstrap import flat_estimates
 from hear_gym.wrappers.episode_record import EPISODE_RECORD_KEY, MoveEpisodeRecord
 
 RECORD_KEY = EPISODE_RECORD_KEY
@@ -124,11 +125,11 @@ def evaluation_config(settings: PPOSettings) -> RunConfig:
 
 def evaluate_checkpoint(checkpoint: Path, settings: PPOSettings, out_dir: Path) -> dict[str, Any]:
     """Play a checkpoint on the held-out episodes through the runner; the cell's metrics
-    (``{metric: {"point", "low", "high"}}``)."""
+    (``{metric: {"point", "low", "high", ...}}``, grouped names joined with "/")."""
     config = evaluation_config(settings)
     agents = {AGENT_NAME: functools.partial(PPOAgent.from_checkpoint, checkpoint)}
     metadata = evaluate(out_dir, config, agents, progress=False)
-    return metadata["cells"][config.cells[0].name]["metrics"]
+    return flat_estimates(metadata["cells"][config.cells[0].name]["metrics"])
 
 
 class TrainingLog(BaseCallback):

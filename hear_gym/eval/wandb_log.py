@@ -16,6 +16,7 @@ from typing import Any
 
 from hear_gym.core.registry import family
 from hear_gym.core.tables import rows
+from hear_gym.stats.bootstrap import flat_estimates
 
 
 @contextmanager
@@ -52,7 +53,7 @@ def log_to_wandb(metadata: dict[str, Any], run_dir: Path, project: str) -> str:
             }
         )
         for cell, data in metadata["cells"].items():
-            for metric, est in data["metrics"].items():
+            for metric, est in flat_estimates(data["metrics"]).items():
                 run.summary[f"{cell}/{metric}"] = est["point"]
         return run.dir
 

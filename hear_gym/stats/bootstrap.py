@@ -8,13 +8,26 @@ indices for every condition, which is what makes them paired.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 N_RESAMPLES = 2_000
 CONFIDENCE = 0.95
+
+
+def flat_estimates(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, dict[str, Any]]:
+    """A cell's metrics as ``{name: estimate dict}``. Families may group them one level or more
+    (Onset: by rendering slice); groups join the name with "/" (``"clean/post_onset_accuracy"``)."""
+    flat: dict[str, dict[str, Any]] = {}
+    for name, value in metrics.items():
+        if isinstance(value, Mapping) and "point" in value:
+            flat[prefix + name] = dict(value)
+        elif isinstance(value, Mapping):
+            flat.update(flat_estimates(value, f"{prefix}{name}/"))
+    return flat
 
 
 @dataclass(frozen=True)

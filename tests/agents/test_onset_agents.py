@@ -71,13 +71,19 @@ def test_rule_controls():
     assert AlwaysWaitAgent().act({}) == 0
 
 
-def test_eval_runs_through_the_one_runner(tmp_path):
+def test_eval_runs_through_the_one_runner_and_logs_to_wandb(tmp_path, monkeypatch):
     from hear_gym.cli.app import app
 
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("WANDB_SILENT", "true")
     out = tmp_path / "run"
     args = ["eval", "--env", "hear_gym/Onset-v0", "--split", "test", "--limit", "4", "--out", str(out)]
-    result = CliRunner().invoke(app, [*args, "--cell", "endpoint_plurality@T", "--no-progress"])
+    wandb = ["--wandb-project", "hear-gym-test"]
+    result = CliRunner().invoke(app, [*args, "--cell", "endpoint_plurality@T", "--no-progress", *wandb])
     assert result.exit_code == 0, result.output
+    offline = list((out / "wandb").glob("offline-run-*"))
+    assert len(offline) == 1 and any(offline[0].rglob("*.wandb"))
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(lines) == 4 and all(len(r["predictions"]) == 5 for r in lines)
     cell = json.loads((out / "metadata.json").read_text())["cells"]["endpoint_plurality@T"]

@@ -194,3 +194,15 @@ def test_cli_trains_with_wandb_offline_and_eval_plays_the_checkpoint(tmp_path, m
     assert bad.exit_code != 0 and "ppo:PATH" in bad.output
     bad = runner.invoke(app, ["train", "ppo", "--out", str(tmp_path / "y"), "--option", "turn_cost=0.1"])
     assert bad.exit_code != 0 and "feedback" in bad.output
+
+
+def test_trains_on_the_onset_family_too(tmp_path):
+    """Any registered family: Onset's grouped metrics come out flat in the curve."""
+    out = tmp_path / "onset"
+    result = train(
+        PPOSettings(out=out, env_id="hear_gym/Onset-v0", access="A", **{**TINY, "total_steps": 128})
+    )
+    assert "all/post_onset_accuracy" in result["metrics"]
+    rows = _curve(out)
+    assert rows[-1]["metrics"]["clean/pre_onset_exposed"]["point"] is not None
+    assert any("return" in r for r in rows if r["kind"] == "train")

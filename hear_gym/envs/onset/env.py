@@ -191,6 +191,10 @@ class OnsetEnv(gym.Env):
             "audio": audio,
         }
 
+    def action_masks(self) -> np.ndarray:
+        """Valid actions (sb3-contrib convention): every label, always."""
+        return action_mask()
+
     def prefix_audio(self) -> tuple[np.ndarray, dict]:
         """(waveform of the prefix on show, its manifest entries); rendered on first request.
         The waveform is a read-only view."""
