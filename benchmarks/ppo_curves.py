@@ -1,7 +1,7 @@
 """PPO learning curves: does a policy that hears the user learn to use it?
 
-Prints tables and writes benchmarks/out/ppo_curves.json (plus every training run under
-benchmarks/out/ppo_curves/). Two studies, each PPO on the feature observation, ``SEEDS`` seeds,
+Prints tables and writes benchmarks/out/ppo_curves/<study>.json (plus every training run under
+benchmarks/out/ppo_curves/<study>/; a finished run with the same settings is reused). Two studies, each PPO on the feature observation, ``SEEDS`` seeds,
 trained on the training split and evaluated on held-out test episodes through the runner:
 
 * Hear2Act under prosody-mediated feedback with a turn cost: PPO on audio features (A+T) vs PPO
@@ -106,6 +106,34 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
     return evaluate(root / study / "paired_eval", config, agents, progress=False)
 
 
+def audio_vs_transcript(study_dir: Path, members: list[dict]) -> dict:
+    """Hear2Act: the seed-averaged A+T policy minus the seed-averaged T policy, paired by
+    scenario (return and 1st%), and each policy's return as a share of state_aware@T+S's."""
+    from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
+    from hear_gym.eval.results import read_results
+    from hear_gym.stats.bootstrap import contrast_ci, pooled_ci
+
+    records = read_results(study_dir / "paired_eval" / "results.jsonl")
+    scenarios = sorted({r["scenario_id"] for r in records})
+    by_agent: dict[str, list] = {}
+    for record in records:
+        by_agent.setdefault(record["agent"], []).append(record)
+    audio = [r["name"] for r in members if r["settings"]["access"] == "A+T"]
+    text = [r["name"] for r in members if r["settings"]["access"] == "T"]
+    out = {}
+    for metric in ("return", "1st%"):
+        sums = {a: scenario_sums(e, scenarios, METRICS_BY_NAME[metric]) for a, e in by_agent.items()}
+        terms = [(1 / len(audio), sums[a]) for a in audio] + [(-1 / len(text), sums[t]) for t in text]
+        out[f"A+T - T, {metric}"] = contrast_ci(terms).as_dict()
+        out[f"A+T, {metric}"] = pooled_ci([sums[a] for a in audio]).as_dict()
+        out[f"T, {metric}"] = pooled_ci([sums[t] for t in text]).as_dict()
+        out[f"state_aware@T+S, {metric}"] = pooled_ci([sums["state_aware"]]).as_dict()
+    reference = out["state_aware@T+S, return"]["point"]
+    for side in ("A+T", "T"):
+        out[f"{side} return / state_aware return"] = out[f"{side}, return"]["point"] / reference
+    return out
+
+
 class _checkpoint_factory:
     """A picklable factory for one checkpoint's agent."""
 
@@ -129,7 +157,7 @@ def main() -> dict:
     with ProcessPoolExecutor(args.workers) as pool:
         trained = list(pool.map(train_one, runs, [root] * len(runs)))
     console = Console()
-    report = {"steps": args.steps, "seeds": args.seeds, "turn_cost": TURN_COST, "hyper": HYPER, "studies": {}}
+    report = {}
     for study in sorted({r["study"] for r in trained}):
         members = [r for r in trained if r["study"] == study]
         metadata = paired_evaluation(study, members, root)
@@ -146,12 +174,29 @@ def main() -> dict:
                 run["name"], *(f"{e['metrics'][key]['point']:.3f}" for e in evals if key in e["metrics"])
             )
         console.print(curves)
-        report["studies"][study] = {
+        if members[0]["settings"]["env_id"] == HEAR2ACT:
+            contrast = audio_vs_transcript(root / study, members)
+            summary = Table("measure", "point [95% CI]", title=f"{study}: audio vs transcript policy")
+            for name, value in contrast.items():
+                text = (
+                    f"{value:.2f}"
+                    if isinstance(value, float)
+                    else (f"{value['point']:.3f} [{value['low']:.3f}, {value['high']:.3f}]")
+                )
+                summary.add_row(name, text)
+            console.print(summary)
+        else:
+            contrast = None
+        report[study] = {
+            "steps": args.steps,
+            "seeds": args.seeds,
+            "turn_cost": TURN_COST,
+            "hyper": HYPER,
             "runs": [{k: r[k] for k in ("name", "settings", "curve")} for r in members],
             "paired": {"cells": metadata["cells"], "contrasts": metadata.get("contrasts")},
+            "audio_vs_transcript": contrast,
         }
-    OUT.mkdir(exist_ok=True)
-    (OUT / "ppo_curves.json").write_text(json.dumps(report, indent=2, default=str))
+        (root / f"{study}.json").write_text(json.dumps(report[study], indent=2, default=str))
     return report
 
 
