@@ -46,6 +46,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.reset_options import chosen_episode
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
 from hear_gym.envs.onset.actions import ACTIONS, EXPOSED, INTERNAL, INVALID, N_ACTIONS, WAIT, action_mask
@@ -120,7 +121,7 @@ class OnsetEnv(gym.Env):
     # -- episode --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        self.episode_id = self.episodes[self._choose(options or {})]
+        self.episode_id = self.episodes[chosen_episode(options or {}, self._index, self.np_random)]
         self.group_id, self.branch_id, self.rendering = parse_episode_id(self.episode_id)
         self.group = groups_by_id()[self.group_id]
         self.targets = self.group.targets(self.branch_id)
@@ -128,21 +129,6 @@ class OnsetEnv(gym.Env):
         self._decisions, self._rewards = [], []
         self._rendered = None
         return self._observation(), self._info()
-
-    def _choose(self, options: dict) -> int:
-        unknown = set(options) - {"item_id", "index"}
-        if unknown or len(options) > 1:
-            raise ValueError(f"reset options take one of 'item_id' or 'index', got {sorted(options)}")
-        if "item_id" in options:
-            if options["item_id"] not in self._index:
-                raise KeyError(f"episode {options['item_id']!r} is not in this env's episode set")
-            return self._index[options["item_id"]]
-        if "index" in options:
-            index = int(options["index"])
-            if not 0 <= index < len(self.episodes):
-                raise IndexError(f"index {index} outside 0..{len(self.episodes) - 1}")
-            return index
-        return int(self.np_random.integers(len(self.episodes)))
 
     def step(self, action):
         return self.step_decoded(ACTIONS[discrete_index(action, N_ACTIONS)])

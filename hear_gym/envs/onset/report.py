@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.table import Table
 
+from hear_gym.core.tables import percent_ci
 from hear_gym.envs.onset.metrics import COUNTS, PERCENT_METRICS, SLICES, counts, in_slice, metric_table
 from hear_gym.eval.runner import RunConfig
 
@@ -35,12 +36,6 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
     return {"cells": cells}
 
 
-def _pct(est: dict | None) -> str:
-    if est is None:
-        return "-"
-    return f"{100 * est['point']:.1f} [{100 * est['low']:.1f}, {100 * est['high']:.1f}]"
-
-
 def tables(metadata: dict[str, Any]) -> list[Table]:
     """Per cell: one row per metric, one column per slice (all, clean, noise15)."""
     out = []
@@ -50,7 +45,7 @@ def tables(metadata: dict[str, Any]) -> list[Table]:
             "metric", *(f"{s} % [95% CI]" for s in slices), title=f"{name} ({cell['n_groups']} groups)"
         )
         for metric in PERCENT_METRICS:
-            table.add_row(metric, *(_pct(cell["metrics"][s].get(metric)) for s in slices))
+            table.add_row(metric, *(percent_ci(cell["metrics"][s].get(metric)) for s in slices))
         table.add_row(
             "onset_error (fraction)",
             *(

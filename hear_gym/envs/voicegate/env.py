@@ -32,6 +32,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.reset_options import chosen_episode
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
 from hear_gym.envs.voicegate.actions import N_ACTIONS, GateAction, action_mask, decode
@@ -104,7 +105,7 @@ class VoiceGateEnv(gym.Env):
     # -- episode --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        self.item = self.items[self._choose(options or {})]
+        self.item = self.items[chosen_episode(options or {}, self._index, self.np_random)]
         self._done = False
         self._audio = None
         self._obs = {
@@ -113,21 +114,6 @@ class VoiceGateEnv(gym.Env):
             "action_mask": self.action_masks().astype(np.int8),
         }
         return self._observation(), self._info()
-
-    def _choose(self, options: dict) -> int:
-        unknown = set(options) - {"item_id", "index"}
-        if unknown or len(options) > 1:
-            raise ValueError(f"reset options take one of 'item_id' or 'index', got {sorted(options)}")
-        if "item_id" in options:
-            if options["item_id"] not in self._index:
-                raise KeyError(f"item {options['item_id']!r} is not in this env's item set")
-            return self._index[options["item_id"]]
-        if "index" in options:
-            index = int(options["index"])
-            if not 0 <= index < len(self.items):
-                raise IndexError(f"index {index} outside 0..{len(self.items) - 1}")
-            return index
-        return int(self.np_random.integers(len(self.items)))
 
     def step(self, action):
         if self.item is None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.table import Table
 
+from hear_gym.core.tables import percent_ci
 from hear_gym.envs.voicegate.items.generator import conditions_of
 from hear_gym.envs.voicegate.items.model import Family
 from hear_gym.envs.voicegate.metrics import condition_table, headline_metrics
@@ -40,25 +41,20 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
     return {"cells": cells}
 
 
-def _pct(est: dict | None) -> str:
-    if est is None:
-        return "-"
-    return f"{100 * est['point']:.1f} [{100 * est['low']:.1f}, {100 * est['high']:.1f}]"
-
-
 def tables(metadata: dict[str, Any]) -> list[Table]:
     """Per cell: the joint metrics, then one condition table per family."""
     out = []
     for name, cell in metadata["cells"].items():
         joint = Table("metric", "% [95% CI]", "groups", title=name)
         for metric, est in cell["metrics"].items():
-            joint.add_row(metric, _pct(est), str(est["n_scenarios"]))
+            joint.add_row(metric, percent_ci(est), str(est["n_scenarios"]))
         out.append(joint)
         for family, rows in cell["conditions"].items():
             sub = Table("condition", "mute %", "matching tool %", "accuracy %", title=f"{name}: {family}")
             for condition in (c for c in conditions_of(family) if c in rows):
                 sub.add_row(
-                    condition, *(_pct(rows[condition][k]) for k in ("mute", "matching_tool", "accuracy"))
+                    condition,
+                    *(percent_ci(rows[condition][k]) for k in ("mute", "matching_tool", "accuracy")),
                 )
             out.append(sub)
     return out
