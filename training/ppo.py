@@ -255,6 +255,7 @@ def _finished_run(settings: PPOSettings) -> dict[str, Any] | None:
         )
     return {
         "checkpoint": str(settings.out / final[-1]["checkpoint"]),
+        "evaluation": str(settings.out / "evals" / "final"),
         "metrics": final[-1]["metrics"],
         "reused": True,
     }

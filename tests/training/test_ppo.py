@@ -155,6 +155,7 @@ def test_a_finished_run_is_reused_and_a_different_one_never_overwritten(trained)
     before = (out / CURVE_FILE).read_text()
     again = train(PPOSettings(out=out, env_options=HEAR2ACT, **TINY))
     assert again["reused"] and again["metrics"] == json.loads(json.dumps(result["metrics"]))
+    assert again["evaluation"] == result["evaluation"] and again["checkpoint"] == result["checkpoint"]
     with pytest.raises(FileExistsError, match="different"):
         train(PPOSettings(out=out, env_options=HEAR2ACT, **{**TINY, "seed": 7}))
     assert (out / CURVE_FILE).read_text() == before
@@ -171,6 +172,8 @@ def test_cli_trains_with_wandb_offline_and_eval_plays_the_checkpoint(tmp_path, m
     assert result.exit_code == 0, result.output
     assert "switch_mute" in result.output or "false_execution" in result.output
     assert list((out / "wandb").glob("offline-run-*"))
+    again = runner.invoke(app, [*args, *tiny, "--eval-limit", "6", "--no-progress"])
+    assert again.exit_code == 0 and "already holds this finished run" in again.output
     checkpoint = out / "checkpoints" / "final"
     evaluation = runner.invoke(
         app,
