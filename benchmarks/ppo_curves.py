@@ -21,6 +21,7 @@ VoiceGate). Trainings run ``--workers`` at a time.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -92,7 +93,7 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
     for run in trained:
         name = run["name"]
         cells.append(Cell(name, run["settings"]["access"], cell_options))
-        agents[name] = _checkpoint_factory(PPOAgent, run["checkpoint"])
+        agents[name] = functools.partial(PPOAgent.from_checkpoint, run["checkpoint"])
     episodes = env_family.episode_ids("test")
     if env_id == VOICEGATE:
         from hear_gym.envs.voicegate.family import item_ids
@@ -132,16 +133,6 @@ def audio_vs_transcript(study_dir: Path, members: list[dict]) -> dict:
     for side in ("A+T", "T"):
         out[f"{side} return / state_aware return"] = out[f"{side}, return"]["point"] / reference
     return out
-
-
-class _checkpoint_factory:
-    """A picklable factory for one checkpoint's agent."""
-
-    def __init__(self, agent_class, checkpoint: str) -> None:
-        self.agent_class, self.checkpoint = agent_class, checkpoint
-
-    def __call__(self):
-        return self.agent_class.from_checkpoint(self.checkpoint)
 
 
 def main() -> dict:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -39,6 +38,7 @@ from hear_gym.core.registry import family
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.eval.wandb_log import start_run
 from hear_gym.stats.bootstrap import flat_estimates
 from hear_gym.wrappers.episode_record import EPISODE_RECORD_KEY, MoveEpisodeRecord
 
@@ -213,20 +213,8 @@ def save_checkpoint(model: MaskablePPO, settings: PPOSettings, folder: Path) -> 
 def _wandb_run(settings: PPOSettings):
     if settings.wandb_project is None:
         return None
-    try:
-        import wandb
-    except ImportError as exc:
-        raise RuntimeError("W&B logging needs wandb: pip install 'hear-gym[train]' (or disable it)") from exc
-    mode = os.environ.get("WANDB_MODE") or ("online" if os.environ.get("WANDB_API_KEY") else "offline")
     config = {"settings": settings.to_json(), "provenance": provenance(settings.env_id)}
-    return wandb.init(
-        project=settings.wandb_project,
-        dir=str(settings.out),
-        mode=mode,
-        name=settings.out.name,
-        config=config,
-        reinit="finish_previous",
-    )
+    return start_run(config, settings.out, settings.wandb_project)
 
 
 def train_ppo(**settings: Any) -> dict[str, Any]:

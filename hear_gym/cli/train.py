@@ -20,6 +20,7 @@ from hear_gym.cli.common import (
     component,
     console,
     fail,
+    family_options,
     option_value,
 )
 from hear_gym.core.registry import family
@@ -33,13 +34,8 @@ train_app = typer.Typer(
 
 
 def env_options(pairs: list[str] | None) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
-        options[key] = option_value(value)
-    return options
+    """``--option KEY=VALUE`` pairs as ``gym.make`` kwargs (the last value of a repeated key)."""
+    return {key: option_value(values[-1]) for key, values in family_options(pairs).items()}
 
 
 def _net_arch(text: str) -> tuple[int, ...]:

@@ -19,21 +19,29 @@ from hear_gym.core.tables import rows
 from hear_gym.stats.bootstrap import flat_estimates
 
 
-@contextmanager
-def _wandb_run(metadata: dict[str, Any], run_dir: Path, project: str):
+def start_run(config: dict[str, Any], run_dir: Path, project: str):
+    """A W&B run writing into ``run_dir/wandb``: online only with ``WANDB_API_KEY`` set (or an
+    explicit ``WANDB_MODE``), never asking to log in. Trainers log their curves through it too."""
     try:
         import wandb
     except ImportError as exc:
         raise RuntimeError("W&B logging needs wandb: pip install 'hear-gym[train]'") from exc
     mode = os.environ.get("WANDB_MODE") or ("online" if os.environ.get("WANDB_API_KEY") else "offline")
-    run = wandb.init(
+    return wandb.init(
         project=project,
         dir=str(run_dir),
         mode=mode,
         name=run_dir.name,
-        config={"config": metadata["config"], "provenance": metadata["provenance"]},
+        config=config,
         reinit="finish_previous",
     )
+
+
+@contextmanager
+def _wandb_run(metadata: dict[str, Any], run_dir: Path, project: str):
+    import wandb
+
+    run = start_run({"config": metadata["config"], "provenance": metadata["provenance"]}, run_dir, project)
     try:
         yield wandb, run
     finally:
