@@ -13,7 +13,7 @@ PPO_STEPS ?= 20000
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,agents]"
+	$(PY) -m pip install --quiet -e ".[dev,agents,train]"
 	touch $(STAMP)
 
 ## Train a small PPO policy on the transcript features, then evaluate its checkpoint beside the

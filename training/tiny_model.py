@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# Every turn ends with the EOS token, as real instruct templates end turns with theirs (Qwen's
+# <|im_end|>): a model fine-tuned on these turns learns to stop after its reply.
 CHAT_TEMPLATE = (
-    "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
+    "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|endoftext|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 SPECIAL_TOKENS = ["<|endoftext|>", "<|pad|>", "<|system|>", "<|user|>", "<|assistant|>"]
@@ -21,7 +23,7 @@ AUDIO_TOKENS = ["<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>"]
 AUDIO_CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>\n{% if m['content'] is string %}{{ m['content'] }}"
     "{% else %}{% for c in m['content'] %}{% if c['type'] == 'audio' %}<|audio_bos|><|AUDIO|><|audio_eos|>"
-    "{% else %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}\n{% endfor %}"
+    "{% else %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}<|endoftext|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 
