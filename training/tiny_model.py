@@ -10,6 +10,7 @@ No hub access is needed or attempted.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 # Every turn ends with the EOS token, as real instruct templates end turns with theirs (Qwen's
@@ -43,6 +44,20 @@ def corpus(max_scenarios: int = 48) -> list[str]:
         "[ACTION: CONFIRM] Done.",
         "[ACTION: ASK] What matters most to you?",
     ]
+    return texts + voicegate_corpus()
+
+
+def voicegate_corpus(max_items: int = 400) -> list[str]:
+    """VoiceGate's instruction, tool inventory, item words and canonical replies."""
+    from agents.voicegate.llm import GATE_INSTRUCTION
+    from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call
+    from hear_gym.envs.voicegate.items.generator import all_items
+    from hear_gym.envs.voicegate.items.pools import tool_inventory
+
+    texts = [GATE_INSTRUCTION.format(tools=json.dumps(tool_inventory(), separators=(",", ":"))), MUTE_TOKEN]
+    for item in all_items()[:max_items]:
+        texts.append(item.transcript)
+        texts += [format_tool_call(u.tool, u.params or {}) for u in item.utterances if u.tool]
     return texts
 
 
@@ -80,7 +95,7 @@ def _text_config(tokenizer, hidden: int, layers: int):
 
 
 def build_tiny_causal_lm(
-    out_dir: Path, vocab_size: int = 1024, hidden: int = 64, layers: int = 2, seed: int = 0
+    out_dir: Path, vocab_size: int = 2048, hidden: int = 64, layers: int = 2, seed: int = 0
 ) -> Path:
     import torch
     from transformers import Qwen2ForCausalLM
@@ -98,7 +113,7 @@ def build_tiny_causal_lm(
     return out_dir
 
 
-def build_tiny_audio_lm(out_dir: Path, vocab_size: int = 1024, hidden: int = 64, seed: int = 0) -> Path:
+def build_tiny_audio_lm(out_dir: Path, vocab_size: int = 2048, hidden: int = 64, seed: int = 0) -> Path:
     """A Qwen2-Audio-shaped model (1-layer audio encoder on 32 mel bins, tiny Qwen2 decoder) and
     its processor (Whisper feature extractor, the tokenizer with audio tokens, a chat template)."""
     import torch

@@ -6,7 +6,7 @@
   over the standard library's HTTP client; offline by construction unless you point it at a
   server.
 * ``TransformersChatClient``: a local causal LM through transformers (``from_pretrained`` on a
-  local folder or a hub id), greedy decoding, the tokenizer's chat template when it has one.
+  local folder, a cached hub id, or a LoRA adapter folder over such a model), greedy decoding, the tokenizer's chat template when it has one.
 * ``TransformersAudioChatClient``: an audio-language model (Qwen2-Audio / Qwen2.5-Omni style:
   a processor taking text and 16 kHz audio, a generate-capable model class named in the
   checkpoint's config), messages whose user content holds ``{"type": "audio"}`` parts.
@@ -61,6 +61,40 @@ def locate_model(name: str) -> str:
             "(no downloads here): pass the folder that holds the checkpoint"
         )
     return name
+
+
+def base_model_of(name: str) -> str:
+    """The checkpoint itself, or an adapter's base model; either must be on this machine."""
+    if not (Path(name) / "adapter_config.json").is_file():
+        return locate_model(name)
+    from peft import PeftConfig
+
+    base = PeftConfig.from_pretrained(name).base_model_name_or_path
+    try:
+        return locate_model(base)
+    except ChatClientError as exc:
+        raise ChatClientError(f"adapter {name}: its base model cannot be loaded: {exc}") from None
+
+
+def load_pretrained(model_class, name: str):
+    """``model_class.from_pretrained`` on a checkpoint, or on a LoRA adapter folder (peft's
+    ``adapter_config.json``): its base model with the adapter merged in for inference."""
+    base = base_model_of(name)
+    if base == name:
+        return model_class.from_pretrained(base)
+    from peft import PeftModel
+
+    return PeftModel.from_pretrained(model_class.from_pretrained(base), name).merge_and_unload()
+
+
+def processing_source(name: str) -> str:
+    """Where the tokenizer or processor lives: the checkpoint, or an adapter folder when the
+    trainer saved one there, else the adapter's base model."""
+    if not (Path(name) / "adapter_config.json").is_file():
+        return locate_model(name)
+    if any((Path(name) / f).is_file() for f in ("tokenizer_config.json", "processor_config.json")):
+        return name
+    return base_model_of(name)
 
 
 class OpenAIChatClient:
@@ -123,12 +157,11 @@ class TransformersChatClient:
     def __init__(self, model: str, max_new_tokens: int = 128, device: str = "cpu") -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        model = locate_model(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(processing_source(model))
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # decoder-only batched generation
-        self.model = AutoModelForCausalLM.from_pretrained(model).to(device).eval()
+        self.model = load_pretrained(AutoModelForCausalLM, model).to(device).eval()
         self.max_new_tokens, self.device = max_new_tokens, device
 
     def _prompt(self, messages: Messages) -> str:
@@ -157,16 +190,15 @@ class TransformersAudioChatClient:
     def __init__(self, model: str, max_new_tokens: int = 128, device: str = "cpu") -> None:
         import transformers
 
-        model = locate_model(model)
-        self.processor = transformers.AutoProcessor.from_pretrained(model)
+        self.processor = transformers.AutoProcessor.from_pretrained(processing_source(model))
         tokenizer = getattr(self.processor, "tokenizer", None)
         if tokenizer is not None:  # decoder-only batched generation pads on the left
             tokenizer.padding_side = "left"
             if tokenizer.pad_token is None:
                 tokenizer.pad_token = tokenizer.eos_token
-        config = transformers.AutoConfig.from_pretrained(model)
+        config = transformers.AutoConfig.from_pretrained(base_model_of(model))
         model_class = getattr(transformers, (config.architectures or ["AutoModel"])[0])
-        self.model = model_class.from_pretrained(model).to(device).eval()
+        self.model = load_pretrained(model_class, model).to(device).eval()
         self.max_new_tokens, self.device = max_new_tokens, device
 
     def complete_audio(self, batch: Sequence[tuple[Messages, list]]) -> list[str]:

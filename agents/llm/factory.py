@@ -3,7 +3,9 @@ agents by name: ``hear-gym eval --cell llm@T+S --llm-client hf:./my-model``.
 
 Specs:
 
-* ``hf:<local folder or hub id>``: a transformers causal LM (``TransformersChatClient``);
+* ``hf:<local folder or hub id>``: a transformers causal LM (``TransformersChatClient``); the
+  folder may hold a LoRA adapter saved by ``hear-gym train sft`` / ``grpo`` (its base model
+  must be on this machine too);
 * ``hf-audio:<local folder or hub id>``: an audio-language model (``TransformersAudioChatClient``);
 * ``openai:<base url>@<model>``: an OpenAI-compatible server, e.g.
   ``openai:http://localhost:8000/v1@Qwen/Qwen2.5-7B-Instruct`` (key from ``OPENAI_API_KEY``).
@@ -22,7 +24,7 @@ from agents.llm.clients import (
     OpenAIChatClient,
     TransformersAudioChatClient,
     TransformersChatClient,
-    locate_model,
+    base_model_of,
 )
 
 SPEC_KINDS = ("hf", "hf-audio", "openai")
@@ -61,7 +63,7 @@ def check_spec(spec: str) -> None:
     if kind == "openai":
         OpenAIChatClient(target, model, api_key=os.environ.get("OPENAI_API_KEY")).check()
     else:
-        locate_model(target)
+        base_model_of(target)  # the checkpoint, or a LoRA adapter's base model
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,15 @@ def gate_system_prompt(observation: dict[str, Any]) -> str:
     return GATE_INSTRUCTION.format(tools=observation["tools"])
 
 
+def gate_messages(observation: dict[str, Any]) -> list[dict[str, str]]:
+    """The text model's chat: the instruction, then the transcript. Agents and the SFT/GRPO
+    trainers build their prompts here, so a model is trained on exactly what it is asked."""
+    return [
+        {"role": "system", "content": gate_system_prompt(observation)},
+        {"role": "user", "content": observation["transcript"]},
+    ]
+
+
 class LLMGateAgent(ChatAgent):
     """A text model reading the transcript (access T, or A+T with the audio ignored)."""
 
@@ -38,15 +47,7 @@ class LLMGateAgent(ChatAgent):
         self.client = client
 
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
-        return self.client.complete(
-            [
-                [
-                    {"role": "system", "content": gate_system_prompt(o)},
-                    {"role": "user", "content": o["transcript"]},
-                ]
-                for o in observations
-            ]
-        )
+        return self.client.complete([gate_messages(o) for o in observations])
 
 
 class AudioLLMGateAgent(ChatAgent):

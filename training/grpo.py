@@ -1,0 +1,258 @@
+"""GRPO on VoiceGate decisions with the env's own reward, plain or paired, read top to bottom.
+
+1. ``GRPOSettings``: the model (a checkpoint, or an SFT output to continue from), the item
+   families, plain or paired grouping, TRL's GRPO knobs, LoRA, the held-out evaluation.
+2. ``gate_rows``: one dataset row per train item, the prompt built by the text agent's own
+   ``gate_messages``. Paired: one row per speaker-switch pair (x+ same-speaker, x- switch);
+   side-talk and self-talk items stay ordinary groups.
+3. ``EnvReward``: the reward of a completion is the env's reward for it: the reply steps a
+   text-action VoiceGate env on its item (``reward="paper"``, the rule rewards of VoxGate
+   section 5.2; one definition, shared with PPO). A reply cut by ``max_completion_length``
+   before its end-of-turn token is scored as the empty reply (malformed: the wrong-action
+   reward plus the malformed penalty), never by whatever prefix the cap left. It logs the mean reward per family and the
+   valid-format rate, and times itself (the environment's share of a step).
+4. TRL's ``GRPOTrainer`` (``PairedGRPOTrainer`` for pairs) with ``loss_type="dapo"``; the final
+   adapter or model is saved with safetensors to ``final/`` and evaluated in env loops like SFT.
+
+A text model reads the transcript (access T), and the three speaker-switch inputs of one command
+have the same words, so no text model can separate a switch from its same-speaker twin; paired
+grouping needs a listening model to pay off. See the README.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.voicegate.llm import gate_messages
+from hear_gym.core.registry import family
+from training.llm_common import (
+    EvalSettings,
+    LoraSettings,
+    check_model_folder,
+    device_arguments,
+    evaluation_rows,
+    finish_curve,
+    start_curve,
+)
+from training.paired_grpo import PairedGRPOTrainer
+
+ENV_ID = "hear_gym/VoiceGate-v0"
+TRAIN_ACCESS = "T"
+FAMILIES = ("speaker_switch", "side_talk", "self_talk")
+VLLM_MODES = (None, "colocate", "server")
+
+
+@dataclass
+class GRPOSettings:
+    out: Path
+    model: str
+    families: tuple[str, ...] = FAMILIES
+    paired: bool = False
+    item_limit: int | None = None  # first N dataset rows
+    num_generations: int = 8  # K; paired: K/2 per side
+    batch_size: int = 16  # completions per device and step (a multiple of K)
+    max_completion_length: int = 96
+    max_steps: int = 50
+    learning_rate: float = 1e-5
+    temperature: float = 1.0
+    beta: float = 0.0  # KL weight (0: no reference model)
+    vllm_mode: str | None = None  # None: generate with transformers
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    evaluation: EvalSettings = field(default_factory=EvalSettings)
+    seed: int = 0
+    wandb_project: str | None = "hear-gym"
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out)
+        self.families = tuple(self.families)
+        unknown = set(self.families) - set(FAMILIES)
+        if unknown or not self.families:
+            raise ValueError(f"families must be some of {FAMILIES}, got {self.families}")
+        if isinstance(self.lora, dict):
+            self.lora = LoraSettings(**self.lora)
+        if isinstance(self.evaluation, dict):
+            self.evaluation = EvalSettings(**self.evaluation)
+        self.evaluation = self.evaluation.resolved(TRAIN_ACCESS, {})
+        if self.num_generations < 2 or (self.paired and self.num_generations % 2):
+            raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
+        if self.batch_size % self.num_generations:
+            raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of num_generations")
+        for name in ("max_completion_length", "max_steps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.vllm_mode not in VLLM_MODES:
+            raise ValueError(f"vllm_mode must be one of {VLLM_MODES}")
+        if self.paired and self.vllm_mode == "server":
+            raise ValueError(
+                "paired GRPO cannot use vLLM server mode (it samples a whole group from one "
+                "prompt, which breaks pairing); use vllm_mode='colocate'"
+            )
+        if self.paired and "speaker_switch" not in self.families:
+            raise ValueError("paired GRPO pairs speaker-switch commands: include 'speaker_switch'")
+        self.model = check_model_folder(self.model)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "out": str(self.out)}
+
+
+# -- 2. the dataset ----------------------------------------------------------------------------
+def gate_rows(families=FAMILIES, paired: bool = False, split: str = "train") -> list[dict[str, Any]]:
+    """Rows ``prompt``, ``item_id``, ``item_family``, ``prompt_minus``, ``item_id_minus``."""
+    env_family = family(ENV_ID)
+    ids = env_family.episode_ids(split, tuple(families))
+    env = env_family.make(access=TRAIN_ACCESS, actions="text", item_ids=list(ids))
+    prompts, info_of = {}, {}
+    try:
+        for item_id in ids:
+            observation, info = env.reset(options=env_family.reset_options(item_id))
+            prompts[item_id], info_of[item_id] = gate_messages(observation), info
+    finally:
+        env.close()
+    rows = []
+    for item_id in ids:
+        info = info_of[item_id]
+        if paired and info["family"] == "speaker_switch":
+            if info["condition"] != "same_speaker":
+                continue  # the switch side joins its same-speaker twin; text-only stays out
+            minus = f"{info['group']}/switch"
+        else:
+            minus = item_id
+        rows.append(
+            {
+                "prompt": prompts[item_id],
+                "item_id": item_id,
+                "item_family": info["family"],
+                "prompt_minus": prompts[minus],
+                "item_id_minus": minus,
+            }
+        )
+    return rows
+
+
+# -- 3. the reward -----------------------------------------------------------------------------
+class EnvReward:
+    """The env's reward for each completion (see module docstring)."""
+
+    __name__ = "env_reward"  # TRL names reward columns after it
+
+    def __init__(self, item_ids, eos_token_ids) -> None:
+        self.eos_token_ids = set(eos_token_ids)
+        self.env_family = family(ENV_ID)
+        self.env = self.env_family.make(access=TRAIN_ACCESS, actions="text", item_ids=list(item_ids))
+        self.seconds = 0.0
+
+    def __call__(
+        self, completions, completion_ids, item_id, item_family, log_metric=None, **_
+    ) -> list[float]:
+        start = time.perf_counter()
+        rewards, valid = [], []
+        for completion, ids, item in zip(completions, completion_ids, item_id, strict=True):
+            reply = completion[-1]["content"] if isinstance(completion, list) else completion
+            if not ids or ids[-1] not in self.eos_token_ids:
+                reply = ""  # cut by the token cap: scored as the empty reply, malformed
+            self.env.reset(options=self.env_family.reset_options(item))
+            _, reward, _, _, info = self.env.step(reply)
+            rewards.append(float(reward))
+            valid.append(info["outcome"]["action"]["kind"] != "malformed")
+        self.seconds += time.perf_counter() - start
+        if log_metric is not None:
+            log_metric("valid_format", sum(valid) / len(valid))
+            for name in sorted(set(item_family)):
+                mine = [r for r, f in zip(rewards, item_family, strict=True) if f == name]
+                log_metric(f"reward/{name}", sum(mine) / len(mine))
+        return rewards
+
+
+# -- 4. the trainer ----------------------------------------------------------------------------
+def load_policy(model: str):
+    """(model, tokenizer) from a checkpoint or an SFT LoRA adapter (merged into its base)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agents.llm.clients import load_pretrained, processing_source
+
+    tokenizer = AutoTokenizer.from_pretrained(processing_source(model))
+    return load_pretrained(AutoModelForCausalLM, model), tokenizer
+
+
+def end_of_turn_ids(model, tokenizer) -> set[int]:
+    """Every id that ends a completion: the tokenizer's EOS and the model's declared ones (as
+    ``GRPOTrainer`` stops generation)."""
+    declared = model.generation_config.eos_token_id
+    declared = [] if declared is None else [declared] if isinstance(declared, int) else list(declared)
+    return {tokenizer.eos_token_id, *declared}
+
+
+def make_trainer(settings: GRPOSettings, rows: list[dict[str, Any]], reward: EnvReward, policy, callbacks=()):
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    config = GRPOConfig(
+        output_dir=str(settings.out / "trainer"),
+        num_generations=settings.num_generations,
+        per_device_train_batch_size=settings.batch_size,
+        max_completion_length=settings.max_completion_length,
+        max_steps=settings.max_steps,
+        learning_rate=settings.learning_rate,
+        temperature=settings.temperature,
+        beta=settings.beta,
+        loss_type="dapo",  # drops masked (zero-variance, paired) rows from the token count
+        use_vllm=settings.vllm_mode is not None,
+        vllm_mode=settings.vllm_mode or "colocate",
+        seed=settings.seed,
+        data_seed=settings.seed,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=not settings.progress,
+        **device_arguments(),
+    )
+    trainer_class = PairedGRPOTrainer if settings.paired else GRPOTrainer
+    model, tokenizer = policy
+    return trainer_class(
+        model=model,
+        processing_class=tokenizer,
+        reward_funcs=[reward],
+        args=config,
+        train_dataset=Dataset.from_list(rows),
+        peft_config=settings.lora.peft_config(),
+        callbacks=list(callbacks),
+    )
+
+
+def train(settings: GRPOSettings) -> dict[str, Any]:
+    curve = start_curve(settings.out, settings.to_json(), ENV_ID, settings.wandb_project)
+    try:
+        rows = gate_rows(settings.families, settings.paired)[: settings.item_limit]
+        policy = load_policy(settings.model)
+        items = {r["item_id"] for r in rows} | {r["item_id_minus"] for r in rows}
+        reward = EnvReward(items, end_of_turn_ids(*policy))
+        trainer = make_trainer(settings, rows, reward, policy, callbacks=[curve])
+        start = time.perf_counter()
+        trainer.train()
+        seconds = time.perf_counter() - start
+        final = settings.out / "final"
+        trainer.save_model(str(final))
+        trainer.processing_class.save_pretrained(str(final))
+        steps = int(trainer.state.global_step)
+        timing = {
+            "train_seconds": seconds,
+            "env_seconds": reward.seconds,
+            "env_share": reward.seconds / seconds,
+        }
+        curve.write({"kind": "timing", "step": steps, **timing})
+        models = [("final", final, steps)]
+        if settings.evaluation.base:
+            models.insert(0, ("base", settings.model, 0))
+        metrics = evaluation_rows(curve, models, ENV_ID, settings.evaluation, settings.seed)
+    finally:
+        finish_curve(curve)
+    return {"model": str(final), "rows": len(rows), "metrics": metrics, **timing}
+
+
+def train_grpo(**settings: Any) -> dict[str, Any]:
+    """The ``hear_gym.components`` entry point ``train_grpo``: ``train(GRPOSettings(**settings))``."""
+    return train(GRPOSettings(**settings))

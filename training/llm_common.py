@@ -1,0 +1,209 @@
+"""What the language-model trainers (``training.sft``, ``training.grpo``) share: LoRA defaults,
+device arguments, the curve log (``curve.jsonl`` and W&B), and the in-env evaluation of a saved
+model through the project's runner.
+
+Defaults follow VoxGate's Table 8: LoRA rank 32, alpha 64 on the attention q, k, v, o
+projections. On a machine without CUDA everything runs on CPU in float32 (TRL needs
+``use_cpu=True`` and ``bf16=False`` said explicitly there).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from agents.hear2act.llm import LLMAgent
+from agents.voicegate.llm import LLMGateAgent
+from hear_gym.core.registry import family
+from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.provenance import provenance
+from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.eval.wandb_log import start_run
+from hear_gym.stats.bootstrap import flat_estimates
+
+CURVE_FILE = "curve.jsonl"
+SETTINGS_FILE = "settings.json"
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
+# The agent that plays a saved text model in each family (entry point "llm" of its group).
+CHAT_AGENTS = {"hear_gym/Hear2Act-v0": LLMAgent, "hear_gym/VoiceGate-v0": LLMGateAgent}
+EVAL_AGENT = "llm"
+
+
+@dataclass
+class LoraSettings:
+    enabled: bool = True
+    rank: int = 32
+    alpha: int = 64
+    targets: tuple[str, ...] = LORA_TARGETS
+    dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.rank < 1 or self.alpha < 1 or not self.targets:
+            raise ValueError("LoRA needs rank >= 1, alpha >= 1 and at least one target module")
+        self.targets = tuple(self.targets)
+
+    def peft_config(self):
+        if not self.enabled:
+            return None
+        from peft import LoraConfig
+
+        return LoraConfig(
+            r=self.rank,
+            lora_alpha=self.alpha,
+            lora_dropout=self.dropout,
+            target_modules=list(self.targets),
+            task_type="CAUSAL_LM",
+        )
+
+
+@dataclass
+class EvalSettings:
+    """Which held-out episodes a saved model plays after (and, with ``base``, before) training."""
+
+    access: str | None = None  # None: the condition the trainer's data come from
+    split: str = "test"
+    limit: int | None = None  # first N episodes
+    families: tuple[str, ...] | None = None  # VoiceGate families; None: the family's default
+    batch_size: int = 16  # lockstep episodes per generate call
+    base: bool = True  # also evaluate the untrained model, for the lift
+    env_options: dict[str, Any] | None = None  # None: the trainer's env options
+
+    def resolved(self, access: str, env_options: dict[str, Any]) -> EvalSettings:
+        return replace(
+            self,
+            access=self.access or access,
+            env_options=dict(env_options if self.env_options is None else self.env_options),
+        )
+
+
+def device_arguments() -> dict[str, Any]:
+    import torch
+
+    cuda = torch.cuda.is_available()
+    arguments = {"use_cpu": not cuda, "bf16": bool(cuda and torch.cuda.is_bf16_supported())}
+    if not cuda:  # recomputing activations only saves GPU memory; on CPU it costs time
+        arguments["activation_checkpointing"] = False
+    return arguments
+
+
+def check_model_folder(model: str) -> str:
+    from agents.llm.clients import base_model_of
+
+    base_model_of(model)  # a clear error now, not after the demonstrations are built
+    # A local folder by absolute path: a saved LoRA adapter records it as its base model.
+    return str(Path(model).resolve()) if Path(model).is_dir() else str(model)
+
+
+# -- evaluation in env loops -------------------------------------------------------------------
+def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int) -> RunConfig:
+    env_family = family(env_id)
+    env_family.check_access(evaluation.access)
+    options = dict(evaluation.env_options)
+    cell_options = tuple((k, str(options.pop(k))) for k in env_family.cell_options if k in options)
+    missing = [k for k in env_family.cell_options if k not in dict(cell_options)]
+    if missing:
+        raise ValueError(f"{env_id} evaluations name the {missing} of a cell: set them in env_options")
+    if evaluation.families is None:
+        episodes = env_family.episode_ids(evaluation.split)
+    else:
+        episodes = env_family.episode_ids(evaluation.split, tuple(evaluation.families))
+    return RunConfig(
+        env_id,
+        (Cell(EVAL_AGENT, evaluation.access, cell_options),),
+        tuple(episodes[: evaluation.limit]),
+        seed=seed,
+        env_kwargs=tuple(sorted(options.items())),
+    )
+
+
+def evaluate_model(
+    model: str | Path, env_id: str, evaluation: EvalSettings, out_dir: Path, seed: int = 0
+) -> dict[str, Any]:
+    """Play the saved model (a checkpoint or LoRA adapter folder) on held-out episodes with the
+    family's chat agent; the cell's metrics with CIs, grouped names joined with "/"."""
+    config = evaluation_config(env_id, evaluation, seed)
+    agents = {EVAL_AGENT: CHAT_AGENTS[env_id].from_client_spec(f"hf:{model}")}
+    metadata = evaluate(out_dir, config, agents, progress=False, batch_size=evaluation.batch_size)
+    return flat_estimates(metadata["cells"][config.cells[0].name]["metrics"])
+
+
+# -- curves ------------------------------------------------------------------------------------
+class CurveLog(TrainerCallback):
+    """TRL's log rows (loss, reward, ...) and the in-env evaluations, to ``curve.jsonl`` and to
+    a W&B run (offline unless ``WANDB_API_KEY`` is set)."""
+
+    def __init__(self, out: Path, wandb_run=None) -> None:
+        self.path, self.wandb_run = out / CURVE_FILE, wandb_run
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        scalars = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
+        self.write({"kind": "train", "step": int(state.global_step), **scalars})
+
+    def write(self, row: dict[str, Any]) -> None:
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(_finite(row), allow_nan=False) + "\n")
+        if self.wandb_run is not None:
+            self.wandb_run.log(_wandb_row(row), step=row["step"])
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
+    if row["kind"] != "eval":
+        return {f"{row['kind']}/{k}": v for k, v in row.items() if isinstance(v, float)}
+    prefix = f"eval_{row['checkpoint']}"
+    flat = {}
+    for metric, estimate in row["metrics"].items():
+        flat[f"{prefix}/{metric}"] = estimate["point"]
+    return flat
+
+
+def read_curve(out: Path) -> list[dict[str, Any]]:
+    path = out / CURVE_FILE
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def start_curve(out: Path, settings_json: dict[str, Any], env_id: str, project: str | None) -> CurveLog:
+    """A fresh run folder: refuses one that already holds a training run (never overwritten)."""
+    if (out / SETTINGS_FILE).exists() or (out / CURVE_FILE).exists():
+        raise FileExistsError(f"{out} already holds a training run; choose a new folder")
+    out.mkdir(parents=True, exist_ok=True)
+    record = {"settings": settings_json, "provenance": provenance(env_id)}
+    (out / SETTINGS_FILE).write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+    run = start_run(record, out, project) if project else None
+    return CurveLog(out, run)
+
+
+def finish_curve(curve: CurveLog) -> None:
+    if curve.wandb_run is not None:
+        curve.wandb_run.finish()
+
+
+def evaluation_rows(
+    curve: CurveLog,
+    models: Sequence[tuple[str, str | Path, int]],
+    env_id: str,
+    evaluation: EvalSettings,
+    seed: int,
+) -> dict[str, dict[str, Any]]:
+    """Evaluate each (name, model folder, training step) and log it; the metrics by name."""
+    results = {}
+    for name, model, step in models:
+        metrics = evaluate_model(model, env_id, evaluation, curve.path.parent / "evals" / name, seed)
+        curve.write({"kind": "eval", "step": step, "checkpoint": name, "metrics": metrics})
+        results[name] = metrics
+    return results

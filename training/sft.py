@@ -1,0 +1,154 @@
+"""Supervised fine-tuning of a chat model on expert demonstrations, read top to bottom.
+
+1. ``SFTSettings``: the model (a local folder or cached hub id), the env whose experts demonstrate
+   (``training.demos``: VoiceGate's gold actions, Hear2Act's state-aware agent under T+S), LoRA
+   (rank 32, alpha 64 on q/k/v/o by default), the optimizer, the held-out evaluation.
+2. The demonstrations are built with the agents' own prompt builders and saved as
+   ``demos.jsonl`` (TRL's conversational prompt-completion rows).
+3. TRL's ``SFTTrainer`` trains with the loss on the completion (the assistant's reply) only;
+   prompt tokens are labelled -100. The adapter (or full model) and tokenizer are saved with
+   safetensors to ``final/``.
+4. The untrained model and ``final/`` play the held-out episodes through the project's runner
+   (the family's ``llm`` agent, greedy decoding), with the same CIs as every agent. Training
+   logs and evaluations go to ``curve.jsonl`` and W&B.
+
+Play the result anywhere with ``hear-gym eval --cell llm@ACCESS --llm-client hf:OUT/final``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from training.demos import DEMO_SOURCES, write_jsonl
+from training.llm_common import (
+    EvalSettings,
+    LoraSettings,
+    check_model_folder,
+    device_arguments,
+    evaluation_rows,
+    finish_curve,
+    start_curve,
+)
+
+DEMOS_FILE = "demos.jsonl"
+# Where each family's experts demonstrate, and the condition the trained model is evaluated in.
+DEFAULT_DEMO_ACCESS = {"hear_gym/VoiceGate-v0": "T", "hear_gym/Hear2Act-v0": "T+S"}
+
+
+@dataclass
+class SFTSettings:
+    out: Path
+    model: str
+    env_id: str = "hear_gym/VoiceGate-v0"
+    env_options: dict[str, Any] = field(default_factory=dict)  # gym.make kwargs (Hear2Act: feedback)
+    demo_limit: int | None = None  # VoiceGate: N train items (seeded sample); Hear2Act: first N dialogues
+    epochs: float = 3.0
+    max_steps: int | None = None  # stop after N optimizer steps (before the epochs end)
+    learning_rate: float = 1e-4
+    batch_size: int = 8
+    gradient_accumulation: int = 1
+    max_length: int = 4096
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    evaluation: EvalSettings = field(default_factory=EvalSettings)
+    seed: int = 0
+    wandb_project: str | None = "hear-gym"
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out)
+        if self.env_id not in DEMO_SOURCES:
+            raise ValueError(f"SFT demonstrations exist for {sorted(DEMO_SOURCES)}, not {self.env_id!r}")
+        if isinstance(self.lora, dict):
+            self.lora = LoraSettings(**self.lora)
+        if isinstance(self.evaluation, dict):
+            self.evaluation = EvalSettings(**self.evaluation)
+        self.evaluation = self.evaluation.resolved(DEFAULT_DEMO_ACCESS[self.env_id], self.env_options)
+        if self.epochs <= 0 or self.learning_rate <= 0:
+            raise ValueError("epochs and learning_rate must be > 0")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError("max_steps must be >= 1 (or None: train for the epochs)")
+        for name in ("batch_size", "gradient_accumulation", "max_length"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if "split" in self.env_options:
+            raise ValueError("demonstrations come from the 'train' split; do not set split")
+        self.model = check_model_folder(self.model)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "out": str(self.out)}
+
+
+# -- 2. demonstrations -------------------------------------------------------------------------
+def build_demos(settings: SFTSettings) -> list[dict[str, Any]]:
+    if settings.env_id == "hear_gym/Hear2Act-v0":
+        access = DEFAULT_DEMO_ACCESS[settings.env_id]
+        return DEMO_SOURCES[settings.env_id](
+            "train", access=access, limit=settings.demo_limit, seed=settings.seed, **settings.env_options
+        )
+    demos = DEMO_SOURCES[settings.env_id]("train")
+    if settings.demo_limit is None:
+        return demos
+    keep = np.random.default_rng(settings.seed).permutation(len(demos))[: settings.demo_limit]
+    return [demos[i] for i in sorted(keep)]  # a seeded sample across all families
+
+
+# -- 3. the trainer ----------------------------------------------------------------------------
+def make_trainer(settings: SFTSettings, demos: list[dict[str, Any]], callbacks=()):
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    columns = [{"prompt": d["prompt"], "completion": d["completion"]} for d in demos]
+    config = SFTConfig(
+        output_dir=str(settings.out / "trainer"),
+        num_train_epochs=settings.epochs,
+        max_steps=settings.max_steps or -1,
+        learning_rate=settings.learning_rate,
+        per_device_train_batch_size=settings.batch_size,
+        gradient_accumulation_steps=settings.gradient_accumulation,
+        max_length=settings.max_length,
+        completion_only_loss=True,  # the loss sees the assistant's reply, never the prompt
+        seed=settings.seed,
+        data_seed=settings.seed,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],  # our CurveLog writes W&B, with the run's settings and provenance
+        disable_tqdm=not settings.progress,
+        **device_arguments(),
+    )
+    return SFTTrainer(
+        model=settings.model,
+        args=config,
+        train_dataset=Dataset.from_list(columns),
+        peft_config=settings.lora.peft_config(),
+        callbacks=list(callbacks),
+    )
+
+
+# -- the whole job -----------------------------------------------------------------------------
+def train(settings: SFTSettings) -> dict[str, Any]:
+    """Build demonstrations, fine-tune, evaluate; returns the saved model folder and metrics."""
+    curve = start_curve(settings.out, settings.to_json(), settings.env_id, settings.wandb_project)
+    try:
+        demos = build_demos(settings)
+        write_jsonl(demos, settings.out / DEMOS_FILE)
+        trainer = make_trainer(settings, demos, callbacks=[curve])
+        trainer.train()
+        final = settings.out / "final"
+        trainer.save_model(str(final))
+        trainer.processing_class.save_pretrained(str(final))
+        models = [("final", final, int(trainer.state.global_step))]
+        if settings.evaluation.base:
+            models.insert(0, ("base", settings.model, 0))
+        metrics = evaluation_rows(curve, models, settings.env_id, settings.evaluation, settings.seed)
+    finally:
+        finish_curve(curve)
+    return {"model": str(final), "demos": len(demos), "metrics": metrics}
+
+
+def train_sft(**settings: Any) -> dict[str, Any]:
+    """The ``hear_gym.components`` entry point ``train_sft``: ``train(SFTSettings(**settings))``."""
+    return train(SFTSettings(**settings))
