@@ -1,0 +1,137 @@
+"""GRPO on VoiceGate: the env reward, paired-group advantages (VoxGate Eq. 1), pairing of the
+two sides inside one group, refusals, and same-seed runs."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from training.grpo import EnvReward, GRPOSettings, gate_rows, train_grpo
+from training.paired_grpo import paired_advantages
+from training.tiny_model import build_tiny_causal_lm
+
+EOS = 0
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory) -> Path:
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("models") / "tiny")
+
+
+def test_paired_advantages_match_a_hand_computation():
+    rewards = torch.tensor([1.0, 1.0, -1.0, -1.0, 0.5, 0.5, 0.5, 0.5, 1.0, -1.2, -1.0, -1.0])
+    advantages, kept = paired_advantages(rewards, 4)
+    # group 1: mean 0, sample std sqrt(4/3)
+    s1 = math.sqrt(4 / 3)
+    # group 3: mean -0.55, deviations 1.55, -0.65, -0.45, -0.45
+    d3 = [1.55, -0.65, -0.45, -0.45]
+    s3 = math.sqrt(sum(d * d for d in d3) / 3)
+    expected = [1 / s1, 1 / s1, -1 / s1, -1 / s1, 0, 0, 0, 0, *[d / s3 for d in d3]]
+    expected = [e * s / (s + 1e-4) for e, s in zip(expected, [s1] * 4 + [1] * 4 + [s3] * 4, strict=True)]
+    assert advantages.tolist() == pytest.approx(expected, abs=1e-6)
+    assert kept.tolist() == [True] * 4 + [False] * 4 + [True] * 4  # zero variance: dropped
+
+
+def test_paired_advantages_refuse_odd_or_ragged_groups():
+    with pytest.raises(ValueError, match="even size"):
+        paired_advantages(torch.zeros(6), 3)
+    with pytest.raises(ValueError, match="do not form groups"):
+        paired_advantages(torch.zeros(6), 4)
+
+
+def test_paired_rows_join_each_command_with_its_switch():
+    rows = gate_rows(("speaker_switch", "self_talk"), paired=True)
+    pairs = [r for r in rows if r["item_family"] == "speaker_switch"]
+    assert len(pairs) == 320  # one per train command; text-only inputs are not paired
+    for row in pairs:
+        assert row["item_id"].endswith("/same_speaker") and row["item_id_minus"].endswith("/switch")
+        assert row["item_id"].split("/")[0] == row["item_id_minus"].split("/")[0]
+        assert row["prompt"] == row["prompt_minus"]  # same words: only a listener can tell them apart
+    for row in rows:
+        if row["item_family"] == "self_talk":
+            assert row["item_id_minus"] == row["item_id"]
+    plain = gate_rows(("speaker_switch",))
+    assert len(plain) == 960 and all(r["item_id"] == r["item_id_minus"] for r in plain)
+
+
+def test_env_reward_is_the_env_reward_and_cut_replies_are_malformed():
+    ids = ["ss-send_message-00/same_speaker", "ss-send_message-00/switch"]
+    reward = EnvReward(ids, {EOS})
+    tool = '<|TOOL|>{"name": "send_message", "params": {}}</|TOOL|>'
+    metrics = {}
+    rewards = reward(
+        completions=[[{"role": "assistant", "content": r}] for r in (tool, tool, "[Mute]", tool)],
+        completion_ids=[[5, EOS], [5, EOS], [5, EOS], [5, 6]],  # the last one was cut by the cap
+        item_id=[ids[0], ids[1], ids[1], ids[0]],
+        item_family=["speaker_switch"] * 4,
+        log_metric=metrics.__setitem__,
+    )
+    assert rewards == [1.0, -1.0, 1.0, pytest.approx(-1.2)]
+    assert metrics == {"valid_format": 0.75, "reward/speaker_switch": pytest.approx(-0.05)}
+
+
+def test_grpo_settings_refuse_what_breaks_pairing(tiny_lm, tmp_path):
+    base = {"out": tmp_path / "r", "model": str(tiny_lm)}
+    with pytest.raises(ValueError, match="even for paired"):
+        GRPOSettings(**base, paired=True, num_generations=3, batch_size=6)
+    with pytest.raises(ValueError, match="server mode"):
+        GRPOSettings(**base, paired=True, vllm_mode="server")
+    with pytest.raises(ValueError, match="multiple of num_generations"):
+        GRPOSettings(**base, num_generations=4, batch_size=6)
+    with pytest.raises(ValueError, match="include 'speaker_switch'"):
+        GRPOSettings(**base, paired=True, families=("self_talk",))
+    with pytest.raises(ValueError, match="families must be"):
+        GRPOSettings(**base, families=("cue_validity",))
+
+
+def _tiny_run(tiny_lm, out: Path, **overrides):
+    settings = {
+        "out": out,
+        "model": str(tiny_lm),
+        "item_limit": 4,
+        "num_generations": 4,
+        "batch_size": 8,
+        "max_steps": 1,
+        "max_completion_length": 12,
+        "learning_rate": 1e-3,
+        "lora": {"enabled": False},
+        "evaluation": {"limit": 2, "families": ("speaker_switch",), "base": False, "batch_size": 2},
+        "wandb_project": None,
+        "progress": False,
+    }
+    return train_grpo(**{**settings, **overrides})
+
+
+def test_paired_grpo_puts_both_sides_of_a_pair_in_one_group(tiny_lm, tmp_path, monkeypatch):
+    seen: list[list[str]] = []
+    original = EnvReward.__call__
+
+    def spy(self, completions, completion_ids, item_id, item_family, **kwargs):
+        seen.append(list(item_id))
+        return original(self, completions, completion_ids, item_id, item_family, **kwargs)
+
+    monkeypatch.setattr(EnvReward, "__call__", spy)
+    result = _tiny_run(tiny_lm, tmp_path / "paired", paired=True, families=("speaker_switch",))
+    groups = [seen[0][i : i + 4] for i in range(0, 8, 4)]
+    for group in groups:
+        command = group[0].split("/")[0]
+        assert group == [f"{command}/same_speaker"] * 2 + [f"{command}/switch"] * 2
+    rows = [json.loads(line) for line in (tmp_path / "paired" / "curve.jsonl").read_text().splitlines()]
+    train = [r for r in rows if r["kind"] == "train" and "reward" in r]
+    assert "paired/dropped_group_fraction" in train[0] and "reward/speaker_switch" in train[0]
+    assert 0.0 <= result["env_share"] < 1.0
+    assert (Path(result["model"]) / "model.safetensors").exists()
+
+
+def test_same_seed_gives_the_same_grpo_curve(tiny_lm, tmp_path):
+    def curve(out):
+        _tiny_run(tiny_lm, out, evaluation={"limit": 1, "base": False, "families": ("self_talk",)})
+        rows = [json.loads(line) for line in (out / "curve.jsonl").read_text().splitlines()]
+        keep = ("loss", "reward", "completions/mean_length", "grad_norm")
+        return [{k: r.get(k) for k in keep} for r in rows if r["kind"] == "train"]
+
+    assert curve(tmp_path / "a") == curve(tmp_path / "b")
