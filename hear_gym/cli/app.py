@@ -14,6 +14,7 @@ from hear_gym.cli.audio import listen_command, render_command
 from hear_gym.cli.common import DEFAULT_ENV, console, fail
 from hear_gym.cli.evaluate import eval_command
 from hear_gym.cli.train import train_app
+from hear_gym.cli.train_llm import train_grpo_command, train_sft_command  # noqa: F401  (train sft / grpo)
 from hear_gym.core.registry import env_ids, family
 from hear_gym.core.tables import print_tables, to_markdown
 

@@ -192,3 +192,53 @@ def test_sft_settings_refuse_bad_values(tiny_lm, tmp_path):
         SFTSettings(out=tmp_path, model=str(tiny_lm), env_options={"split": "test"})
     with pytest.raises(ChatClientError):
         SFTSettings(out=tmp_path, model=str(tmp_path / "no_model"))
+
+
+def test_cli_trains_sft_and_eval_plays_the_adapter(tiny_lm, tmp_path):
+    from typer.testing import CliRunner
+
+    from hear_gym.cli.app import app
+
+    runner = CliRunner()
+    out = tmp_path / "sft"
+    args = ["train", "sft", "--out", str(out), "--model", str(tiny_lm), "--demo-limit", "4"]
+    tiny = ["--max-steps", "1", "--batch-size", "4", "--eval-limit", "2", "--no-eval-base", "--no-wandb"]
+    result = runner.invoke(app, [*args, *tiny, "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "final" in result.output and "switch_mute" in result.output
+    evaluation = runner.invoke(
+        app,
+        [
+            "eval",
+            "--env",
+            "hear_gym/VoiceGate-v0",
+            "--out",
+            str(tmp_path / "eval"),
+            "--cell",
+            "llm@T",
+            "--llm-client",
+            f"hf:{out / 'final'}",
+            "--limit",
+            "2",
+            "--no-progress",
+        ],
+    )
+    assert evaluation.exit_code == 0, evaluation.output
+    assert len((tmp_path / "eval" / "results.jsonl").read_text().splitlines()) == 2
+    again = runner.invoke(app, [*args, *tiny, "--no-progress"])
+    assert again.exit_code == 2 and "already holds a training run" in again.output
+    bad = runner.invoke(
+        app,
+        [
+            "train",
+            "grpo",
+            "--out",
+            str(tmp_path / "g"),
+            "--model",
+            str(tiny_lm),
+            "--paired",
+            "--vllm-mode",
+            "server",
+        ],
+    )
+    assert bad.exit_code == 2 and "server mode" in bad.output

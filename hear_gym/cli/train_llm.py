@@ -1,0 +1,170 @@
+"""``hear-gym train sft`` and ``hear-gym train grpo``: post-train a chat model (needs
+hear-gym[train]); the trainers are found by entry point (``train_sft``, ``train_grpo``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hear_gym.cli.common import ProgressOption, SeedOption, component, console, fail
+from hear_gym.cli.train import env_options, train_app
+from hear_gym.core.registry import family
+
+ModelOption = Annotated[
+    str,
+    typer.Option(help="Model to train: a local folder (or cached hub id); GRPO also takes an SFT adapter."),
+]
+LoraOption = Annotated[bool, typer.Option(help="Train a LoRA adapter (else all weights).")]
+LoraRank = Annotated[int, typer.Option(min=1, help="LoRA rank (VoxGate: 32).")]
+LoraAlpha = Annotated[int, typer.Option(min=1, help="LoRA alpha (VoxGate: 64).")]
+LoraTargets = Annotated[str, typer.Option(help="Comma-separated modules LoRA adapts.")]
+EvalLimit = Annotated[int | None, typer.Option(min=1, help="Evaluate on the first N held-out episodes only.")]
+EvalBase = Annotated[bool, typer.Option(help="Also evaluate the model before training.")]
+WandbProject = Annotated[str | None, typer.Option(help="W&B project (offline unless WANDB_API_KEY is set).")]
+Wandb = Annotated[bool, typer.Option(help="Log curves to W&B.")]
+
+
+def _lora(enabled: bool, rank: int, alpha: int, targets: str) -> dict[str, Any]:
+    return {"enabled": enabled, "rank": rank, "alpha": alpha, "targets": tuple(targets.split(","))}
+
+
+def _report(result: dict[str, Any], out: Path) -> None:
+    for name, metrics in result["metrics"].items():
+        points = {
+            metric: f"{100 * e['point']:.1f}" for metric, e in metrics.items() if e.get("point") is not None
+        }
+        console.print(f"[bold]{name}[/bold] " + json.dumps(points))
+    console.print(f"model: {result['model']}  curve: {out / 'curve.jsonl'}")
+
+
+def _run(trainer: str, **settings: Any) -> None:
+    try:
+        result = component(trainer)(**settings)
+    except (ValueError, FileExistsError, RuntimeError) as exc:
+        fail(str(exc))
+    _report(result, settings["out"])
+
+
+@train_app.command("sft")
+def train_sft_command(
+    out: Annotated[Path, typer.Option(help="Run folder (created; must not hold a training run).")],
+    model: ModelOption,
+    env: Annotated[
+        str,
+        typer.Option(
+            help="Whose experts demonstrate: VoiceGate (gold actions) or Hear2Act (state-aware at T+S)."
+        ),
+    ] = "hear_gym/VoiceGate-v0",
+    option: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=VALUE gym.make option, repeatable (Hear2Act: feedback=prosody)."),
+    ] = None,
+    demo_limit: Annotated[
+        int | None, typer.Option(min=1, help="VoiceGate: N demonstrations (seeded); Hear2Act: N dialogues.")
+    ] = None,
+    epochs: Annotated[float, typer.Option(help="Passes over the demonstrations.")] = 3.0,
+    max_steps: Annotated[int | None, typer.Option(min=1, help="Stop after N optimizer steps.")] = None,
+    learning_rate: Annotated[float, typer.Option(help="AdamW learning rate (VoxGate: 1e-4).")] = 1e-4,
+    batch_size: Annotated[int, typer.Option(min=1, help="Demonstrations per device and step.")] = 8,
+    gradient_accumulation: Annotated[int, typer.Option(min=1, help="Steps per optimizer update.")] = 1,
+    lora: LoraOption = True,
+    lora_rank: LoraRank = 32,
+    lora_alpha: LoraAlpha = 64,
+    lora_targets: LoraTargets = "q_proj,k_proj,v_proj,o_proj",
+    eval_limit: EvalLimit = None,
+    eval_base: EvalBase = True,
+    seed: SeedOption = 0,
+    wandb_project: WandbProject = "hear-gym",
+    wandb: Wandb = True,
+    progress: ProgressOption = True,
+) -> None:
+    """Fine-tune a chat model on expert demonstrations (TRL SFTTrainer, loss on the reply only).
+
+    Writes settings.json, demos.jsonl, curve.jsonl, final/ (LoRA adapter or model, safetensors)
+    and evals/{base,final}/; play the result with
+    `hear-gym eval --env ENV --cell llm@ACCESS --llm-client hf:OUT/final`."""
+    family(env)
+    _run(
+        "train_sft",
+        out=out,
+        model=model,
+        env_id=env,
+        env_options=env_options(option),
+        demo_limit=demo_limit,
+        epochs=epochs,
+        max_steps=max_steps,
+        learning_rate=learning_rate,
+        batch_size=batch_size,
+        gradient_accumulation=gradient_accumulation,
+        lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
+        evaluation={"limit": eval_limit, "base": eval_base},
+        seed=seed,
+        wandb_project=wandb_project if wandb else None,
+        progress=progress,
+    )
+
+
+@train_app.command("grpo")
+def train_grpo_command(
+    out: Annotated[Path, typer.Option(help="Run folder (created; must not hold a training run).")],
+    model: ModelOption,
+    family_name: Annotated[
+        list[str] | None,
+        typer.Option("--family", help="VoiceGate item family to train on, repeatable (default: all three)."),
+    ] = None,
+    paired: Annotated[
+        bool, typer.Option(help="Paired-group GRPO: K/2 completions of each side of a speaker-switch pair.")
+    ] = False,
+    item_limit: Annotated[int | None, typer.Option(min=1, help="First N dataset rows.")] = None,
+    num_generations: Annotated[int, typer.Option(min=2, help="Completions per group (K).")] = 8,
+    batch_size: Annotated[int, typer.Option(min=1, help="Completions per device and step.")] = 16,
+    max_completion_length: Annotated[int, typer.Option(min=1, help="Token cap of a reply.")] = 96,
+    max_steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 50,
+    learning_rate: Annotated[float, typer.Option(help="AdamW learning rate.")] = 1e-5,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature of the rollouts.")] = 1.0,
+    beta: Annotated[float, typer.Option(help="KL weight (0: no reference model).")] = 0.0,
+    vllm_mode: Annotated[
+        str | None, typer.Option(help="Generate with vLLM: colocate or server (server breaks pairing).")
+    ] = None,
+    lora: LoraOption = True,
+    lora_rank: LoraRank = 32,
+    lora_alpha: LoraAlpha = 64,
+    lora_targets: LoraTargets = "q_proj,k_proj,v_proj,o_proj",
+    eval_limit: EvalLimit = None,
+    eval_base: EvalBase = True,
+    seed: SeedOption = 0,
+    wandb_project: WandbProject = "hear-gym",
+    wandb: Wandb = True,
+    progress: ProgressOption = True,
+) -> None:
+    """GRPO on VoiceGate decisions with the env's rule reward (plain or paired groups).
+
+    Writes settings.json, curve.jsonl (reward per family, valid-format rate, dropped-group
+    fraction, the env's share of training time), final/ and evals/."""
+    settings: dict[str, Any] = {}
+    if family_name:
+        settings["families"] = tuple(family_name)
+    _run(
+        "train_grpo",
+        out=out,
+        model=model,
+        paired=paired,
+        item_limit=item_limit,
+        num_generations=num_generations,
+        batch_size=batch_size,
+        max_completion_length=max_completion_length,
+        max_steps=max_steps,
+        learning_rate=learning_rate,
+        temperature=temperature,
+        beta=beta,
+        vllm_mode=vllm_mode,
+        lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
+        evaluation={"limit": eval_limit, "base": eval_base},
+        seed=seed,
+        wandb_project=wandb_project if wandb else None,
+        progress=progress,
+        **settings,
+    )
