@@ -135,3 +135,13 @@ def test_same_seed_gives_the_same_grpo_curve(tiny_lm, tmp_path):
         return [{k: r.get(k) for k in keep} for r in rows if r["kind"] == "train"]
 
     assert curve(tmp_path / "a") == curve(tmp_path / "b")
+
+
+def test_the_documented_accelerate_config_parses():
+    from accelerate.commands.config.config_args import ClusterConfig
+    from accelerate.utils import DistributedType
+
+    path = Path(__file__).parents[2] / "training" / "configs" / "accelerate_multi_gpu.yaml"
+    config = ClusterConfig.from_yaml_file(str(path))
+    assert config.distributed_type is DistributedType.MULTI_GPU
+    assert config.num_processes == 8 and config.mixed_precision == "bf16" and not config.use_cpu
