@@ -10,7 +10,6 @@ projections. On a machine without CUDA everything runs on CPU in float32 (TRL ne
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from hear_gym.eval.provenance import provenance
 from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.eval.wandb_log import start_run
 from hear_gym.stats.bootstrap import flat_estimates
+from training.curve_rows import finite
 
 CURVE_FILE = "curve.jsonl"
 SETTINGS_FILE = "settings.json"
@@ -147,17 +147,9 @@ class CurveLog(TrainerCallback):
 
     def write(self, row: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(_finite(row), allow_nan=False) + "\n")
+            f.write(json.dumps(finite(row), allow_nan=False) + "\n")
         if self.wandb_run is not None:
             self.wandb_run.log(_wandb_row(row), step=row["step"])
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    return value
 
 
 def _wandb_row(row: dict[str, Any]) -> dict[str, float]:

@@ -41,6 +41,7 @@ from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.eval.wandb_log import start_run
 from hear_gym.stats.bootstrap import flat_estimates
 from hear_gym.wrappers.episode_record import EPISODE_RECORD_KEY, MoveEpisodeRecord
+from training.curve_rows import finite
 
 RECORD_KEY = EPISODE_RECORD_KEY
 VEC_ENVS = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
@@ -169,18 +170,9 @@ class TrainingLog(BaseCallback):
     def write(self, row: dict[str, Any]) -> None:
         row = {"step": int(self.num_timesteps), **row}
         with self.curve_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(_finite(row), allow_nan=False) + "\n")
+            f.write(json.dumps(finite(row), allow_nan=False) + "\n")
         if self.wandb_run is not None:
             self.wandb_run.log(_wandb_row(row), step=row["step"])
-
-
-def _finite(value):
-    """NaN (a metric with nothing to count, e.g. no recommendation) as JSON null."""
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    return value
 
 
 def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
