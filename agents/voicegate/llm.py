@@ -38,6 +38,18 @@ def gate_messages(observation: dict[str, Any]) -> list[dict[str, str]]:
     ]
 
 
+def audio_gate_messages(observation: dict[str, Any]) -> tuple[list[dict[str, Any]], list]:
+    """The audio model's chat and its clips: the instruction, then the input's audio (when it has
+    any) and its words. Text-only inputs carry no audio; the model then gets the words alone."""
+    length = int(observation["audio_length"][0])
+    content = ([{"type": "audio"}] if length else []) + [{"type": "text", "text": observation["transcript"]}]
+    messages = [
+        {"role": "system", "content": gate_system_prompt(observation)},
+        {"role": "user", "content": content},
+    ]
+    return messages, [observation["audio"][:length]] if length else []
+
+
 class LLMGateAgent(ChatAgent):
     """A text model reading the transcript (access T, or A+T with the audio ignored)."""
 
@@ -60,17 +72,4 @@ class AudioLLMGateAgent(ChatAgent):
         self.client = client
 
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
-        batch = []
-        for o in observations:
-            length = int(o["audio_length"][0])
-            content = ([{"type": "audio"}] if length else []) + [{"type": "text", "text": o["transcript"]}]
-            batch.append(
-                (
-                    [
-                        {"role": "system", "content": gate_system_prompt(o)},
-                        {"role": "user", "content": content},
-                    ],
-                    [o["audio"][:length]] if length else [],
-                )
-            )
-        return self.client.complete_audio(batch)
+        return self.client.complete_audio([audio_gate_messages(o) for o in observations])
