@@ -10,12 +10,14 @@
    prompt's group of ``num_generations`` dialogues is played to its end against the user engine,
    as one token sequence each; ``env_mask`` keeps the user's turns out of the loss. The reward
    is the env's episode return; a dialogue cut by ``max_completion_length`` is scored by
-   ``CUT_RULE``. Loss ``dapo``, on CPU in float32 (``use_cpu=True``, ``bf16=False``).
-4. ``CurveLog`` (a ``TrainerCallback``): one ``curve.jsonl`` row per optimizer step (mean
-   reward, cut fraction, invalid-action rate, success, turns, tokens, loss), also to W&B
-   (offline unless ``WANDB_API_KEY`` is set; never asks to log in) when ``wandb_project`` is set.
+   ``CUT_RULE``. Loss ``dapo``; on CPU in float32 where there is no GPU. LoRA and the held-out
+   evaluation are ``training.llm_common``'s, shared with the SFT and VoiceGate GRPO trainers.
+4. ``DialogueCurveLog``: one ``curve.jsonl`` row per optimizer step (mean reward, cut fraction,
+   invalid-action rate, success, turns, tokens, loss), also to W&B (offline unless
+   ``WANDB_API_KEY`` is set; never asks to log in) when ``wandb_project`` is set.
 5. The final model (or LoRA adapter) in safetensors under ``out/final``, with the tokenizer;
-   ``settings.json`` holds the settings, the cut rule and the provenance.
+   ``settings.json`` holds the settings, the cut rule and the provenance. The final model then
+   plays held-out scenarios with the ``llm_dialogue`` agent under T through the runner.
 
 The same settings and seed give the same curve (the seed drives torch, the sampler and the
 envs' resets).
@@ -23,22 +25,30 @@ envs' resets).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback
-
+from agents.hear2act.dialogue_llm import DialogueLLMAgent
 from hear_gym.core.registry import family
 from hear_gym.envs.hear2act.env import REWARDS
-from hear_gym.eval.provenance import provenance
 from training.dialogue_rollout import CUT_RULE, SET_BY_THE_ROLLOUT, DialogueRollout, episode_return_reward
+from training.llm_common import (
+    CURVE_FILE,
+    CurveLog,
+    EvalSettings,
+    LoraSettings,
+    device_arguments,
+    evaluation_rows,
+    finish_curve,
+    read_curve,
+    start_curve,
+)
 
 ENV_ID = "hear_gym/Hear2Act-v0"
-CURVE_FILE = "curve.jsonl"
-SETTINGS_FILE = "settings.json"
 FINAL_DIR = "final"
+EVAL_ACCESS = "T"  # the chat layout is append-only under the transcript condition only
+EVAL_AGENT = ("llm_dialogue", DialogueLLMAgent)
 
 
 # -- 1. settings -------------------------------------------------------------------------------
@@ -57,15 +67,18 @@ class DialogueGRPOSettings:
     learning_rate: float = 1e-5
     temperature: float = 1.0
     seed: int = 0
-    lora: bool = True
-    lora_rank: int = 32
-    lora_alpha: int = 64
-    lora_targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    evaluation: EvalSettings | None = field(default_factory=EvalSettings)  # None: no evaluation
     wandb_project: str | None = "hear-gym"  # None: no W&B
 
     def __post_init__(self) -> None:
         self.out, self.model = Path(self.out), Path(self.model)
-        self.lora_targets = tuple(self.lora_targets)
+        if isinstance(self.lora, dict):
+            self.lora = LoraSettings(**self.lora)
+        if isinstance(self.evaluation, dict):
+            self.evaluation = EvalSettings(**self.evaluation)
+        if self.evaluation is not None:
+            self.evaluation = self.evaluation.resolved(EVAL_ACCESS, self.env_options)
         if not (self.model / "config.json").is_file():
             raise ValueError(
                 f"model must be a local model folder (with config.json); got {str(self.model)!r}"
@@ -80,7 +93,7 @@ class DialogueGRPOSettings:
             raise ValueError("env_options must name the feedback realization ('explicit' or 'prosody')")
         if options.get("reward", "success") not in REWARDS:
             raise ValueError(f"env_options['reward'] must be one of {sorted(REWARDS)}")
-        for name in ("n_scenarios", "scenarios_per_step", "max_completion_length", "max_steps", "lora_rank"):
+        for name in ("n_scenarios", "scenarios_per_step", "max_completion_length", "max_steps"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {getattr(self, name)!r}")
         if not isinstance(self.num_generations, int) or self.num_generations < 2:
@@ -92,12 +105,7 @@ class DialogueGRPOSettings:
             raise ValueError("learning_rate and temperature must be > 0")
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            **asdict(self),
-            "out": str(self.out),
-            "model": str(self.model),
-            "lora_targets": list(self.lora_targets),
-        }
+        return {**asdict(self), "out": str(self.out), "model": str(self.model)}
 
 
 # -- 2. the dataset's scenarios ------------------------------------------------------------------
@@ -108,15 +116,13 @@ def train_scenarios(n: int) -> list[str]:
 
 
 # -- 3. the trainer --------------------------------------------------------------------------------
-def grpo_config(settings: DialogueGRPOSettings, report_to: list[str]):
+def grpo_config(settings: DialogueGRPOSettings):
     from trl import GRPOConfig
 
     return GRPOConfig(
         output_dir=str(settings.out / "trainer"),
-        use_cpu=True,
-        bf16=False,
         loss_type="dapo",
-        report_to=report_to,
+        report_to=[],  # DialogueCurveLog writes W&B, with the settings and provenance
         per_device_train_batch_size=settings.scenarios_per_step * settings.num_generations,
         num_generations=settings.num_generations,
         max_completion_length=settings.max_completion_length,
@@ -129,24 +135,11 @@ def grpo_config(settings: DialogueGRPOSettings, report_to: list[str]):
         save_strategy="no",
         disable_tqdm=True,
         run_name=settings.out.name,
+        **device_arguments(),
     )
 
 
-def lora_config(settings: DialogueGRPOSettings):
-    if not settings.lora:
-        return None
-    from peft import LoraConfig
-
-    return LoraConfig(
-        r=settings.lora_rank,
-        lora_alpha=settings.lora_alpha,
-        target_modules=list(settings.lora_targets),
-        lora_dropout=0.0,
-        task_type="CAUSAL_LM",
-    )
-
-
-def build_trainer(settings: DialogueGRPOSettings, rollout: DialogueRollout, report_to=(), callbacks=()):
+def build_trainer(settings: DialogueGRPOSettings, rollout: DialogueRollout, callbacks=()):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import GRPOTrainer
@@ -159,23 +152,23 @@ def build_trainer(settings: DialogueGRPOSettings, rollout: DialogueRollout, repo
     return GRPOTrainer(
         model=model,
         reward_funcs=[episode_return_reward],
-        args=grpo_config(settings, list(report_to)),
+        args=grpo_config(settings),
         train_dataset=rollout.dataset(),
         processing_class=tokenizer,
-        peft_config=lora_config(settings),
+        peft_config=settings.lora.peft_config(),
         rollout_func=rollout,
         callbacks=list(callbacks),
     )
 
 
 # -- 4. the curve ----------------------------------------------------------------------------------
-class CurveLog(TrainerCallback):
+class DialogueCurveLog(CurveLog):
     """One row per logged optimizer step: the rollout statistics of the dialogues played since the
     last row (``DialogueRollout.history``) and the step's loss; to ``curve.jsonl`` and W&B."""
 
-    def __init__(self, rollout: DialogueRollout, path: Path, wandb_run=None) -> None:
-        self.rollout, self.path, self.wandb_run = rollout, path, wandb_run
-        self.seen = 0
+    def __init__(self, rollout: DialogueRollout, out: Path, wandb_run=None) -> None:
+        super().__init__(out, wandb_run)
+        self.rollout, self.seen = rollout, 0
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         logs = logs or {}
@@ -185,60 +178,47 @@ class CurveLog(TrainerCallback):
         if not calls:
             return
         n = sum(c["dialogues"] for c in calls)
-        row: dict[str, Any] = {"step": int(state.global_step), "dialogues": n}
+        row: dict[str, Any] = {"kind": "train", "step": int(state.global_step), "dialogues": n}
         for key in calls[0]:
             if key != "dialogues":
-                row[key] = sum(c[key] * c["dialogues"] for c in calls) / n
+                row[key] = float(sum(c[key] * c["dialogues"] for c in calls) / n)
         row["loss"] = float(logs["loss"])
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
-        if self.wandb_run is not None:
-            scalars = {f"dialogue/{k}": v for k, v in row.items() if k != "step"}
-            self.wandb_run.log({**scalars, "train/global_step": row["step"]})
+        self.write(row)
 
 
 # -- 5. the whole job -------------------------------------------------------------------------------
-def _wandb_run(settings: DialogueGRPOSettings):
-    if settings.wandb_project is None:
-        return None
-    from hear_gym.eval.wandb_log import start_run
-
-    # TRL's W&B callback logs into this run (it only starts one when none is active).
-    return start_run(
-        {"settings": settings.to_json(), "provenance": provenance(ENV_ID)},
-        settings.out,
-        settings.wandb_project,
-    )
-
-
 def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
-    """Train; returns the final model folder, the curve's path and its last row. Never writes
-    over an earlier run: the out folder must not hold one."""
-    curve = settings.out / CURVE_FILE
-    if curve.exists() or (settings.out / FINAL_DIR).exists():
-        raise FileExistsError(f"{settings.out} already holds a training run; choose a new folder")
-    settings.out.mkdir(parents=True, exist_ok=True)
-    record = {"settings": settings.to_json(), "cut_rule": CUT_RULE, "provenance": provenance(ENV_ID)}
-    (settings.out / SETTINGS_FILE).write_text(json.dumps(record, indent=2), encoding="utf-8")
+    """Train, then play the final model on held-out scenarios; returns the final model folder,
+    the curve's path, its last training row and the evaluation. Never writes over an earlier
+    run: the out folder must not hold one."""
+    record = {**settings.to_json(), "cut_rule": CUT_RULE}
+    curve = start_curve(settings.out, record, ENV_ID, settings.wandb_project)
     rollout = DialogueRollout(
         train_scenarios(settings.n_scenarios), settings.env_options, reset_seed=settings.seed
     )
-    run = _wandb_run(settings)
+    log = DialogueCurveLog(rollout, settings.out, curve.wandb_run)
     try:
-        trainer = build_trainer(
-            settings,
-            rollout,
-            report_to=["wandb"] if run is not None else [],
-            callbacks=[CurveLog(rollout, curve, run)],
-        )
+        trainer = build_trainer(settings, rollout, callbacks=[log])
         trainer.train()
         final = settings.out / FINAL_DIR
         trainer.save_model(str(final))  # safetensors: the adapter under LoRA, else the whole model
+        trainer.processing_class.save_pretrained(str(final))
+        metrics = {}
+        if settings.evaluation is not None:
+            models = [("final", final, int(trainer.state.global_step))]
+            if settings.evaluation.base:
+                models.insert(0, ("base", settings.model, 0))
+            metrics = evaluation_rows(log, models, ENV_ID, settings.evaluation, settings.seed, EVAL_AGENT)
     finally:
-        if run is not None:
-            run.finish()
-    rows = [json.loads(line) for line in curve.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {"final": str(final), "curve": str(curve), "last": rows[-1] if rows else None}
+        finish_curve(curve)
+    rows = [r for r in read_curve(settings.out) if r["kind"] == "train"]
+    return {
+        "final": str(final),
+        "model": str(final),
+        "curve": str(settings.out / CURVE_FILE),
+        "last": rows[-1] if rows else None,
+        "metrics": metrics,
+    }
 
 
 def train_dialogue_grpo(**settings: Any) -> dict[str, Any]:

@@ -101,7 +101,7 @@ def check_model_folder(model: str) -> str:
 
 
 # -- evaluation in env loops -------------------------------------------------------------------
-def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int) -> RunConfig:
+def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int, agent: str = EVAL_AGENT) -> RunConfig:
     env_family = family(env_id)
     env_family.check_access(evaluation.access)
     options = dict(evaluation.env_options)
@@ -115,7 +115,7 @@ def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int) -> RunCo
         episodes = env_family.episode_ids(evaluation.split, tuple(evaluation.families))
     return RunConfig(
         env_id,
-        (Cell(EVAL_AGENT, evaluation.access, cell_options),),
+        (Cell(agent, evaluation.access, cell_options),),
         tuple(episodes[: evaluation.limit]),
         seed=seed,
         env_kwargs=tuple(sorted(options.items())),
@@ -123,12 +123,19 @@ def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int) -> RunCo
 
 
 def evaluate_model(
-    model: str | Path, env_id: str, evaluation: EvalSettings, out_dir: Path, seed: int = 0
+    model: str | Path,
+    env_id: str,
+    evaluation: EvalSettings,
+    out_dir: Path,
+    seed: int = 0,
+    agent: tuple[str, type] | None = None,
 ) -> dict[str, Any]:
-    """Play the saved model (a checkpoint or LoRA adapter folder) on held-out episodes with the
-    family's chat agent; the cell's metrics with CIs, grouped names joined with "/"."""
-    config = evaluation_config(env_id, evaluation, seed)
-    agents = {EVAL_AGENT: CHAT_AGENTS[env_id].from_client_spec(f"hf:{model}")}
+    """Play the saved model (a checkpoint or LoRA adapter folder) on held-out episodes with
+    ``agent`` (its entry-point name and class; default the family's ``llm`` agent); the cell's
+    metrics with CIs, grouped names joined with "/"."""
+    name, agent_class = agent or (EVAL_AGENT, CHAT_AGENTS[env_id])
+    config = evaluation_config(env_id, evaluation, seed, name)
+    agents = {name: agent_class.from_client_spec(f"hf:{model}")}
     metadata = evaluate(out_dir, config, agents, progress=False, batch_size=evaluation.batch_size)
     return flat_estimates(metadata["cells"][config.cells[0].name]["metrics"])
 
@@ -191,11 +198,12 @@ def evaluation_rows(
     env_id: str,
     evaluation: EvalSettings,
     seed: int,
+    agent: tuple[str, type] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Evaluate each (name, model folder, training step) and log it; the metrics by name."""
     results = {}
     for name, model, step in models:
-        metrics = evaluate_model(model, env_id, evaluation, curve.path.parent / "evals" / name, seed)
+        metrics = evaluate_model(model, env_id, evaluation, curve.path.parent / "evals" / name, seed, agent)
         curve.write({"kind": "eval", "step": step, "checkpoint": name, "metrics": metrics})
         results[name] = metrics
     return results

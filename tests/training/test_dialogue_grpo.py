@@ -20,13 +20,7 @@ from agents.hear2act.prompts import system_prompt
 from hear_gym.core.registry import family
 from hear_gym.core.text import to_charset
 from hear_gym.envs.hear2act.family import make
-from training.dialogue_grpo import (
-    CURVE_FILE,
-    SETTINGS_FILE,
-    DialogueGRPOSettings,
-    train_dialogue_grpo,
-    train_scenarios,
-)
+from training.dialogue_grpo import DialogueGRPOSettings, train_dialogue_grpo, train_scenarios
 from training.dialogue_rollout import (
     CUT_RULE,
     DialogueRollout,
@@ -36,6 +30,7 @@ from training.dialogue_rollout import (
     render,
     token_ids,
 )
+from training.llm_common import CURVE_FILE, SETTINGS_FILE
 from training.tiny_model import build_tiny_causal_lm
 
 SCENARIOS = list(family("hear_gym/Hear2Act-v0").episode_ids("train")[:2])
@@ -329,16 +324,19 @@ TINY_RUN = dict(
     learning_rate=1e-3,
     env_options={"feedback": "explicit", "reward": "tiered", "turn_cost": 0.02},
     wandb_project=None,
+    evaluation=None,
 )
 
 
 def _curve(folder):
-    return [json.loads(line) for line in (folder / CURVE_FILE).read_text().splitlines()]
+    rows = [json.loads(line) for line in (folder / CURVE_FILE).read_text().splitlines()]
+    return [r for r in rows if r["kind"] == "train"]
 
 
 def test_a_tiny_grpo_run_trains_saves_and_repeats_with_the_same_seed(eager, tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_MODE", "offline")
-    first = train_dialogue_grpo(out=tmp_path / "a", model=eager, **TINY_RUN)
+    evaluation = {"limit": 1, "base": False, "batch_size": 1}
+    first = train_dialogue_grpo(out=tmp_path / "a", model=eager, **{**TINY_RUN, "evaluation": evaluation})
     curve = _curve(tmp_path / "a")
     assert [r["step"] for r in curve] == [1, 2]
     for row in curve:
@@ -350,8 +348,13 @@ def test_a_tiny_grpo_run_trains_saves_and_repeats_with_the_same_seed(eager, tmp_
     assert any(r["loss"] != 0.0 for r in curve)
     final = tmp_path / "a" / "final"
     assert first["final"] == str(final) and (final / "adapter_model.safetensors").is_file()
+    evaluated = [json.loads(line) for line in (tmp_path / "a" / CURVE_FILE).read_text().splitlines()]
+    assert [r["checkpoint"] for r in evaluated if r["kind"] == "eval"] == ["final"]
+    played = (tmp_path / "a" / "evals" / "final" / "results.jsonl").read_text().splitlines()
+    assert len(played) == 1 and json.loads(played[0])["agent"] == "llm_dialogue"
+    assert first["metrics"]["final"]["1st%"]["point"] in (0.0, 100.0)
     saved = json.loads((tmp_path / "a" / SETTINGS_FILE).read_text())
-    assert saved["settings"]["num_generations"] == 2 and saved["cut_rule"] == CUT_RULE
+    assert saved["settings"]["num_generations"] == 2 and saved["settings"]["cut_rule"] == CUT_RULE
     assert saved["provenance"]["env_id"] == "hear_gym/Hear2Act-v0"
     with pytest.raises(FileExistsError):
         train_dialogue_grpo(out=tmp_path / "a", model=eager, **TINY_RUN)
@@ -362,6 +365,6 @@ def test_a_tiny_grpo_run_trains_saves_and_repeats_with_the_same_seed(eager, tmp_
     assert _curve(tmp_path / "c") != curve
 
     whole = train_dialogue_grpo(
-        out=tmp_path / "d", model=eager, **{**TINY_RUN, "max_steps": 1, "lora": False}
+        out=tmp_path / "d", model=eager, **{**TINY_RUN, "max_steps": 1, "lora": {"enabled": False}}
     )
     assert (tmp_path / "d" / "final" / "model.safetensors").is_file() and whole["last"]["step"] == 1
