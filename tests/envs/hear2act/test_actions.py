@@ -80,3 +80,24 @@ def test_ask_target_needs_exactly_one_attribute():
     assert ask_target("What about your baggage and seat comfort?", AIRLINE) is None
     assert ask_target("Anything else I should know?", AIRLINE) is None
     assert ask_target("Is reliability important?", AIRLINE) == "on_time_record"
+
+
+def test_the_env_s_own_replies_parse_back_to_their_actions(bank):
+    """What the env writes for a Discrete ask (the text demonstrations copy it) must mean that ask
+    when a text agent writes it: the general question names no attribute in any domain."""
+    import gymnasium as gym
+
+    from hear_gym.envs.hear2act.actions import ASK_GENERAL, ASK_SLOT0
+
+    env = gym.make("hear_gym/Hear2Act-v0", split="all", disable_env_checker=True)
+    first_of_domain = {s.domain: s.scenario_id for s in reversed(bank)}
+    for domain_id, scenario_id in sorted(first_of_domain.items()):
+        domain = domain_by_id(domain_id)
+        asks = [(ASK_GENERAL, None)] + [
+            (ASK_SLOT0 + i, d.key) for i, d in enumerate(domain.concern_dimensions)
+        ]
+        for index, attribute in asks:
+            env.reset(seed=0, options={"scenario_id": scenario_id})
+            text = env.step(index)[4]["turn_record"]["assistant_text"]
+            parsed = parse_p6a(text, domain, AssistantKind.TEXT).action
+            assert parsed == AssistantAction(ActionKind.ASK, attribute=attribute), (domain_id, text)
