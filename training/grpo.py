@@ -1,4 +1,9 @@
-"""GRPO on VoiceGate decisions with the env's own reward, plain or paired, read top to bottom.
+"""GRPO on single decisions with the env's own reward, plain or paired, read top to bottom.
+
+Two tasks (``TASKS``): VoiceGate items (below) and Hear2Act assent pairs
+(``training.hear2act_pairs``: one transcript at an assent turn, genuine vs reluctant acceptance,
+through the T+S channel, rewarded by the env's return when the state-aware agent finishes the
+dialogue after the model's reply).
 
 1. ``GRPOSettings``: the model (a checkpoint, or an SFT output to continue from), the item
    families, plain or paired grouping, TRL's GRPO knobs, LoRA, the held-out evaluation.
@@ -22,6 +27,7 @@ grouping needs a listening model to pay off. See the README.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,9 +55,11 @@ VLLM_MODES = (None, "colocate", "server")
 class GRPOSettings:
     out: Path
     model: str
-    families: tuple[str, ...] = FAMILIES
+    task: str = "voicegate"  # a key of TASKS
+    families: tuple[str, ...] = FAMILIES  # VoiceGate item families
+    env_options: dict[str, Any] = field(default_factory=dict)  # Hear2Act assent: reward, turn_cost, ...
     paired: bool = False
-    item_limit: int | None = None  # first N dataset rows
+    item_limit: int | None = None  # first N dataset rows (Hear2Act assent: N pairs)
     num_generations: int = 8  # K; paired: K/2 per side
     batch_size: int = 16  # completions per device and step (a multiple of K)
     max_completion_length: int = 96
@@ -76,7 +84,12 @@ class GRPOSettings:
             self.lora = LoraSettings(**self.lora)
         if isinstance(self.evaluation, dict):
             self.evaluation = EvalSettings(**self.evaluation)
-        self.evaluation = self.evaluation.resolved(TRAIN_ACCESS, {})
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {sorted(TASKS)}, got {self.task!r}")
+        task = TASKS[self.task]
+        if self.env_options and self.task == "voicegate":
+            raise ValueError("env_options are for the hear2act_assent task (VoiceGate's reward is fixed)")
+        self.evaluation = self.evaluation.resolved(task.eval_access, task.eval_options(self.env_options))
         if self.num_generations < 2 or (self.paired and self.num_generations % 2):
             raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
         if self.batch_size % self.num_generations:
@@ -91,7 +104,7 @@ class GRPOSettings:
                 "paired GRPO cannot use vLLM server mode (it samples a whole group from one "
                 "prompt, which breaks pairing); use vllm_mode='colocate'"
             )
-        if self.paired and "speaker_switch" not in self.families:
+        if self.paired and self.task == "voicegate" and "speaker_switch" not in self.families:
             raise ValueError("paired GRPO pairs speaker-switch commands: include 'speaker_switch'")
         self.model = check_model_folder(self.model)
 
@@ -167,6 +180,45 @@ class EnvReward:
         return rewards
 
 
+# -- what GRPO trains on ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DecisionTask:
+    """Rows and their reward, and where the trained model is evaluated."""
+
+    env_id: str
+    eval_access: str
+    build: Callable[[GRPOSettings, set[int]], tuple[list[dict[str, Any]], Any]]  # (rows, reward)
+    eval_options: Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def voicegate_task(settings: GRPOSettings, eos_token_ids: set[int]):
+    rows = gate_rows(settings.families, settings.paired)[: settings.item_limit]
+    items = {r["item_id"] for r in rows} | {r["item_id_minus"] for r in rows}
+    return rows, EnvReward(items, eos_token_ids)
+
+
+def hear2act_assent_task(settings: GRPOSettings, eos_token_ids: set[int]):
+    """Hear2Act assent pairs (``training.hear2act_pairs``) through the T+S channel, rewarded by
+    continuation with the env's own return."""
+    from training.hear2act_pairs import AssentReward, assent_pairs, pair_rows
+
+    pairs = assent_pairs("train", limit=settings.item_limit, seed=settings.seed)
+    rows = pair_rows(pairs, access=HEAR2ACT_ACCESS, paired=settings.paired)
+    return rows, AssentReward(pairs, eos_token_ids, **settings.env_options)
+
+
+HEAR2ACT_ACCESS = "T+S"  # the ground-truth channel; T+S^ rows need a trained state inferrer
+TASKS = {
+    "voicegate": DecisionTask(ENV_ID, TRAIN_ACCESS, voicegate_task, lambda options: {}),
+    "hear2act_assent": DecisionTask(
+        "hear_gym/Hear2Act-v0",
+        HEAR2ACT_ACCESS,
+        hear2act_assent_task,
+        lambda options: {"feedback": "prosody", **options},
+    ),
+}
+
+
 # -- 4. the trainer ----------------------------------------------------------------------------
 def load_policy(model: str):
     """(model, tokenizer) from a checkpoint or an SFT LoRA adapter (merged into its base)."""
@@ -186,7 +238,7 @@ def end_of_turn_ids(model, tokenizer) -> set[int]:
     return {tokenizer.eos_token_id, *declared}
 
 
-def make_trainer(settings: GRPOSettings, rows: list[dict[str, Any]], reward: EnvReward, policy, callbacks=()):
+def make_trainer(settings: GRPOSettings, rows: list[dict[str, Any]], reward, policy, callbacks=()):
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
@@ -224,12 +276,11 @@ def make_trainer(settings: GRPOSettings, rows: list[dict[str, Any]], reward: Env
 
 
 def train(settings: GRPOSettings) -> dict[str, Any]:
-    curve = start_curve(settings.out, settings.to_json(), ENV_ID, settings.wandb_project)
+    task = TASKS[settings.task]
+    curve = start_curve(settings.out, settings.to_json(), task.env_id, settings.wandb_project)
     try:
-        rows = gate_rows(settings.families, settings.paired)[: settings.item_limit]
         policy = load_policy(settings.model)
-        items = {r["item_id"] for r in rows} | {r["item_id_minus"] for r in rows}
-        reward = EnvReward(items, end_of_turn_ids(*policy))
+        rows, reward = task.build(settings, end_of_turn_ids(*policy))
         trainer = make_trainer(settings, rows, reward, policy, callbacks=[curve])
         start = time.perf_counter()
         trainer.train()
@@ -247,7 +298,7 @@ def train(settings: GRPOSettings) -> dict[str, Any]:
         models = [("final", final, steps)]
         if settings.evaluation.base:
             models.insert(0, ("base", settings.model, 0))
-        metrics = evaluation_rows(curve, models, ENV_ID, settings.evaluation, settings.seed)
+        metrics = evaluation_rows(curve, models, task.env_id, settings.evaluation, settings.seed)
     finally:
         finish_curve(curve)
     return {"model": str(final), "rows": len(rows), "metrics": metrics, **timing}

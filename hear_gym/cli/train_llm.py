@@ -111,14 +111,26 @@ def train_sft_command(
 def train_grpo_command(
     out: Annotated[Path, typer.Option(help="Run folder (created; must not hold a training run).")],
     model: ModelOption,
+    task: Annotated[
+        str,
+        typer.Option(
+            help="voicegate (VoiceGate items) or hear2act_assent (Hear2Act assent pairs through T+S)."
+        ),
+    ] = "voicegate",
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE Hear2Act env option of hear2act_assent (reward=tiered, turn_cost=0.02)."
+        ),
+    ] = None,
     family_name: Annotated[
         list[str] | None,
         typer.Option("--family", help="VoiceGate item family to train on, repeatable (default: all three)."),
     ] = None,
     paired: Annotated[
-        bool, typer.Option(help="Paired-group GRPO: K/2 completions of each side of a speaker-switch pair.")
+        bool, typer.Option(help="Paired-group GRPO: K/2 completions of each side of a counterfactual pair.")
     ] = False,
-    item_limit: Annotated[int | None, typer.Option(min=1, help="First N dataset rows.")] = None,
+    item_limit: Annotated[int | None, typer.Option(min=1, help="First N dataset rows (or pairs).")] = None,
     num_generations: Annotated[int, typer.Option(min=2, help="Completions per group (K).")] = 8,
     batch_size: Annotated[int, typer.Option(min=1, help="Completions per device and step.")] = 16,
     max_completion_length: Annotated[int, typer.Option(min=1, help="Token cap of a reply.")] = 96,
@@ -140,7 +152,8 @@ def train_grpo_command(
     wandb: Wandb = True,
     progress: ProgressOption = True,
 ) -> None:
-    """GRPO on VoiceGate decisions with the env's rule reward (plain or paired groups).
+    """GRPO on single decisions with the env's reward (plain or paired groups): VoiceGate items,
+    or Hear2Act assent pairs (same words, genuine vs reluctant acceptance).
 
     Writes settings.json, curve.jsonl (reward per family, valid-format rate, dropped-group
     fraction, the env's share of training time), final/ and evals/."""
@@ -151,6 +164,8 @@ def train_grpo_command(
         "train_grpo",
         out=out,
         model=model,
+        task=task,
+        env_options=env_options(option),
         paired=paired,
         item_limit=item_limit,
         num_generations=num_generations,

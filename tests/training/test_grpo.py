@@ -145,3 +145,30 @@ def test_the_documented_accelerate_config_parses():
     config = ClusterConfig.from_yaml_file(str(path))
     assert config.distributed_type is DistributedType.MULTI_GPU
     assert config.num_processes == 8 and config.mixed_precision == "bf16" and not config.use_cpu
+
+
+def test_paired_grpo_trains_on_hear2act_assent_pairs(tiny_lm, tmp_path):
+    """The second task: one transcript at an assent turn, genuine (x+) vs reluctant (x-), each
+    group [x+, x-]; the trained model then plays whole held-out dialogues under T+S."""
+    result = _tiny_run(
+        tiny_lm,
+        tmp_path / "assent",
+        task="hear2act_assent",
+        paired=True,
+        item_limit=2,
+        num_generations=2,
+        batch_size=4,
+        env_options={"reward": "tiered", "turn_cost": 0.02},
+        evaluation={"limit": 1, "base": False, "batch_size": 1},
+    )
+    rows = [json.loads(line) for line in (tmp_path / "assent" / "curve.jsonl").read_text().splitlines()]
+    train = next(r for r in rows if r["kind"] == "train" and "reward" in r)
+    assert "reward/resolved" in train and "reward/unresolved" in train
+    assert "paired/dropped_group_fraction" in train
+    assert "1st%" in result["metrics"]["final"]
+    played = (tmp_path / "assent" / "evals" / "final" / "results.jsonl").read_text().splitlines()
+    assert len(played) == 1 and json.loads(played[0])["access"] == "T+S"
+    with pytest.raises(ValueError, match="env_options are for the hear2act_assent task"):
+        GRPOSettings(out=tmp_path / "x", model=str(tiny_lm), env_options={"reward": "tiered"})
+    with pytest.raises(ValueError, match="task must be one of"):
+        GRPOSettings(out=tmp_path / "x", model=str(tiny_lm), task="onset")

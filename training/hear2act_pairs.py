@@ -1,0 +1,475 @@
+"""Counterfactual Hear2Act assent pairs and their decision reward, for (paired) GRPO of text models.
+
+The trap the paper describes: under prosody-mediated feedback a user who genuinely accepts the
+current recommendation and one who accepts it reluctantly say the same words ("Okay, sounds
+good."); only the delivery differs, so an assistant that reads words confirms too early. A pair
+(``AssentPair``) is ONE dialogue transcript at such an assent turn, twice:
+
+* x+ (``resolved``): the user genuinely accepts the current option (it meets all three hidden
+  concerns, it is the gold): the right move is CONFIRM;
+* x- (``unresolved``): the user accepts it reluctantly (it meets the hard constraint L1 and the
+  budget, misses L2 and/or L3): the right move is to keep eliciting (ASK, CLARIFY) or move on.
+
+Through T+S^ (card P6d: the transcript plus the sentence a ``StateInferrer`` writes from the
+turn's audio) the two prompts differ only in that sentence; through T+S (card P6b, the
+ground-truth reference) only in the tag; through T not at all.
+
+Why a pair needs a second hidden user, not just a forced delivery. The env's reward depends on
+the final option and the user's hidden concerns, never on a delivery label: forcing a resolved
+delivery onto a reluctant acceptance would make CONFIRM end on a suboptimal option on *both*
+sides, and the pair would teach a model to ignore the very channel it is meant to read. The
+delivery must mean what it says, so the two sides are two users. The generator makes this
+principled: the satisfaction matrix is public (every option describes every concern dimension)
+and the hidden (L2, L3) is one of several "consistent pairs" of a strong and a moderate column
+that the visible world makes equally likely (``hear_gym/envs/hear2act/scenarios/generator.py``,
+steps 2-3). So one side is the scenario's own user and the other its *twin*: the same L1, the
+same visible world (options, budget, request, voice), another consistent (L2, L3) under which
+the current option has the opposite state. ``twin_scenario`` builds it from the public matrix
+(read back from the descriptions with the domain's phrasings, checked against the scenario's
+own ``satisfies``) and validates it as a ``Scenario`` (all the bank's invariants hold).
+
+Decision points (``assent_pairs``) are found by playing the env (text actions) and reading its
+user engine's reactions, never from option roles or satisfaction patterns: for each scenario of
+the split (a ``StableRng`` keyed by seed and scenario id draws everything), the standardized
+opening, optionally one recommendation the user rejects in words (over the budget or breaking
+the stated hard constraint), then a recommendation the user answers with the shared acceptance
+words (``ReactionKind.SHARED_ASSENT``). The twin is replayed with the same env seed and the same
+replies; the pair is kept only when the two transcripts are identical (they are whenever the
+earlier user turns depend on L1 and the budget alone, which this construction ensures), and the
+delivery labels are the env's own draws (one draw, the same index into each state's labels).
+
+Replaying (``DecisionPoint``: scenario id, env seed, the assistant replies after the opening,
+and the twin's concerns or None): a text-action env is made as ``gym.make`` makes it, its base
+env's public ``scenarios`` is set to the side's scenario (the real one or its twin, same id),
+then ``reset(seed, options={"scenario_id": ...})`` and the replies. That assignment is the one
+place this module reaches into the env; the env has no reset option for another user.
+
+The reward (``AssentReward``) is defined by continuation, so there is one definition, the env's:
+replay the side's decision point in a text-action env with the given reward options (``reward``,
+``turn_cost``, ``feedback``, any other env option), step the model's reply, let
+``StateAwareAgent`` under T+S finish the dialogue, and return the env's episode return
+(``info["episode"]["return"]``, the opening and the replayed turns included, the same on both
+sides). A premature CONFIRM on x- ends the dialogue on the reluctantly accepted option (0 under
+``reward="success"``, its partial credit under ``"tiered"``), whereas eliciting lets the
+continuation find the gold; on x+ eliciting only costs turns. So with ``turn_cost > 0``, CONFIRM
+wins on x+ and ASK/CLARIFY win on x-. A reply cut by the token cap before its end-of-turn token
+is stepped as the empty reply (invalid: the turn is used and penalized). It logs the mean reward
+per side (``reward/resolved``, ``reward/unresolved``), per family (``reward/hear2act_assent``) and
+the valid-format rate.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+from agents.hear2act.prompts import messages
+from agents.hear2act.rule import StateAwareAgent
+from hear_gym.core.stable_rng import StableRng
+from hear_gym.envs.hear2act.actions import AssistantKind, decode, parse_p6a
+from hear_gym.envs.hear2act.family import make
+from hear_gym.envs.hear2act.scenarios.bank import get_scenario, scenarios_for
+from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
+from hear_gym.envs.hear2act.scenarios.model import Concern, Scenario, format_price
+from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction, ReactionKind
+from hear_gym.envs.hear2act.user.states import ConcernState, Feedback
+
+ITEM_FAMILY = "hear2act_assent"
+SIDES = ("resolved", "unresolved")  # x+, x-
+CONTINUATION_ACCESS = "T+S"
+STRONG_SIZE, MODERATE_SIZE = 3, 2  # feasible options meeting a strong / moderate column
+# Reactions whose words depend on the budget and L1 only: the same for the user and the twin.
+_REJECTIONS = {ReactionKind.REJECT_BUDGET.value, ReactionKind.STATE_REQUIREMENT.value}
+_SEED_RANGE = 2**31
+
+
+# -- the counterfactual user -------------------------------------------------------------------
+@dataclass(frozen=True)
+class HiddenUser:
+    """The soft concerns of a twin user; L1 and everything visible are the scenario's."""
+
+    l2: str
+    l2_requirement: str
+    l3: str
+    l3_requirement: str
+
+
+@cache
+def public_matrix(scenario_id: str) -> dict[int, dict[str, bool]]:
+    """Option -> concern dimension -> met, read back from the descriptions with the domain's
+    public phrasings; checked against the scenario's own ``satisfies``."""
+    scenario = get_scenario(scenario_id)
+    domain = domain_by_id(scenario.domain)
+    keys = {d.key for d in domain.concern_dimensions}
+    matrix = {}
+    for c in scenario.candidates:
+        met = domain.described(c.description)
+        if set(met) != keys or tuple(met[k.attribute] for k in scenario.concerns) != c.satisfies:
+            raise ValueError(f"{scenario_id} option {c.option_id}: description does not read back")
+        matrix[c.option_id] = met
+    return matrix
+
+
+def twin_concerns(scenario: Scenario, option: int, resolved: bool) -> list[tuple[str, str]]:
+    """The (L2, L3) dimension pairs a twin could hide, with L1 kept, under which ``option`` is
+    genuinely (``resolved``) or reluctantly accepted: consistent (strong, moderate) columns over
+    the in-budget options meeting L1 (the generator's rule), whose one shared option is
+    ``option`` or is not. The scenario's own pair is never among them (its state is the other)."""
+    matrix = public_matrix(scenario.scenario_id)
+    l1 = scenario.concerns[0].attribute
+    feasible = {
+        c.option_id
+        for c in scenario.candidates
+        if c.price <= scenario.budget.max_price and matrix[c.option_id][l1]
+    }
+    if option not in feasible:
+        raise ValueError(f"option {option} of {scenario.scenario_id} does not meet L1 within budget")
+    keys = [d.key for d in domain_by_id(scenario.domain).concern_dimensions if d.key != l1]
+    columns = {k: frozenset(o for o in feasible if matrix[o][k]) for k in keys}
+    strong = [k for k in keys if len(columns[k]) == STRONG_SIZE]
+    moderate = [k for k in keys if len(columns[k]) == MODERATE_SIZE]
+    return [
+        (s, m)
+        for s in strong
+        for m in moderate
+        if len(columns[s] & columns[m]) == 1 and (option in columns[s] & columns[m]) == resolved
+    ]
+
+
+@lru_cache(maxsize=1024)
+def twin_scenario(scenario_id: str, user: HiddenUser) -> Scenario:
+    """The scenario with ``user``'s soft concerns: same id, request, budget, options and L1;
+    satisfaction, gold and roles recomputed (the safe alternative is the first in-budget
+    (T, T, F) option by id). Validated as a bank scenario."""
+    scenario = get_scenario(scenario_id)
+    matrix = public_matrix(scenario_id)
+    concerns = (
+        scenario.concerns[0],
+        Concern(level="L2", attribute=user.l2, requirement=user.l2_requirement),
+        Concern(level="L3", attribute=user.l3, requirement=user.l3_requirement),
+    )
+    over = {c.option_id for c in scenario.candidates if c.price > scenario.budget.max_price}
+    satisfies = {o: tuple(met[c.attribute] for c in concerns) for o, met in matrix.items()}
+    safe = min(o for o, s in satisfies.items() if o not in over and s == (True, True, False))
+    gold = [o for o, s in satisfies.items() if o not in over and all(s)]
+    if len(gold) != 1:
+        raise ValueError(f"{user} is not a consistent twin of {scenario_id}: golds {gold}")
+    roles = {o: "violates_visible" if o in over else "pattern" for o in satisfies} | {
+        safe: "safe_alternative"
+    }
+    candidates = [
+        {**c.model_dump(), "satisfies": satisfies[c.option_id], "role": roles[c.option_id]}
+        for c in scenario.candidates
+    ]
+    return Scenario.model_validate(
+        {
+            **scenario.model_dump(),
+            "concerns": [c.model_dump() for c in concerns],
+            "candidates": candidates,
+            "gold_option": gold[0],
+        }
+    )
+
+
+# -- decision points and pairs -----------------------------------------------------------------
+@dataclass(frozen=True)
+class DecisionPoint:
+    """One side of a pair, as the env replays it."""
+
+    scenario_id: str
+    seed: int  # the env's reset seed (the user's words and deliveries are drawn from it)
+    replies: tuple[str, ...]  # assistant replies after the opening; the last recommends ``option``
+    option: int
+    user: HiddenUser | None  # None: the scenario's own user; else its twin
+    resolved: bool
+    delivery: str  # the assent turn's delivery label, as the env drew it
+    transcript: str
+    feedback: str = Feedback.PROSODY.value
+
+    def scenario(self) -> Scenario:
+        if self.user is None:
+            return get_scenario(self.scenario_id)
+        return twin_scenario(self.scenario_id, self.user)
+
+
+@dataclass(frozen=True)
+class AssentPair:
+    pair_id: str
+    resolved: DecisionPoint  # x+
+    unresolved: DecisionPoint  # x-
+
+    def sides(self) -> tuple[tuple[str, DecisionPoint], tuple[str, DecisionPoint]]:
+        return (("resolved", self.resolved), ("unresolved", self.unresolved))
+
+    def item_id(self, side: str) -> str:
+        if side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+        return f"{self.pair_id}/{side}"
+
+
+class Replay:
+    """One text-action env stack that replays decision points of either user."""
+
+    def __init__(self, access: str = "T", state_inferrer=None, **env_options: Any) -> None:
+        self.env = make(
+            access=access, actions="text", state_inferrer=state_inferrer, split="all", **env_options
+        )
+        self.base = self.env.unwrapped
+
+    def play(self, scenario: Scenario, seed: int, replies: tuple[str, ...]):
+        """(observation, info) after the opening and ``replies``; the episode must still run."""
+        self.base.scenarios = (scenario,)  # the real user or the twin, under the same id
+        observation, info = self.env.reset(seed=seed, options={"scenario_id": scenario.scenario_id})
+        for reply in replies:
+            observation, _, terminated, truncated, info = self.env.step(reply)
+            if terminated or truncated:
+                raise RuntimeError(f"{scenario.scenario_id}: the replayed dialogue ended early")
+        return observation, info
+
+    def to(self, point: DecisionPoint):
+        """Replay ``point``; checks that the env still writes the stored transcript and delivery."""
+        if self.base.feedback.value != point.feedback:
+            raise ValueError(f"{point.scenario_id} was built under {point.feedback!r} feedback")
+        observation, info = self.play(point.scenario(), point.seed, point.replies)
+        if observation["transcript"] != point.transcript or info["delivery_label"] != point.delivery:
+            raise RuntimeError(f"{point.scenario_id}: the env no longer replays this decision point")
+        return observation, info
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def recommend_reply(scenario: Scenario, option: int) -> str:
+    """A recommendation as the env writes one (visible fields only)."""
+    c = scenario.candidate(option)
+    return (
+        f"[ACTION: RECOMMEND] [OPTION: {option}] I recommend {c.name}, at "
+        f"{format_price(c.price)} {scenario.budget.unit} with a {c.rating:.1f}/5 rating."
+    )
+
+
+def assent_pairs(
+    split: str = "train",
+    limit: int | None = None,
+    seed: int = 0,
+    feedback: str = "prosody",
+    per_scenario: int = 1,
+    prefix_rate: float = 0.5,
+) -> list[AssentPair]:
+    """Up to ``limit`` pairs from ``split``'s scenarios in bank order, ``per_scenario`` decision
+    points each (see the module docstring); a pure function of its arguments.
+    ``prefix_rate``: the chance that a rejected recommendation comes before the assented one."""
+    if Feedback(feedback) is not Feedback.PROSODY:
+        raise ValueError(
+            "assent pairs need prosody-mediated feedback: under explicit feedback a reluctant "
+            "acceptance names its concern in words, so no two sides share a transcript"
+        )
+    replay = Replay(feedback=feedback)
+    pairs: list[AssentPair] = []
+    try:
+        for scenario in scenarios_for(split):
+            if limit is not None and len(pairs) >= limit:
+                break
+            pairs.extend(_scenario_pairs(replay, scenario, seed, per_scenario, prefix_rate))
+    finally:
+        replay.close()
+    return pairs[:limit]
+
+
+def _scenario_pairs(replay: Replay, scenario: Scenario, seed: int, per_scenario: int, prefix_rate: float):
+    rng = StableRng(f"hear2act_pairs/{seed}/{scenario.scenario_id}")
+    env_seed = rng.below(_SEED_RANGE)
+    options = [c.option_id for c in scenario.candidates if c.option_id != scenario.opening_option]
+
+    prefix: tuple[str, ...] = ()
+    if rng.random() < prefix_rate:
+        for option in rng.shuffled(options):
+            _, info = replay.play(scenario, env_seed, (recommend_reply(scenario, option),))
+            if info["turn_record"]["reaction"] in _REJECTIONS:
+                prefix, options = (recommend_reply(scenario, option),), [o for o in options if o != option]
+                break
+
+    assented = []
+    for option in options:
+        replies = (*prefix, recommend_reply(scenario, option))
+        observation, info = replay.play(scenario, env_seed, replies)
+        if info["turn_record"]["reaction"] == ReactionKind.SHARED_ASSENT.value:
+            assented.append((option, replies, observation, info))
+
+    pairs = []
+    for option, replies, observation, info in rng.sample(assented, min(per_scenario, len(assented))):
+        resolved = info["concern_state"] == ConcernState.GENUINE_ACCEPTANCE.value
+        real = DecisionPoint(
+            scenario.scenario_id, env_seed, replies, option, None, resolved,
+            info["delivery_label"], observation["transcript"], replay.base.feedback.value,
+        )  # fmt: skip
+        twin = _twin_point(replay, scenario, real, rng)
+        if twin is None:
+            continue
+        plus, minus = (real, twin) if resolved else (twin, real)
+        pair_id = f"{scenario.scenario_id}/o{option}/t{len(replies)}"
+        pairs.append(AssentPair(pair_id, plus, minus))
+    return pairs
+
+
+def _twin_point(replay: Replay, scenario: Scenario, real: DecisionPoint, rng: StableRng):
+    choices = twin_concerns(scenario, real.option, resolved=not real.resolved)
+    if not choices:
+        return None
+    l2, l3 = rng.choice(choices)
+    domain = domain_by_id(scenario.domain)
+    user = HiddenUser(
+        l2, rng.choice(domain.dimension(l2).requirements), l3, rng.choice(domain.dimension(l3).requirements)
+    )
+    observation, info = replay.play(twin_scenario(scenario.scenario_id, user), real.seed, real.replies)
+    twin_state = ConcernState(info["concern_state"])
+    if (
+        observation["transcript"] != real.transcript
+        or info["turn_record"]["reaction"] != ReactionKind.SHARED_ASSENT.value
+        or twin_state.resolved == real.resolved
+    ):
+        return None  # the users' words differ before the decision point: no pair
+    return DecisionPoint(
+        real.scenario_id, real.seed, real.replies, real.option, user, twin_state.resolved,
+        info["delivery_label"], observation["transcript"], real.feedback,
+    )  # fmt: skip
+
+
+# -- GRPO rows ---------------------------------------------------------------------------------
+def pair_rows(
+    pairs: list[AssentPair],
+    access: str = "T+S^",
+    state_inferrer=None,
+    paired: bool = True,
+    **env_options: Any,
+) -> list[dict[str, Any]]:
+    """Rows in ``training.grpo.gate_rows``' schema, prompts from ``agents.hear2act.prompts.messages``
+    on the env's observation under ``access``: ``"T+S^"`` needs ``state_inferrer`` (a
+    ``StateInferrer``, e.g. ``agents.hear2act.audio_probe.ConcernInferrer``); ``"T+S"`` is the
+    ground-truth reference. Paired: one row per pair (x+ in ``prompt``, x- in ``prompt_minus``);
+    otherwise one ordinary row per side."""
+    if access == "T+S^" and state_inferrer is None:
+        raise ValueError(
+            "access 'T+S^' needs state_inferrer=... (a StateInferrer such as "
+            "agents.hear2act.audio_probe.ConcernInferrer); access 'T+S' is the ground-truth reference"
+        )
+    replay = Replay(access, state_inferrer, feedback=Feedback.PROSODY.value, **env_options)
+    rows = []
+    try:
+        for pair in pairs:
+            prompt = {side: messages(replay.to(point)[0], "text") for side, point in pair.sides()}
+            ids = {side: pair.item_id(side) for side in SIDES}
+            if paired:
+                rows.append(
+                    _row(prompt["resolved"], ids["resolved"], prompt["unresolved"], ids["unresolved"])
+                )
+            else:
+                rows.extend(_row(prompt[s], ids[s], prompt[s], ids[s]) for s in SIDES)
+    finally:
+        replay.close()
+    return rows
+
+
+def _row(prompt, item_id, prompt_minus, item_id_minus) -> dict[str, Any]:
+    return {
+        "prompt": prompt,
+        "item_id": item_id,
+        "item_family": ITEM_FAMILY,
+        "prompt_minus": prompt_minus,
+        "item_id_minus": item_id_minus,
+    }
+
+
+# -- the reward --------------------------------------------------------------------------------
+# The env's own wording ("... doesn't work for you?") names an attribute in one domain
+# (dog_training_classes: "work"), where its parser reads it as a targeted ask.
+GENERAL_ASK = "[ACTION: ASK] Is there anything about this option that isn't right for you?"
+
+
+def p6a_reply(index: int, scenario: Scenario) -> str:
+    """A Discrete action as a P6a reply that the env's parser reads back as the same action."""
+    domain = domain_by_id(scenario.domain)
+    action = decode(index, domain, AssistantKind.TEXT)
+    if not isinstance(action, AssistantAction):
+        raise ValueError(f"action {index} is invalid here: {action.reason}")
+    if action.kind is ActionKind.RECOMMEND:
+        reply = recommend_reply(scenario, action.option)
+    elif action.kind is ActionKind.ASK:
+        label = action.attribute and domain.dimension(action.attribute).label
+        reply = f"[ACTION: ASK] How important is {label} to you?" if label else GENERAL_ASK
+    elif action.kind is ActionKind.CLARIFY:
+        reply = "[ACTION: CLARIFY] Does this option fully work for you?"
+    else:
+        reply = "[ACTION: CONFIRM] Great, I'll confirm this option for you."
+    if parse_p6a(reply, domain, AssistantKind.TEXT).action != action:
+        raise RuntimeError(f"{reply!r} does not parse back as {action}")
+    return reply
+
+
+class AssentReward:
+    """The env's episode return for a reply at a pair's decision point (see module docstring)."""
+
+    __name__ = "env_reward"  # TRL names reward columns after it
+
+    def __init__(
+        self,
+        pairs: list[AssentPair],
+        eos_token_ids,
+        reward: str = "tiered",
+        turn_cost: float = 0.02,
+        feedback: str = "prosody",
+        **env_options: Any,
+    ) -> None:
+        self.eos_token_ids = set(eos_token_ids)
+        self.points = {pair.item_id(side): point for pair in pairs for side, point in pair.sides()}
+        wrong = {p.feedback for p in self.points.values()} - {Feedback(feedback).value}
+        if wrong:
+            raise ValueError(
+                f"pairs built under {sorted(wrong)} feedback cannot be replayed under {feedback!r}"
+            )
+        self.replay = Replay(
+            CONTINUATION_ACCESS, feedback=feedback, reward=reward, turn_cost=turn_cost, **env_options
+        )
+        self.agent = StateAwareAgent()
+        self.seconds = 0.0
+
+    def score(self, item_id: str, reply: str) -> tuple[float, bool]:
+        """(episode return, whether the reply was a valid P6a action)."""
+        observation, _ = self.replay.to(self.points[item_id])
+        observation, _, terminated, truncated, info = self.replay.env.step(reply)
+        valid = info["invalid_action"] is None
+        self.agent.reset()
+        while not (terminated or truncated):
+            action = self.agent.act(observation)
+            observation, _, terminated, truncated, info = self.replay.env.step(
+                p6a_reply(action, self.replay.base.scenario)
+            )
+        return float(info["episode"]["return"]), valid
+
+    def __call__(
+        self, completions, completion_ids, item_id, item_family, log_metric=None, **_
+    ) -> list[float]:
+        start = time.perf_counter()
+        rewards, valid = [], []
+        for completion, ids, item in zip(completions, completion_ids, item_id, strict=True):
+            reply = completion[-1]["content"] if isinstance(completion, list) else completion
+            if not ids or ids[-1] not in self.eos_token_ids:
+                reply = ""  # cut by the token cap: stepped as the empty reply, invalid
+            value, ok = self.score(item, reply)
+            rewards.append(value)
+            valid.append(ok)
+        self.seconds += time.perf_counter() - start
+        if log_metric is not None:
+            log_metric("valid_format", sum(valid) / len(valid))
+            groups = {f"reward/{family}": [] for family in item_family}
+            for value, item, family in zip(rewards, item_id, item_family, strict=True):
+                groups[f"reward/{family}"].append(value)
+                groups.setdefault(f"reward/{item.rsplit('/', 1)[-1]}", []).append(value)
+            for name in sorted(groups):
+                log_metric(name, sum(groups[name]) / len(groups[name]))
+        return rewards
+
+    def close(self) -> None:
+        self.replay.close()
