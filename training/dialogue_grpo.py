@@ -38,6 +38,7 @@ from training.llm_common import (
     CurveLog,
     EvalSettings,
     LoraSettings,
+    Player,
     device_arguments,
     evaluation_rows,
     finish_curve,
@@ -48,7 +49,7 @@ from training.llm_common import (
 ENV_ID = "hear_gym/Hear2Act-v0"
 FINAL_DIR = "final"
 EVAL_ACCESS = "T"  # the chat layout is append-only under the transcript condition only
-EVAL_AGENT = ("llm_dialogue", DialogueLLMAgent)
+EVAL_PLAYER = Player("llm_dialogue", DialogueLLMAgent)
 
 
 # -- 1. settings -------------------------------------------------------------------------------
@@ -208,7 +209,7 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
             models = [("final", final, int(trainer.state.global_step))]
             if settings.evaluation.base:
                 models.insert(0, ("base", settings.model, 0))
-            metrics = evaluation_rows(log, models, ENV_ID, settings.evaluation, settings.seed, EVAL_AGENT)
+            metrics = evaluation_rows(log, models, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER)
     finally:
         finish_curve(curve)
     rows = [r for r in read_curve(settings.out) if r["kind"] == "train"]

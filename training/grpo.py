@@ -37,6 +37,7 @@ from hear_gym.core.registry import family
 from training.llm_common import (
     EvalSettings,
     LoraSettings,
+    PeriodicEvaluation,
     check_model_folder,
     device_arguments,
     evaluation_rows,
@@ -70,6 +71,7 @@ class GRPOSettings:
     vllm_mode: str | None = None  # None: generate with transformers
     lora: LoraSettings = field(default_factory=LoraSettings)
     evaluation: EvalSettings = field(default_factory=EvalSettings)
+    eval_every: int = 0  # optimizer steps between held-out evaluations (0: only before and after)
     seed: int = 0
     wandb_project: str | None = "hear-gym"
     progress: bool = True
@@ -94,6 +96,8 @@ class GRPOSettings:
             raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
         if self.batch_size % self.num_generations:
             raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of num_generations")
+        if self.eval_every < 0:
+            raise ValueError("eval_every must be >= 0")
         for name in ("max_completion_length", "max_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
@@ -281,7 +285,10 @@ def train(settings: GRPOSettings) -> dict[str, Any]:
     try:
         policy = load_policy(settings.model)
         rows, reward = task.build(settings, end_of_turn_ids(*policy))
-        trainer = make_trainer(settings, rows, reward, policy, callbacks=[curve])
+        periodic = PeriodicEvaluation(
+            curve, settings.eval_every, task.env_id, settings.evaluation, settings.seed
+        )
+        trainer = make_trainer(settings, rows, reward, policy, callbacks=[curve, periodic])
         start = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - start

@@ -35,6 +35,16 @@ CHAT_AGENTS = {"hear_gym/Hear2Act-v0": LLMAgent, "hear_gym/VoiceGate-v0": LLMGat
 EVAL_AGENT = "llm"
 
 
+@dataclass(frozen=True)
+class Player:
+    """The agent that plays a saved model in evaluations: its entry-point name, its class, and the
+    kind of chat client that loads the model (``hf`` text, ``hf-audio`` audio)."""
+
+    name: str
+    agent_class: type
+    client: str = "hf"
+
+
 @dataclass
 class LoraSettings:
     enabled: bool = True
@@ -128,14 +138,14 @@ def evaluate_model(
     evaluation: EvalSettings,
     out_dir: Path,
     seed: int = 0,
-    agent: tuple[str, type] | None = None,
+    player: Player | None = None,
 ) -> dict[str, Any]:
     """Play the saved model (a checkpoint or LoRA adapter folder) on held-out episodes with
-    ``agent`` (its entry-point name and class; default the family's ``llm`` agent); the cell's
-    metrics with CIs, grouped names joined with "/"."""
-    name, agent_class = agent or (EVAL_AGENT, CHAT_AGENTS[env_id])
-    config = evaluation_config(env_id, evaluation, seed, name)
-    agents = {name: agent_class.from_client_spec(f"hf:{model}")}
+    ``player`` (default: the family's text ``llm`` agent); the cell's metrics with CIs, grouped
+    names joined with "/"."""
+    player = player or Player(EVAL_AGENT, CHAT_AGENTS[env_id])
+    config = evaluation_config(env_id, evaluation, seed, player.name)
+    agents = {player.name: player.agent_class.from_client_spec(f"{player.client}:{model}")}
     metadata = evaluate(out_dir, config, agents, progress=False, batch_size=evaluation.batch_size)
     return flat_estimates(metadata["cells"][config.cells[0].name]["metrics"])
 
@@ -198,12 +208,42 @@ def evaluation_rows(
     env_id: str,
     evaluation: EvalSettings,
     seed: int,
-    agent: tuple[str, type] | None = None,
+    player: Player | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Evaluate each (name, model folder, training step) and log it; the metrics by name."""
     results = {}
     for name, model, step in models:
-        metrics = evaluate_model(model, env_id, evaluation, curve.path.parent / "evals" / name, seed, agent)
+        metrics = evaluate_model(model, env_id, evaluation, curve.path.parent / "evals" / name, seed, player)
         curve.write({"kind": "eval", "step": step, "checkpoint": name, "metrics": metrics})
         results[name] = metrics
     return results
+
+
+class PeriodicEvaluation(TrainerCallback):
+    """Every ``every`` optimizer steps (before the last), save the model being trained to
+    ``checkpoints/step_N`` (a LoRA model saves its adapter) and play it on the held-out episodes,
+    logged to the curve like the final evaluation."""
+
+    def __init__(
+        self,
+        curve: CurveLog,
+        every: int,
+        env_id: str,
+        evaluation: EvalSettings,
+        seed: int,
+        player: Player | None = None,
+    ) -> None:
+        self.curve, self.every, self.env_id = curve, every, env_id
+        self.evaluation, self.seed, self.player = evaluation, seed, player
+
+    def on_step_end(self, args, state, control, model=None, processing_class=None, **kwargs):
+        step = int(state.global_step)
+        if not self.every or step % self.every or step >= state.max_steps:
+            return
+        name = f"step_{step}"
+        folder = self.curve.path.parent / "checkpoints" / name
+        model.save_pretrained(folder)
+        processing_class.save_pretrained(folder)
+        evaluation_rows(
+            self.curve, [(name, folder, step)], self.env_id, self.evaluation, self.seed, self.player
+        )

@@ -27,6 +27,7 @@ from training.demos import DEMO_SOURCES, write_jsonl
 from training.llm_common import (
     EvalSettings,
     LoraSettings,
+    PeriodicEvaluation,
     check_model_folder,
     device_arguments,
     evaluation_rows,
@@ -54,6 +55,7 @@ class SFTSettings:
     max_length: int = 4096
     lora: LoraSettings = field(default_factory=LoraSettings)
     evaluation: EvalSettings = field(default_factory=EvalSettings)
+    eval_every: int = 0  # optimizer steps between held-out evaluations (0: only before and after)
     seed: int = 0
     wandb_project: str | None = "hear-gym"
     progress: bool = True
@@ -69,6 +71,8 @@ class SFTSettings:
         self.evaluation = self.evaluation.resolved(DEFAULT_DEMO_ACCESS[self.env_id], self.env_options)
         if self.epochs <= 0 or self.learning_rate <= 0:
             raise ValueError("epochs and learning_rate must be > 0")
+        if self.eval_every < 0:
+            raise ValueError("eval_every must be >= 0")
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError("max_steps must be >= 1 (or None: train for the epochs)")
         for name in ("batch_size", "gradient_accumulation", "max_length"):
@@ -135,7 +139,10 @@ def train(settings: SFTSettings) -> dict[str, Any]:
     try:
         demos = build_demos(settings)
         write_jsonl(demos, settings.out / DEMOS_FILE)
-        trainer = make_trainer(settings, demos, callbacks=[curve])
+        periodic = PeriodicEvaluation(
+            curve, settings.eval_every, settings.env_id, settings.evaluation, settings.seed
+        )
+        trainer = make_trainer(settings, demos, callbacks=[curve, periodic])
         trainer.train()
         final = settings.out / "final"
         trainer.save_model(str(final))

@@ -1,0 +1,299 @@
+"""Paired GRPO for an audio-language model on VoiceGate under A+T, the pair differing only in the
+waveform (VoxGate Eq. 1 through ``training.paired_grpo``). Read top to bottom:
+
+1. Rows: one per speaker-switch command, its same-speaker input (x+, target: the tool) and its
+   switched input (x-, target: ``[Mute]``): the same words, different audio. Each prompt names its
+   own clip (``training.audio_sft``'s parts form), so ``paired_grpo.minus_side``, which swaps the
+   prompt, swaps the audio with it. Side-talk and self-talk rows stay ordinary groups.
+2. TRL's ``GRPOTrainer`` has no audio path. ``AudioGRPOMixin`` tokenizes each row with the
+   processor and its own clip (generation gets ``input_features``), carries each row's audio key
+   in the generation batch (shuffled and split with the rows), and gives every scoring and loss
+   forward the features of its rows' clips. ``AudioPairedGRPOTrainer`` is that on
+   ``PairedGRPOTrainer``; ``AudioGRPOTrainer`` on plain ``GRPOTrainer``.
+3. The reward is ``training.grpo.EnvReward``, the env's rule reward of the reply (it does not
+   depend on the audio). Generation runs in transformers.
+4. ``final/`` (safetensors and the processor) and the base model play held-out items like SFT's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from trl import GRPOTrainer
+
+from hear_gym.core.registry import family
+from hear_gym.envs.voicegate.items.generator import all_items
+from training.audio_sft import (
+    ENV_ID,
+    EVAL_PLAYER,
+    IGNORE,
+    Clips,
+    audio_chats,
+    audio_keys,
+    audio_lora_config,
+    audio_nested_settings,
+    encode_prompt,
+    load_audio_policy,
+    save_final,
+    stack_audio,
+)
+from training.grpo import FAMILIES, EnvReward, end_of_turn_ids
+from training.llm_common import (
+    EvalSettings,
+    LoraSettings,
+    check_model_folder,
+    device_arguments,
+    evaluation_rows,
+    finish_curve,
+    start_curve,
+)
+from training.paired_grpo import PairedGRPOTrainer
+
+
+# -- 1. rows -----------------------------------------------------------------------------------
+def plan_pairs(split: str = "train", families=FAMILIES, paired: bool = False) -> list[tuple[str, str]]:
+    """(x+, x-) item ids from item metadata alone (nothing rendered): a same-speaker command and
+    its switch when ``paired``, else each item with itself (an ordinary group)."""
+    items = {item.item_id: item for item in all_items()}
+    pairs = []
+    for item_id in family(ENV_ID).episode_ids(split, tuple(families)):
+        item = items[item_id]
+        if paired and item.family.value == "speaker_switch":
+            if item.condition == "same_speaker":  # the switch joins its twin; text-only stays out
+                pairs.append((item_id, f"{item.group}/switch"))
+        else:
+            pairs.append((item_id, item_id))
+    return pairs
+
+
+def grpo_rows(pairs: Sequence[tuple[str, str]]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
+    """One row per pair, the columns ``training.grpo.gate_rows`` has (``prompt``, ``item_id``,
+    ``item_family``, ``prompt_minus``, ``item_id_minus``), each prompt naming its own clip."""
+    items = {item.item_id: item for item in all_items()}
+    prompts, clips = audio_chats([i for pair in pairs for i in pair])
+    rows = [
+        {
+            "prompt": prompts[plus],
+            "item_id": plus,
+            "item_family": items[plus].family.value,
+            "prompt_minus": prompts[minus],
+            "item_id_minus": minus,
+        }
+        for plus, minus in pairs
+    ]
+    return rows, clips
+
+
+# -- 2. the trainers -------------------------------------------------------------------------------
+class AudioGRPOMixin:
+    """What a ``GRPOTrainer`` needs to hear: each row's prompt is tokenized with its own clip
+    (generation receives ``input_features``); each row's audio key travels in the generation
+    batch (``audio_keys``, shuffled and split with the rows); every forward that scores
+    completions gets the features of its rows' clips. Features are computed once per clip."""
+
+    def __init__(self, *args, clips: Clips, **kwargs) -> None:
+        self.clips = clips
+        self.features: dict[str, dict[str, torch.Tensor]] = {}  # audio key -> its processor features
+        self.forward_keys: list[str | None] = []  # the audio of each row of the forward running now
+        super().__init__(*args, **kwargs)
+
+    def _tokenize_prompts(self, prompts):
+        ids, keys = [], []
+        for prompt in prompts:
+            encoded = encode_prompt(self.processing_class, prompt, self.clips)
+            ids.append(encoded["input_ids"][0].tolist())
+            (key,) = audio_keys(prompt) or [None]
+            if key is not None:
+                self.features.setdefault(key, {k: v for k, v in encoded.items() if "feature" in k})
+            keys.append(key)
+        self.forward_keys = keys  # the scoring forwards of this batch (old policy, reference)
+        device = self.accelerator.device
+        return ids, None, {k: v.to(device) for k, v in self.audio_inputs(keys).items()}
+
+    def audio_inputs(self, keys: Sequence[str | None]) -> dict[str, torch.Tensor]:
+        """The model's audio inputs for rows whose clips are ``keys`` (in row order)."""
+        return stack_audio([self.features[k] for k in keys if k is not None])
+
+    def _generate_and_score_completions(self, inputs):
+        output = super()._generate_and_score_completions(inputs)
+        output["audio_keys"] = list(self.forward_keys)
+        return output
+
+    def _compute_loss(self, model, inputs):
+        self.forward_keys = list(inputs["audio_keys"])
+        return super()._compute_loss(model, inputs)
+
+    def _get_per_token_logps_and_entropies(
+        self,
+        model,
+        input_ids,
+        attention_mask,
+        logits_to_keep,
+        batch_size=None,
+        compute_entropy=False,
+        compute_aux_loss=False,
+        **_,
+    ):
+        """TRL's chunked scoring loop (text part), each chunk with its rows' audio."""
+        batch_size = batch_size or input_ids.size(0)
+        logps, entropies, aux = [], [], []
+        for start in range(0, input_ids.size(0), batch_size):
+            ids, mask = input_ids[start : start + batch_size], attention_mask[start : start + batch_size]
+            audio = self.audio_inputs(self.forward_keys[start : start + batch_size])
+            labels = ids.masked_fill(mask == 0, IGNORE)
+            labels[:, :-logits_to_keep] = IGNORE  # only completion tokens are scored
+            extra = {"output_router_logits": True} if compute_aux_loss else {}
+            with self.accelerator.autocast():
+                outputs = model(
+                    input_ids=ids,
+                    attention_mask=mask,
+                    **{k: v.to(ids.device) for k, v in audio.items()},
+                    labels=labels,
+                    fused_lm_head=True,
+                    **extra,
+                )
+            logps.append(outputs.log_probs[:, -logits_to_keep:])
+            if compute_entropy:
+                entropies.append(outputs.entropy[:, -logits_to_keep:])
+            if compute_aux_loss:
+                aux.append(outputs.aux_loss)
+        return (
+            torch.cat(logps),
+            torch.cat(entropies) if compute_entropy else None,
+            torch.stack(aux).mean() if compute_aux_loss else None,
+        )
+
+
+class AudioGRPOTrainer(AudioGRPOMixin, GRPOTrainer):
+    """GRPO for an audio-language model: ordinary groups, each completion hearing its row's clip."""
+
+
+class AudioPairedGRPOTrainer(AudioGRPOMixin, PairedGRPOTrainer):
+    """Paired-group GRPO (VoxGate Eq. 1) for an audio-language model: the K/2 completions of x+
+    hear the same-speaker clip and the K/2 of x- the switched one; the words are the same."""
+
+
+@dataclass
+class AudioGRPOSettings:
+    """The knobs of ``training.grpo.GRPOSettings`` that apply to an audio model under A+T; paired
+    by default. Generation runs in transformers (no vLLM: it has no audio path here)."""
+
+    out: Path
+    model: str  # an audio-language checkpoint (Qwen2-Audio layout), or an SFT adapter over one
+    families: tuple[str, ...] = FAMILIES
+    paired: bool = True
+    item_limit: int | None = None  # first N dataset rows (pairs, when paired)
+    num_generations: int = 8  # K; paired: K/2 per side
+    batch_size: int = 16  # completions per device and step (a multiple of K)
+    max_completion_length: int = 96
+    max_steps: int = 50
+    learning_rate: float = 1e-5
+    temperature: float = 1.0
+    beta: float = 0.0  # KL weight (0: no reference model)
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    evaluation: EvalSettings = field(default_factory=EvalSettings)
+    seed: int = 0
+    wandb_project: str | None = "hear-gym"
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out)
+        self.families = tuple(self.families)
+        if not self.families or set(self.families) - set(FAMILIES):
+            raise ValueError(f"families must be some of {FAMILIES}, got {self.families}")
+        self.lora, self.evaluation = audio_nested_settings(self.lora, self.evaluation)
+        if self.num_generations < 2 or (self.paired and self.num_generations % 2):
+            raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
+        if self.batch_size % self.num_generations:
+            raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of num_generations")
+        for name in ("max_completion_length", "max_steps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.learning_rate <= 0 or self.temperature <= 0:
+            raise ValueError("learning_rate and temperature must be > 0")
+        if self.paired and "speaker_switch" not in self.families:
+            raise ValueError("paired GRPO pairs speaker-switch commands: include 'speaker_switch'")
+        self.model = check_model_folder(self.model)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "out": str(self.out)}
+
+
+def make_grpo_trainer(settings: AudioGRPOSettings, rows, clips: Clips, reward, policy, callbacks=()):
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    model, processor = policy
+    config = GRPOConfig(
+        output_dir=str(settings.out / "trainer"),
+        num_generations=settings.num_generations,
+        per_device_train_batch_size=settings.batch_size,
+        max_completion_length=settings.max_completion_length,
+        max_steps=settings.max_steps,
+        learning_rate=settings.learning_rate,
+        temperature=settings.temperature,
+        beta=settings.beta,
+        loss_type="dapo",
+        seed=settings.seed,
+        data_seed=settings.seed,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=not settings.progress,
+        **device_arguments(),
+    )
+    trainer_class = AudioPairedGRPOTrainer if settings.paired else AudioGRPOTrainer
+    # TRL keeps a multimodal model from sampling its placeholder token, which it looks up as
+    # ``config.image_token_id``; an audio model's placeholder is its audio token.
+    model.config.image_token_id = model.config.audio_token_id
+    try:
+        return trainer_class(
+            model=model,
+            processing_class=processor,
+            reward_funcs=[reward],
+            args=config,
+            train_dataset=Dataset.from_list(rows),
+            peft_config=audio_lora_config(settings.lora, model),
+            callbacks=list(callbacks),
+            clips=clips,
+        )
+    finally:
+        del model.config.image_token_id  # the saved config stays the checkpoint's
+
+
+def train_audio_grpo(**settings: Any) -> dict[str, Any]:
+    """Audio (paired) GRPO on VoiceGate under A+T with the env's reward; folder, metrics, timing."""
+    settings = AudioGRPOSettings(**settings)
+    curve = start_curve(settings.out, settings.to_json(), ENV_ID, settings.wandb_project)
+    try:
+        pairs = plan_pairs("train", settings.families, settings.paired)[: settings.item_limit]
+        rows, clips = grpo_rows(pairs)
+        policy = load_audio_policy(settings.model)
+        reward = EnvReward(
+            {i for pair in pairs for i in pair}, end_of_turn_ids(policy[0], policy[1].tokenizer)
+        )
+        trainer = make_grpo_trainer(settings, rows, clips, reward, policy, callbacks=[curve])
+        start = time.perf_counter()
+        trainer.train()
+        seconds = time.perf_counter() - start
+        final = save_final(trainer, settings.out / "final")
+        steps = int(trainer.state.global_step)
+        timing = {
+            "train_seconds": seconds,
+            "env_seconds": reward.seconds,
+            "env_share": reward.seconds / seconds,
+        }
+        curve.write({"kind": "timing", "step": steps, **timing})
+        models = [("final", final, steps)]
+        if settings.evaluation.base:
+            models.insert(0, ("base", settings.model, 0))
+        metrics = evaluation_rows(curve, models, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER)
+    finally:
+        finish_curve(curve)
+    return {"model": str(final), "rows": len(rows), "metrics": metrics, **timing}
