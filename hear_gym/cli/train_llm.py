@@ -23,6 +23,9 @@ LoraAlpha = Annotated[int, typer.Option(min=1, help="LoRA alpha (VoxGate: 64).")
 LoraTargets = Annotated[str, typer.Option(help="Comma-separated modules LoRA adapts.")]
 EvalLimit = Annotated[int | None, typer.Option(min=1, help="Evaluate on the first N held-out episodes only.")]
 EvalBase = Annotated[bool, typer.Option(help="Also evaluate the model before training.")]
+EvalEvery = Annotated[
+    int, typer.Option(min=0, help="Evaluate a checkpoint every N optimizer steps (0: before and after only).")
+]
 WandbProject = Annotated[str | None, typer.Option(help="W&B project (offline unless WANDB_API_KEY is set).")]
 Wandb = Annotated[bool, typer.Option(help="Log curves to W&B.")]
 
@@ -76,6 +79,7 @@ def train_sft_command(
     lora_targets: LoraTargets = "q_proj,k_proj,v_proj,o_proj",
     eval_limit: EvalLimit = None,
     eval_base: EvalBase = True,
+    eval_every: EvalEvery = 0,
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -101,6 +105,7 @@ def train_sft_command(
         gradient_accumulation=gradient_accumulation,
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
+        eval_every=eval_every,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
         progress=progress,
@@ -147,6 +152,7 @@ def train_grpo_command(
     lora_targets: LoraTargets = "q_proj,k_proj,v_proj,o_proj",
     eval_limit: EvalLimit = None,
     eval_base: EvalBase = True,
+    eval_every: EvalEvery = 0,
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -178,6 +184,7 @@ def train_grpo_command(
         vllm_mode=vllm_mode,
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
+        eval_every=eval_every,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
         progress=progress,

@@ -137,6 +137,7 @@ def test_sft_trains_a_lora_adapter_that_eval_plays(tiny_lm, tmp_path, monkeypatc
         batch_size=4,
         learning_rate=1e-3,
         evaluation={"limit": 3, "families": ("speaker_switch",), "base": True, "batch_size": 3},
+        eval_every=1,
         progress=False,
     )
     final = Path(result["model"])
@@ -148,7 +149,9 @@ def test_sft_trains_a_lora_adapter_that_eval_plays(tiny_lm, tmp_path, monkeypatc
     rows = [json.loads(line) for line in (tmp_path / "run" / "curve.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows if r["kind"] == "train" and "loss" in r] == [1, 2]
     evals = {r["checkpoint"]: r for r in rows if r["kind"] == "eval"}
-    assert set(evals) == {"base", "final"} and "switch_mute" in evals["final"]["metrics"]
+    assert set(evals) == {"step_1", "base", "final"} and "switch_mute" in evals["final"]["metrics"]
+    assert evals["step_1"]["step"] == 1 and evals["final"]["step"] == 2
+    assert (tmp_path / "run" / "checkpoints" / "step_1" / "adapter_model.safetensors").exists()
     assert len(read_jsonl(tmp_path / "run" / "demos.jsonl")) == 8
     assert list((tmp_path / "run" / "wandb").glob("offline-run-*"))
     results = (tmp_path / "run" / "evals" / "final" / "results.jsonl").read_text().splitlines()
