@@ -28,6 +28,13 @@ EvalEvery = Annotated[
 ]
 WandbProject = Annotated[str | None, typer.Option(help="W&B project (offline unless WANDB_API_KEY is set).")]
 Wandb = Annotated[bool, typer.Option(help="Log curves to W&B.")]
+AudioOption = Annotated[
+    bool,
+    typer.Option(
+        help="Train an audio-language model (Qwen2-Audio layout) on VoiceGate under A+T: it hears "
+        "each input (play it with --cell audio_llm@A+T --llm-client hf-audio:OUT/final)."
+    ),
+]
 
 
 def _lora(enabled: bool, rank: int, alpha: int, targets: str) -> dict[str, Any]:
@@ -41,6 +48,11 @@ def _report(result: dict[str, Any], out: Path) -> None:
         }
         console.print(f"[bold]{name}[/bold] " + json.dumps(points))
     console.print(f"model: {result['model']}  curve: {out / 'curve.jsonl'}")
+
+
+def _refuse_for_audio(unusable: bool, flags: str) -> None:
+    if unusable:
+        fail(f"--audio trains on VoiceGate under A+T; it takes none of {flags}")
 
 
 def _run(trainer: str, **settings: Any) -> None:
@@ -80,6 +92,7 @@ def train_sft_command(
     eval_limit: EvalLimit = None,
     eval_base: EvalBase = True,
     eval_every: EvalEvery = 0,
+    audio: AudioOption = False,
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -91,12 +104,16 @@ def train_sft_command(
     and evals/{base,final}/; play the result with
     `hear-gym eval --env ENV --cell llm@ACCESS --llm-client hf:OUT/final`."""
     family(env)
+    settings: dict[str, Any] = {"env_id": env, "env_options": env_options(option), "eval_every": eval_every}
+    if audio:
+        _refuse_for_audio(
+            env != "hear_gym/VoiceGate-v0" or bool(option) or bool(eval_every), "--env/--option/--eval-every"
+        )
+        settings = {}
     _run(
-        "train_sft",
+        "train_audio_sft" if audio else "train_sft",
         out=out,
         model=model,
-        env_id=env,
-        env_options=env_options(option),
         demo_limit=demo_limit,
         epochs=epochs,
         max_steps=max_steps,
@@ -105,10 +122,10 @@ def train_sft_command(
         gradient_accumulation=gradient_accumulation,
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
-        eval_every=eval_every,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
         progress=progress,
+        **settings,
     )
 
 
@@ -153,6 +170,7 @@ def train_grpo_command(
     eval_limit: EvalLimit = None,
     eval_base: EvalBase = True,
     eval_every: EvalEvery = 0,
+    audio: AudioOption = False,
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -163,15 +181,22 @@ def train_grpo_command(
 
     Writes settings.json, curve.jsonl (reward per family, valid-format rate, dropped-group
     fraction, the env's share of training time), final/ and evals/."""
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = {
+        "task": task,
+        "env_options": env_options(option),
+        "vllm_mode": vllm_mode,
+        "eval_every": eval_every,
+    }
+    if audio:
+        unusable = task != "voicegate" or bool(option) or vllm_mode is not None or bool(eval_every)
+        _refuse_for_audio(unusable, "--task/--option/--vllm-mode/--eval-every")
+        settings = {}
     if family_name:
         settings["families"] = tuple(family_name)
     _run(
-        "train_grpo",
+        "train_audio_grpo" if audio else "train_grpo",
         out=out,
         model=model,
-        task=task,
-        env_options=env_options(option),
         paired=paired,
         item_limit=item_limit,
         num_generations=num_generations,
@@ -181,10 +206,8 @@ def train_grpo_command(
         learning_rate=learning_rate,
         temperature=temperature,
         beta=beta,
-        vllm_mode=vllm_mode,
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
-        eval_every=eval_every,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
         progress=progress,

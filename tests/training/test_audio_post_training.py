@@ -230,3 +230,27 @@ def test_audio_settings_refuse_what_does_not_work(tiny_audio, tmp_path):
     with pytest.raises(ValueError, match="families must be"):
         AudioSFTSettings(**base, families=("cue_validity",))
     assert AudioGRPOSettings(**base).paired and AudioGRPOSettings(**base).evaluation.access == "A+T"
+
+
+def test_cli_trains_the_audio_model_and_refuses_text_only_options(tiny_audio, tmp_path):
+    from typer.testing import CliRunner
+
+    from hear_gym.cli.app import app
+
+    runner = CliRunner()
+    out = tmp_path / "audio_sft"
+    tiny = ["--demo-limit", "2", "--max-steps", "1", "--batch-size", "2", "--eval-limit", "2"]
+    result = runner.invoke(
+        app,
+        ["train", "sft", "--audio", "--out", str(out), "--model", str(tiny_audio), *tiny]
+        + ["--no-eval-base", "--no-wandb", "--no-progress"],
+    )
+    assert result.exit_code == 0, result.output
+    played = (out / "evals" / "final" / "results.jsonl").read_text().splitlines()
+    assert len(played) == 2 and json.loads(played[0])["cell"] == "audio_llm@A+T"
+    refused = runner.invoke(
+        app,
+        ["train", "grpo", "--audio", "--task", "hear2act_assent", "--out", str(tmp_path / "g")]
+        + ["--model", str(tiny_audio)],
+    )
+    assert refused.exit_code == 2 and "--audio trains on VoiceGate under A+T" in refused.output
