@@ -213,3 +213,57 @@ def train_grpo_command(
         progress=progress,
         **settings,
     )
+
+
+@train_app.command("dialogue-grpo")
+def train_dialogue_grpo_command(
+    out: Annotated[Path, typer.Option(help="Run folder (created; must not hold a training run).")],
+    model: ModelOption,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE Hear2Act env option (feedback=explicit|prosody, reward, turn_cost, ...)."
+        ),
+    ] = None,
+    n_scenarios: Annotated[int, typer.Option(min=1, help="Train scenarios in the dataset.")] = 32,
+    scenarios_per_step: Annotated[int, typer.Option(min=1, help="Prompts per optimizer step.")] = 2,
+    num_generations: Annotated[int, typer.Option(min=2, help="Dialogues per scenario and step (K).")] = 4,
+    max_completion_length: Annotated[
+        int, typer.Option(min=1, help="Token cap of a whole dialogue after its prompt (model + user).")
+    ] = 1024,
+    max_steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 100,
+    learning_rate: Annotated[float, typer.Option(help="AdamW learning rate.")] = 1e-5,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature of the rollouts.")] = 1.0,
+    lora: LoraOption = True,
+    lora_rank: LoraRank = 32,
+    lora_alpha: LoraAlpha = 64,
+    lora_targets: LoraTargets = "q_proj,k_proj,v_proj,o_proj",
+    eval_limit: EvalLimit = None,
+    eval_base: EvalBase = False,
+    seed: SeedOption = 0,
+    wandb_project: WandbProject = "hear-gym",
+    wandb: Wandb = True,
+) -> None:
+    """Multi-turn GRPO on whole Hear2Act dialogues (access T): the model plays the assistant turn
+    by turn against the user engine; the user's tokens never enter the loss.
+
+    Writes settings.json, curve.jsonl, final/ and evals/; the final model plays held-out
+    scenarios as `llm_dialogue@T`."""
+    options = env_options(option)
+    _run(
+        "train_dialogue_grpo",
+        out=out,
+        model=model,
+        env_options={"feedback": "explicit", **options},
+        n_scenarios=n_scenarios,
+        scenarios_per_step=scenarios_per_step,
+        num_generations=num_generations,
+        max_completion_length=max_completion_length,
+        max_steps=max_steps,
+        learning_rate=learning_rate,
+        temperature=temperature,
+        lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
+        evaluation={"limit": eval_limit, "base": eval_base},
+        seed=seed,
+        wandb_project=wandb_project if wandb else None,
+    )

@@ -368,3 +368,31 @@ def test_a_tiny_grpo_run_trains_saves_and_repeats_with_the_same_seed(eager, tmp_
         out=tmp_path / "d", model=eager, **{**TINY_RUN, "max_steps": 1, "lora": {"enabled": False}}
     )
     assert (tmp_path / "d" / "final" / "model.safetensors").is_file() and whole["last"]["step"] == 1
+
+
+def test_cli_trains_dialogue_grpo_and_plays_the_result(eager, tmp_path):
+    from typer.testing import CliRunner
+
+    from hear_gym.cli.app import app
+
+    out = tmp_path / "cli"
+    tiny = ["--n-scenarios", "2", "--scenarios-per-step", "1", "--num-generations", "2"]
+    tiny += ["--max-completion-length", "128", "--max-steps", "1", "--eval-limit", "1", "--no-wandb"]
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "dialogue-grpo",
+            "--out",
+            str(out),
+            "--model",
+            str(eager),
+            "--option",
+            "turn_cost=0.02",
+            *tiny,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "final" in result.output and "1st%" in result.output
+    saved = json.loads((out / SETTINGS_FILE).read_text())["settings"]
+    assert saved["env_options"] == {"feedback": "explicit", "turn_cost": 0.02}
