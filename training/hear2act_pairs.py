@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from functools import cache, lru_cache
 from typing import Any
 
 from agents.hear2act.prompts import messages
@@ -72,105 +71,17 @@ from hear_gym.envs.hear2act.actions import AssistantKind, decode, parse_p6a
 from hear_gym.envs.hear2act.family import make
 from hear_gym.envs.hear2act.scenarios.bank import get_scenario, scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
-from hear_gym.envs.hear2act.scenarios.model import Concern, Scenario, format_price
+from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
 from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction, ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState, Feedback
+from training.hear2act_twins import HiddenUser, twin_concerns, twin_scenario
 
 ITEM_FAMILY = "hear2act_assent"
 SIDES = ("resolved", "unresolved")  # x+, x-
 CONTINUATION_ACCESS = "T+S"
-STRONG_SIZE, MODERATE_SIZE = 3, 2  # feasible options meeting a strong / moderate column
 # Reactions whose words depend on the budget and L1 only: the same for the user and the twin.
 _REJECTIONS = {ReactionKind.REJECT_BUDGET.value, ReactionKind.STATE_REQUIREMENT.value}
 _SEED_RANGE = 2**31
-
-
-# -- the counterfactual user -------------------------------------------------------------------
-@dataclass(frozen=True)
-class HiddenUser:
-    """The soft concerns of a twin user; L1 and everything visible are the scenario's."""
-
-    l2: str
-    l2_requirement: str
-    l3: str
-    l3_requirement: str
-
-
-@cache
-def public_matrix(scenario_id: str) -> dict[int, dict[str, bool]]:
-    """Option -> concern dimension -> met, read back from the descriptions with the domain's
-    public phrasings; checked against the scenario's own ``satisfies``."""
-    scenario = get_scenario(scenario_id)
-    domain = domain_by_id(scenario.domain)
-    keys = {d.key for d in domain.concern_dimensions}
-    matrix = {}
-    for c in scenario.candidates:
-        met = domain.described(c.description)
-        if set(met) != keys or tuple(met[k.attribute] for k in scenario.concerns) != c.satisfies:
-            raise ValueError(f"{scenario_id} option {c.option_id}: description does not read back")
-        matrix[c.option_id] = met
-    return matrix
-
-
-def twin_concerns(scenario: Scenario, option: int, resolved: bool) -> list[tuple[str, str]]:
-    """The (L2, L3) dimension pairs a twin could hide, with L1 kept, under which ``option`` is
-    genuinely (``resolved``) or reluctantly accepted: consistent (strong, moderate) columns over
-    the in-budget options meeting L1 (the generator's rule), whose one shared option is
-    ``option`` or is not. The scenario's own pair is never among them (its state is the other)."""
-    matrix = public_matrix(scenario.scenario_id)
-    l1 = scenario.concerns[0].attribute
-    feasible = {
-        c.option_id
-        for c in scenario.candidates
-        if c.price <= scenario.budget.max_price and matrix[c.option_id][l1]
-    }
-    if option not in feasible:
-        raise ValueError(f"option {option} of {scenario.scenario_id} does not meet L1 within budget")
-    keys = [d.key for d in domain_by_id(scenario.domain).concern_dimensions if d.key != l1]
-    columns = {k: frozenset(o for o in feasible if matrix[o][k]) for k in keys}
-    strong = [k for k in keys if len(columns[k]) == STRONG_SIZE]
-    moderate = [k for k in keys if len(columns[k]) == MODERATE_SIZE]
-    return [
-        (s, m)
-        for s in strong
-        for m in moderate
-        if len(columns[s] & columns[m]) == 1 and (option in columns[s] & columns[m]) == resolved
-    ]
-
-
-@lru_cache(maxsize=1024)
-def twin_scenario(scenario_id: str, user: HiddenUser) -> Scenario:
-    """The scenario with ``user``'s soft concerns: same id, request, budget, options and L1;
-    satisfaction, gold and roles recomputed (the safe alternative is the first in-budget
-    (T, T, F) option by id). Validated as a bank scenario."""
-    scenario = get_scenario(scenario_id)
-    matrix = public_matrix(scenario_id)
-    concerns = (
-        scenario.concerns[0],
-        Concern(level="L2", attribute=user.l2, requirement=user.l2_requirement),
-        Concern(level="L3", attribute=user.l3, requirement=user.l3_requirement),
-    )
-    over = {c.option_id for c in scenario.candidates if c.price > scenario.budget.max_price}
-    satisfies = {o: tuple(met[c.attribute] for c in concerns) for o, met in matrix.items()}
-    safe = min(o for o, s in satisfies.items() if o not in over and s == (True, True, False))
-    gold = [o for o, s in satisfies.items() if o not in over and all(s)]
-    if len(gold) != 1:
-        raise ValueError(f"{user} is not a consistent twin of {scenario_id}: golds {gold}")
-    roles = {o: "violates_visible" if o in over else "pattern" for o in satisfies} | {
-        safe: "safe_alternative"
-    }
-    candidates = [
-        {**c.model_dump(), "satisfies": satisfies[c.option_id], "role": roles[c.option_id]}
-        for c in scenario.candidates
-    ]
-    return Scenario.model_validate(
-        {
-            **scenario.model_dump(),
-            "concerns": [c.model_dump() for c in concerns],
-            "candidates": candidates,
-            "gold_option": gold[0],
-        }
-    )
 
 
 # -- decision points and pairs -----------------------------------------------------------------
