@@ -17,7 +17,6 @@ waveform (VoxGate Eq. 1 through ``training.paired_grpo``). Read top to bottom:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -40,7 +39,6 @@ from training.audio_sft import (
     audio_nested_settings,
     encode_prompt,
     load_audio_policy,
-    save_final,
     stack_audio,
 )
 from training.grpo import FAMILIES, EnvReward, end_of_turn_ids
@@ -49,8 +47,8 @@ from training.llm_common import (
     LoraSettings,
     check_model_folder,
     device_arguments,
-    evaluation_rows,
     finish_curve,
+    run_training,
     start_curve,
 )
 from training.paired_grpo import PairedGRPOTrainer
@@ -279,21 +277,9 @@ def train_audio_grpo(**settings: Any) -> dict[str, Any]:
             {i for pair in pairs for i in pair}, end_of_turn_ids(policy[0], policy[1].tokenizer)
         )
         trainer = make_grpo_trainer(settings, rows, clips, reward, policy, callbacks=[curve])
-        start = time.perf_counter()
-        trainer.train()
-        seconds = time.perf_counter() - start
-        final = save_final(trainer, settings.out / "final")
-        steps = int(trainer.state.global_step)
-        timing = {
-            "train_seconds": seconds,
-            "env_seconds": reward.seconds,
-            "env_share": reward.seconds / seconds,
-        }
-        curve.write({"kind": "timing", "step": steps, **timing})
-        models = [("final", final, steps)]
-        if settings.evaluation.base:
-            models.insert(0, ("base", settings.model, 0))
-        metrics = evaluation_rows(curve, models, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER)
+        result = run_training(
+            trainer, curve, settings.model, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER, reward
+        )
     finally:
         finish_curve(curve)
-    return {"model": str(final), "rows": len(rows), "metrics": metrics, **timing}
+    return {**result, "rows": len(rows)}

@@ -41,8 +41,8 @@ from training.llm_common import (
     Player,
     check_model_folder,
     device_arguments,
-    evaluation_rows,
     finish_curve,
+    run_training,
     start_curve,
 )
 
@@ -289,21 +289,12 @@ def train_audio_sft(**settings: Any) -> dict[str, Any]:
     try:
         rows, clips = sft_rows(sft_items(settings))
         trainer = make_sft_trainer(settings, rows, clips, callbacks=[curve])
-        trainer.train()
-        final = save_final(trainer, settings.out / "final")
-        models = [("final", final, int(trainer.state.global_step))]
-        if settings.evaluation.base:
-            models.insert(0, ("base", settings.model, 0))
-        metrics = evaluation_rows(curve, models, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER)
+        result = run_training(
+            trainer, curve, settings.model, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER
+        )
     finally:
         finish_curve(curve)
-    return {"model": str(final), "demos": len(rows), "metrics": metrics}
-
-
-def save_final(trainer, final: Path) -> Path:
-    trainer.save_model(str(final))  # safetensors: the adapter, or the whole model without LoRA
-    trainer.processing_class.save_pretrained(str(final))
-    return final
+    return {**result, "demos": len(rows)}
 
 
 # -- 3. evaluation in env loops ----------------------------------------------------------------

@@ -40,8 +40,8 @@ from training.llm_common import (
     PeriodicEvaluation,
     check_model_folder,
     device_arguments,
-    evaluation_rows,
     finish_curve,
+    run_training,
     start_curve,
 )
 from training.paired_grpo import PairedGRPOTrainer
@@ -289,26 +289,12 @@ def train(settings: GRPOSettings) -> dict[str, Any]:
             curve, settings.eval_every, task.env_id, settings.evaluation, settings.seed
         )
         trainer = make_trainer(settings, rows, reward, policy, callbacks=[curve, periodic])
-        start = time.perf_counter()
-        trainer.train()
-        seconds = time.perf_counter() - start
-        final = settings.out / "final"
-        trainer.save_model(str(final))
-        trainer.processing_class.save_pretrained(str(final))
-        steps = int(trainer.state.global_step)
-        timing = {
-            "train_seconds": seconds,
-            "env_seconds": reward.seconds,
-            "env_share": reward.seconds / seconds,
-        }
-        curve.write({"kind": "timing", "step": steps, **timing})
-        models = [("final", final, steps)]
-        if settings.evaluation.base:
-            models.insert(0, ("base", settings.model, 0))
-        metrics = evaluation_rows(curve, models, task.env_id, settings.evaluation, settings.seed)
+        result = run_training(
+            trainer, curve, settings.model, task.env_id, settings.evaluation, settings.seed, env_timer=reward
+        )
     finally:
         finish_curve(curve)
-    return {"model": str(final), "rows": len(rows), "metrics": metrics, **timing}
+    return {**result, "rows": len(rows)}
 
 
 def train_grpo(**settings: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ projections. On a machine without CUDA everything runs on CPU in float32 (TRL ne
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -247,3 +248,39 @@ class PeriodicEvaluation(TrainerCallback):
         evaluation_rows(
             self.curve, [(name, folder, step)], self.env_id, self.evaluation, self.seed, self.player
         )
+
+
+def run_training(
+    trainer,
+    curve: CurveLog,
+    base_model: str | Path,
+    env_id: str,
+    evaluation: EvalSettings,
+    seed: int,
+    player: Player | None = None,
+    env_timer=None,
+) -> dict[str, Any]:
+    """Train, save ``final/`` (safetensors: the adapter under LoRA, else the model; and the
+    tokenizer or processor), then evaluate the base model (if asked) and ``final/``. With
+    ``env_timer`` (anything with ``.seconds`` spent in the env), a ``timing`` row gives the env's
+    share of training time. Returns the final folder, the metrics and the timing."""
+    start = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - start
+    final = curve.path.parent / "final"
+    trainer.save_model(str(final))
+    trainer.processing_class.save_pretrained(str(final))
+    steps = int(trainer.state.global_step)
+    timing = {}
+    if env_timer is not None:
+        timing = {
+            "train_seconds": seconds,
+            "env_seconds": env_timer.seconds,
+            "env_share": env_timer.seconds / seconds,
+        }
+        curve.write({"kind": "timing", "step": steps, **timing})
+    models = [("final", final, steps)]
+    if evaluation.base:
+        models.insert(0, ("base", base_model, 0))
+    metrics = evaluation_rows(curve, models, env_id, evaluation, seed, player)
+    return {"model": str(final), "metrics": metrics, **timing}

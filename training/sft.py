@@ -30,8 +30,8 @@ from training.llm_common import (
     PeriodicEvaluation,
     check_model_folder,
     device_arguments,
-    evaluation_rows,
     finish_curve,
+    run_training,
     start_curve,
 )
 
@@ -143,17 +143,12 @@ def train(settings: SFTSettings) -> dict[str, Any]:
             curve, settings.eval_every, settings.env_id, settings.evaluation, settings.seed
         )
         trainer = make_trainer(settings, demos, callbacks=[curve, periodic])
-        trainer.train()
-        final = settings.out / "final"
-        trainer.save_model(str(final))
-        trainer.processing_class.save_pretrained(str(final))
-        models = [("final", final, int(trainer.state.global_step))]
-        if settings.evaluation.base:
-            models.insert(0, ("base", settings.model, 0))
-        metrics = evaluation_rows(curve, models, settings.env_id, settings.evaluation, settings.seed)
+        result = run_training(
+            trainer, curve, settings.model, settings.env_id, settings.evaluation, settings.seed
+        )
     finally:
         finish_curve(curve)
-    return {"model": str(final), "demos": len(demos), "metrics": metrics}
+    return {**result, "demos": len(demos)}
 
 
 def train_sft(**settings: Any) -> dict[str, Any]:
