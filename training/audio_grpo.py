@@ -46,8 +46,8 @@ from training.llm_common import (
     EvalSettings,
     LoraSettings,
     check_model_folder,
-    device_arguments,
     finish_curve,
+    grpo_arguments,
     run_training,
     start_curve,
 )
@@ -228,24 +228,7 @@ def make_grpo_trainer(settings: AudioGRPOSettings, rows, clips: Clips, reward, p
     from trl import GRPOConfig
 
     model, processor = policy
-    config = GRPOConfig(
-        output_dir=str(settings.out / "trainer"),
-        num_generations=settings.num_generations,
-        per_device_train_batch_size=settings.batch_size,
-        max_completion_length=settings.max_completion_length,
-        max_steps=settings.max_steps,
-        learning_rate=settings.learning_rate,
-        temperature=settings.temperature,
-        beta=settings.beta,
-        loss_type="dapo",
-        seed=settings.seed,
-        data_seed=settings.seed,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        disable_tqdm=not settings.progress,
-        **device_arguments(),
-    )
+    config = GRPOConfig(**grpo_arguments(settings))
     trainer_class = AudioPairedGRPOTrainer if settings.paired else AudioGRPOTrainer
     # TRL keeps a multimodal model from sampling its placeholder token, which it looks up as
     # ``config.image_token_id``; an audio model's placeholder is its audio token.

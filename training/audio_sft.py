@@ -42,6 +42,7 @@ from training.llm_common import (
     check_model_folder,
     device_arguments,
     finish_curve,
+    nested_settings,
     run_training,
     start_curve,
 )
@@ -233,8 +234,7 @@ class AudioSFTSettings:
 
 def audio_nested_settings(lora, evaluation) -> tuple[LoraSettings, EvalSettings]:
     """LoRA and evaluation settings from dicts or as given, the evaluation resolved to A+T."""
-    lora = LoraSettings(**lora) if isinstance(lora, dict) else lora
-    evaluation = EvalSettings(**evaluation) if isinstance(evaluation, dict) else evaluation
+    lora, evaluation = nested_settings(lora, evaluation)
     if evaluation.access not in (None, "A", ACCESS):
         raise ValueError(f"an audio model is evaluated under A or {ACCESS}, not {evaluation.access!r}")
     return lora, evaluation.resolved(ACCESS, {})

@@ -39,8 +39,9 @@ from training.llm_common import (
     LoraSettings,
     PeriodicEvaluation,
     check_model_folder,
-    device_arguments,
     finish_curve,
+    grpo_arguments,
+    nested_settings,
     run_training,
     start_curve,
 )
@@ -82,10 +83,7 @@ class GRPOSettings:
         unknown = set(self.families) - set(FAMILIES)
         if unknown or not self.families:
             raise ValueError(f"families must be some of {FAMILIES}, got {self.families}")
-        if isinstance(self.lora, dict):
-            self.lora = LoraSettings(**self.lora)
-        if isinstance(self.evaluation, dict):
-            self.evaluation = EvalSettings(**self.evaluation)
+        self.lora, self.evaluation = nested_settings(self.lora, self.evaluation)
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {sorted(TASKS)}, got {self.task!r}")
         task = TASKS[self.task]
@@ -247,24 +245,9 @@ def make_trainer(settings: GRPOSettings, rows: list[dict[str, Any]], reward, pol
     from trl import GRPOConfig, GRPOTrainer
 
     config = GRPOConfig(
-        output_dir=str(settings.out / "trainer"),
-        num_generations=settings.num_generations,
-        per_device_train_batch_size=settings.batch_size,
-        max_completion_length=settings.max_completion_length,
-        max_steps=settings.max_steps,
-        learning_rate=settings.learning_rate,
-        temperature=settings.temperature,
-        beta=settings.beta,
-        loss_type="dapo",  # drops masked (zero-variance, paired) rows from the token count
+        **grpo_arguments(settings),
         use_vllm=settings.vllm_mode is not None,
         vllm_mode=settings.vllm_mode or "colocate",
-        seed=settings.seed,
-        data_seed=settings.seed,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        disable_tqdm=not settings.progress,
-        **device_arguments(),
     )
     trainer_class = PairedGRPOTrainer if settings.paired else GRPOTrainer
     model, tokenizer = policy

@@ -93,6 +93,37 @@ class EvalSettings:
         )
 
 
+def nested_settings(lora, evaluation) -> tuple[LoraSettings, EvalSettings]:
+    """LoRA and evaluation settings as given or from dicts (the CLI and JSON pass dicts)."""
+    lora = LoraSettings(**lora) if isinstance(lora, dict) else lora
+    evaluation = EvalSettings(**evaluation) if isinstance(evaluation, dict) else evaluation
+    return lora, evaluation
+
+
+def grpo_arguments(settings) -> dict[str, Any]:
+    """``GRPOConfig`` arguments every GRPO trainer here shares, from its settings' usual fields:
+    ``loss_type="dapo"`` (it drops masked rows, e.g. zero-variance paired groups, from the token
+    count), one log row per step, no checkpoints of TRL's own, W&B through ``CurveLog``."""
+    return {
+        "output_dir": str(settings.out / "trainer"),
+        "num_generations": settings.num_generations,
+        "per_device_train_batch_size": settings.batch_size,
+        "max_completion_length": settings.max_completion_length,
+        "max_steps": settings.max_steps,
+        "learning_rate": settings.learning_rate,
+        "temperature": settings.temperature,
+        "beta": settings.beta,
+        "loss_type": "dapo",
+        "seed": settings.seed,
+        "data_seed": settings.seed,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": [],
+        "disable_tqdm": not settings.progress,
+        **device_arguments(),
+    }
+
+
 def device_arguments() -> dict[str, Any]:
     import torch
 

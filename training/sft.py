@@ -31,6 +31,7 @@ from training.llm_common import (
     check_model_folder,
     device_arguments,
     finish_curve,
+    nested_settings,
     run_training,
     start_curve,
 )
@@ -64,10 +65,7 @@ class SFTSettings:
         self.out = Path(self.out)
         if self.env_id not in DEMO_SOURCES:
             raise ValueError(f"SFT demonstrations exist for {sorted(DEMO_SOURCES)}, not {self.env_id!r}")
-        if isinstance(self.lora, dict):
-            self.lora = LoraSettings(**self.lora)
-        if isinstance(self.evaluation, dict):
-            self.evaluation = EvalSettings(**self.evaluation)
+        self.lora, self.evaluation = nested_settings(self.lora, self.evaluation)
         self.evaluation = self.evaluation.resolved(DEFAULT_DEMO_ACCESS[self.env_id], self.env_options)
         if self.epochs <= 0 or self.learning_rate <= 0:
             raise ValueError("epochs and learning_rate must be > 0")
