@@ -1,10 +1,12 @@
 """Post-training the tiny audio-language model on VoiceGate speaker-switch under A+T: SFT, then
-paired GRPO, where the two sides of a pair have the same words and differ only in the waveform.
+plain and paired GRPO (in paired groups the two sides have the same words and differ only in the
+waveform).
 
 Every model plays the same held-out speaker-switch inputs (greedy) through the runner as
 ``audio_llm@A+T``: switch mute with same-speaker and text-only tool selection, false execution and
-malformed rate, with item-group bootstrap CIs. This is the study a text model cannot do, since
-the three inputs of a command share their words.
+malformed rate, with item-group bootstrap CIs; and whether it hears the switch: switch mute minus
+same-speaker mute over the same commands, with a bootstrap CI. This is the study a text model
+cannot do, since the three inputs of a command share their words.
 
 Writes benchmarks/out/audio_post_training/summary.json (and every run folder next to it).
 
@@ -19,6 +21,7 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -35,6 +38,23 @@ def _cell(estimate) -> str:
     if estimate is None or estimate["point"] is None:
         return "-"
     return f"{100 * estimate['point']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}]"
+
+
+def switch_minus_same_speaker(run: Path, resamples: int = 10_000) -> tuple[float, float, float]:
+    """Does the model hear the switch? Its mute rate on switched commands minus on the same
+    commands said by the wearer (same words, different audio), in points, with a bootstrap CI
+    over the commands (both inputs of a command resampled together)."""
+    by_command: dict[str, dict[str, bool]] = {}
+    for line in (run / "results.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["condition"] in ("same_speaker", "switch"):
+            muted = record["outcome"]["action"]["kind"] == "mute"
+            by_command.setdefault(record["group"], {})[record["condition"]] = muted
+    differences = np.array([float(c["switch"]) - float(c["same_speaker"]) for c in by_command.values()])
+    rng = np.random.default_rng(0)
+    means = differences[rng.integers(0, len(differences), (resamples, len(differences)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return 100 * float(differences.mean()), 100 * float(low), 100 * float(high)
 
 
 def main() -> None:
@@ -64,21 +84,26 @@ def main() -> None:
         progress=False,
     )
     rows = {"untrained": sft["metrics"]["base"], "SFT": sft["metrics"]["final"]}
-    grpo = train_audio_grpo(
-        out=OUT / "grpo_paired",
-        model=sft["model"],
-        families=FAMILIES,
-        paired=True,
-        num_generations=4,
-        batch_size=8,
-        max_steps=args.grpo_steps,
-        max_completion_length=64,
-        learning_rate=1e-4,
-        lora={"enabled": False},
-        evaluation={**evaluation, "base": False},
-        progress=False,
-    )
-    rows["SFT + paired GRPO"] = grpo["metrics"]["final"]
+    runs = {"untrained": OUT / "sft" / "evals" / "base", "SFT": OUT / "sft" / "evals" / "final"}
+    timing = {}
+    for name, paired in (("SFT + GRPO", False), ("SFT + paired GRPO", True)):
+        folder = OUT / ("grpo_paired" if paired else "grpo")
+        grpo = train_audio_grpo(
+            out=folder,
+            model=sft["model"],
+            families=FAMILIES,
+            paired=paired,
+            num_generations=4,
+            batch_size=8,
+            max_steps=args.grpo_steps,
+            max_completion_length=64,
+            learning_rate=1e-4,
+            lora={"enabled": False},
+            evaluation={**evaluation, "base": False},
+            progress=False,
+        )
+        rows[name], runs[name] = grpo["metrics"]["final"], folder / "evals" / "final"
+        timing[name] = {k: grpo[k] for k in ("train_seconds", "env_seconds", "env_share")}
     table = Table(title="VoiceGate speaker-switch held-out, tiny audio model on CPU, A+T, % [95% CI]")
     table.add_column("model")
     for metric in METRICS:
@@ -86,11 +111,12 @@ def main() -> None:
     for name, metrics in rows.items():
         table.add_row(name, *(_cell(metrics.get(m)) for m in METRICS))
     Console().print(table)
-    timing = {k: grpo[k] for k in ("train_seconds", "env_seconds", "env_share")}
-    print(
-        f"paired GRPO: {timing['train_seconds']:.0f} s, env share of a step {100 * timing['env_share']:.3f}%"
-    )
-    summary = {"args": vars(args), "evaluation": evaluation, "rows": rows, "timing": timing}
+    hears = {name: switch_minus_same_speaker(folder) for name, folder in runs.items()}
+    for name, (point, low, high) in hears.items():
+        print(f"{name}: switch mute - same-speaker mute {point:+.1f} [{low:+.1f}, {high:+.1f}] points")
+    for name, t in timing.items():
+        print(f"{name}: {t['train_seconds']:.0f} s training, env share of a step {100 * t['env_share']:.3f}%")
+    summary = {"args": vars(args), "evaluation": evaluation, "rows": rows, "hears": hears, "timing": timing}
     (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
 
 
