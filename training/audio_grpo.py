@@ -45,6 +45,7 @@ from training.grpo import FAMILIES, EnvReward, end_of_turn_ids
 from training.llm_common import (
     EvalSettings,
     LoraSettings,
+    check_group_batch,
     check_model_folder,
     finish_curve,
     grpo_arguments,
@@ -208,8 +209,7 @@ class AudioGRPOSettings:
         self.lora, self.evaluation = audio_nested_settings(self.lora, self.evaluation)
         if self.num_generations < 2 or (self.paired and self.num_generations % 2):
             raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
-        if self.batch_size % self.num_generations:
-            raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of num_generations")
+        check_group_batch(self.batch_size, self.num_generations)
         for name in ("max_completion_length", "max_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")

@@ -38,6 +38,7 @@ from training.llm_common import (
     EvalSettings,
     LoraSettings,
     PeriodicEvaluation,
+    check_group_batch,
     check_model_folder,
     finish_curve,
     grpo_arguments,
@@ -92,8 +93,7 @@ class GRPOSettings:
         self.evaluation = self.evaluation.resolved(task.eval_access, task.eval_options(self.env_options))
         if self.num_generations < 2 or (self.paired and self.num_generations % 2):
             raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
-        if self.batch_size % self.num_generations:
-            raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of num_generations")
+        check_group_batch(self.batch_size, self.num_generations)
         if self.eval_every < 0:
             raise ValueError("eval_every must be >= 0")
         for name in ("max_completion_length", "max_steps"):

@@ -10,6 +10,7 @@ projections. On a machine without CUDA everything runs on CPU in float32 (TRL ne
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -98,6 +99,17 @@ def nested_settings(lora, evaluation) -> tuple[LoraSettings, EvalSettings]:
     lora = LoraSettings(**lora) if isinstance(lora, dict) else lora
     evaluation = EvalSettings(**evaluation) if isinstance(evaluation, dict) else evaluation
     return lora, evaluation
+
+
+def check_group_batch(batch_size: int, num_generations: int) -> None:
+    """A step's completions over all processes (``WORLD_SIZE``, set by torchrun / accelerate
+    launch) must form whole groups; one process may hold part of a group."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if (batch_size * world) % num_generations:
+        raise ValueError(
+            f"batch_size x processes ({batch_size} x {world}) must be a multiple of num_generations "
+            f"({num_generations}): every group needs all its completions"
+        )
 
 
 def grpo_arguments(settings) -> dict[str, Any]:

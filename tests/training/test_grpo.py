@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,7 @@ def test_grpo_settings_refuse_what_breaks_pairing(tiny_lm, tmp_path):
         GRPOSettings(**base, paired=True, num_generations=3, batch_size=6)
     with pytest.raises(ValueError, match="server mode"):
         GRPOSettings(**base, paired=True, vllm_mode="server")
-    with pytest.raises(ValueError, match="multiple of num_generations"):
+    with pytest.raises(ValueError, match="must be a multiple of num_generations"):
         GRPOSettings(**base, num_generations=4, batch_size=6)
     with pytest.raises(ValueError, match="include 'speaker_switch'"):
         GRPOSettings(**base, paired=True, families=("self_talk",))
@@ -172,3 +173,29 @@ def test_paired_grpo_trains_on_hear2act_assent_pairs(tiny_lm, tmp_path):
         GRPOSettings(out=tmp_path / "x", model=str(tiny_lm), env_options={"reward": "tiered"})
     with pytest.raises(ValueError, match="task must be one of"):
         GRPOSettings(out=tmp_path / "x", model=str(tiny_lm), task="onset")
+
+
+def test_a_group_split_over_two_processes_keeps_its_pair(tiny_lm, tmp_path):
+    """torchrun, 2 CPU processes (gloo), 2 completions each and K=4: process 0 holds the x+ half
+    of every group and process 1 the x- half of the same command (sides by global row)."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).with_name("two_process_paired.py")
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"]
+    done = subprocess.run(
+        [*torchrun, str(script), str(tmp_path / "run"), str(tiny_lm)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "WANDB_MODE": "disabled"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = [
+        [json.loads(line) for line in (tmp_path / f"seen_{rank}.jsonl").read_text().splitlines()]
+        for rank in (0, 1)
+    ]
+    assert len(seen[0]) == len(seen[1]) == 2  # two steps
+    for plus, minus in zip(*seen, strict=True):
+        command = plus[0].split("/")[0]
+        assert plus == [f"{command}/same_speaker"] * 2 and minus == [f"{command}/switch"] * 2
