@@ -42,6 +42,7 @@ from training.llm_common import (
     device_arguments,
     evaluation_rows,
     finish_curve,
+    main_process,
     read_curve,
     start_curve,
 )
@@ -167,8 +168,8 @@ class DialogueCurveLog(CurveLog):
     """One row per logged optimizer step: the rollout statistics of the dialogues played since the
     last row (``DialogueRollout.history``) and the step's loss; to ``curve.jsonl`` and W&B."""
 
-    def __init__(self, rollout: DialogueRollout, out: Path, wandb_run=None) -> None:
-        super().__init__(out, wandb_run)
+    def __init__(self, rollout: DialogueRollout, out: Path, wandb_run=None, writes: bool = True) -> None:
+        super().__init__(out, wandb_run, writes)
         self.rollout, self.seen = rollout, 0
 
     def on_log(self, args, state, control, logs=None, **kwargs):
@@ -197,15 +198,16 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
     rollout = DialogueRollout(
         train_scenarios(settings.n_scenarios), settings.env_options, reset_seed=settings.seed
     )
-    log = DialogueCurveLog(rollout, settings.out, curve.wandb_run)
+    log = DialogueCurveLog(rollout, settings.out, curve.wandb_run, curve.writes)
     try:
         trainer = build_trainer(settings, rollout, callbacks=[log])
         trainer.train()
         final = settings.out / FINAL_DIR
         trainer.save_model(str(final))  # safetensors: the adapter under LoRA, else the whole model
-        trainer.processing_class.save_pretrained(str(final))
         metrics = {}
-        if settings.evaluation is not None:
+        if main_process():
+            trainer.processing_class.save_pretrained(str(final))
+        if settings.evaluation is not None and main_process():
             models = [("final", final, int(trainer.state.global_step))]
             if settings.evaluation.base:
                 models.insert(0, ("base", settings.model, 0))

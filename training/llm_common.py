@@ -199,14 +199,16 @@ class CurveLog(TrainerCallback):
     """TRL's log rows (loss, reward, ...) and the in-env evaluations, to ``curve.jsonl`` and to
     a W&B run (offline unless ``WANDB_API_KEY`` is set)."""
 
-    def __init__(self, out: Path, wandb_run=None) -> None:
-        self.path, self.wandb_run = out / CURVE_FILE, wandb_run
+    def __init__(self, out: Path, wandb_run=None, writes: bool = True) -> None:
+        self.path, self.wandb_run, self.writes = out / CURVE_FILE, wandb_run, writes
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         scalars = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
         self.write({"kind": "train", "step": int(state.global_step), **scalars})
 
     def write(self, row: dict[str, Any]) -> None:
+        if not self.writes:  # another process of a distributed launch writes the run
+            return
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(finite(row), allow_nan=False) + "\n")
         if self.wandb_run is not None:
@@ -230,8 +232,16 @@ def read_curve(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def main_process() -> bool:
+    """True unless this is a non-zero rank of a distributed launch (torchrun, accelerate launch):
+    one process writes the run folder, W&B and the evaluations; every process trains."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
 def start_curve(out: Path, settings_json: dict[str, Any], env_id: str, project: str | None) -> CurveLog:
     """A fresh run folder: refuses one that already holds a training run (never overwritten)."""
+    if not main_process():
+        return CurveLog(out, writes=False)
     if (out / SETTINGS_FILE).exists() or (out / CURVE_FILE).exists():
         raise FileExistsError(f"{out} already holds a training run; choose a new folder")
     out.mkdir(parents=True, exist_ok=True)
@@ -282,7 +292,7 @@ class PeriodicEvaluation(TrainerCallback):
 
     def on_step_end(self, args, state, control, model=None, processing_class=None, **kwargs):
         step = int(state.global_step)
-        if not self.every or step % self.every or step >= state.max_steps:
+        if not self.every or step % self.every or step >= state.max_steps or not main_process():
             return
         name = f"step_{step}"
         folder = self.curve.path.parent / "checkpoints" / name
@@ -311,9 +321,11 @@ def run_training(
     trainer.train()
     seconds = time.perf_counter() - start
     final = curve.path.parent / "final"
-    trainer.save_model(str(final))
-    trainer.processing_class.save_pretrained(str(final))
+    trainer.save_model(str(final))  # the main process writes it (Trainer.save_model)
     steps = int(trainer.state.global_step)
+    if not main_process():
+        return {"model": str(final), "metrics": {}}
+    trainer.processing_class.save_pretrained(str(final))
     timing = {}
     if env_timer is not None:
         timing = {

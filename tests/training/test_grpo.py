@@ -190,7 +190,7 @@ def test_a_group_split_over_two_processes_keeps_its_pair(tiny_lm, tmp_path):
         timeout=600,
         env={**os.environ, "WANDB_MODE": "disabled"},
     )
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-6000:]
     seen = [
         [json.loads(line) for line in (tmp_path / f"seen_{rank}.jsonl").read_text().splitlines()]
         for rank in (0, 1)
@@ -199,3 +199,7 @@ def test_a_group_split_over_two_processes_keeps_its_pair(tiny_lm, tmp_path):
     for plus, minus in zip(*seen, strict=True):
         command = plus[0].split("/")[0]
         assert plus == [f"{command}/same_speaker"] * 2 and minus == [f"{command}/switch"] * 2
+    # One process writes the run: one log row per step, one evaluation.
+    rows = [json.loads(line) for line in (tmp_path / "run" / "curve.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if r["kind"] == "train" and "loss" in r] == [1, 2]
+    assert [r["checkpoint"] for r in rows if r["kind"] == "eval"] == ["final"]
