@@ -25,6 +25,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from hear_gym.core.tables import percent_ci
 from training.audio_grpo import train_audio_grpo
 from training.audio_sft import train_audio_sft
 from training.tiny_model import build_tiny_audio_lm
@@ -32,12 +33,6 @@ from training.tiny_model import build_tiny_audio_lm
 OUT = Path(__file__).parent / "out" / "audio_post_training"
 METRICS = ("malformed", "switch_mute", "same_speaker_tool", "text_only_tool", "false_execution")
 FAMILIES = ("speaker_switch",)
-
-
-def _cell(estimate) -> str:
-    if estimate is None or estimate["point"] is None:
-        return "-"
-    return f"{100 * estimate['point']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}]"
 
 
 def switch_minus_same_speaker(run: Path, resamples: int = 10_000) -> tuple[float, float, float]:
@@ -109,7 +104,7 @@ def main() -> None:
     for metric in METRICS:
         table.add_column(metric)
     for name, metrics in rows.items():
-        table.add_row(name, *(_cell(metrics.get(m)) for m in METRICS))
+        table.add_row(name, *(percent_ci(metrics.get(m)) for m in METRICS))
     Console().print(table)
     hears = {name: switch_minus_same_speaker(folder) for name, folder in runs.items()}
     for name, (point, low, high) in hears.items():

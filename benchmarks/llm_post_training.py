@@ -22,6 +22,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from hear_gym.core.tables import percent_ci
 from training.grpo import train_grpo
 from training.sft import train_sft
 from training.tiny_model import build_tiny_causal_lm
@@ -29,12 +30,6 @@ from training.tiny_model import build_tiny_causal_lm
 OUT = Path(__file__).parent / "out" / "llm_post_training"
 METRICS = ("malformed", "switch_mute", "same_speaker_tool", "text_only_tool", "false_execution")
 EVALUATION = {"split": "test", "families": ("speaker_switch", "self_talk"), "batch_size": 16}
-
-
-def _cell(estimate) -> str:
-    if estimate is None or estimate["point"] is None:
-        return "-"
-    return f"{100 * estimate['point']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}]"
 
 
 def main() -> None:
@@ -86,7 +81,7 @@ def main() -> None:
     for metric in METRICS:
         table.add_column(metric)
     for name, metrics in rows.items():
-        table.add_row(name, *(_cell(metrics.get(m)) for m in METRICS))
+        table.add_row(name, *(percent_ci(metrics.get(m)) for m in METRICS))
     Console().print(table)
     for name, t in timing.items():
         print(f"{name}: {t['train_seconds']:.0f} s training, env share of a step {100 * t['env_share']:.3f}%")

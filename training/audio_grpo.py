@@ -41,7 +41,7 @@ from training.audio_sft import (
     load_audio_policy,
     stack_audio,
 )
-from training.grpo import FAMILIES, EnvReward, end_of_turn_ids
+from training.grpo import FAMILIES, EnvReward, end_of_turn_ids, voicegate_families
 from training.llm_common import (
     EvalSettings,
     LoraSettings,
@@ -203,9 +203,7 @@ class AudioGRPOSettings:
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
-        self.families = tuple(self.families)
-        if not self.families or set(self.families) - set(FAMILIES):
-            raise ValueError(f"families must be some of {FAMILIES}, got {self.families}")
+        self.families = voicegate_families(self.families)
         self.lora, self.evaluation = audio_nested_settings(self.lora, self.evaluation)
         if self.num_generations < 2 or (self.paired and self.num_generations % 2):
             raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")

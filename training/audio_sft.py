@@ -34,16 +34,17 @@ from agents.voicegate.llm import AudioLLMGateAgent, audio_gate_messages
 from hear_gym.core.registry import family
 from hear_gym.envs.voicegate.items.generator import all_items
 from training.demos import gold_reply
-from training.grpo import FAMILIES
+from training.grpo import FAMILIES, voicegate_families
 from training.llm_common import (
     EvalSettings,
     LoraSettings,
     Player,
     check_model_folder,
-    device_arguments,
     finish_curve,
     nested_settings,
     run_training,
+    seeded_sample,
+    sft_arguments,
     start_curve,
 )
 
@@ -213,9 +214,7 @@ class AudioSFTSettings:
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
-        self.families = tuple(self.families)
-        if not self.families or set(self.families) - set(FAMILIES):
-            raise ValueError(f"families must be some of {FAMILIES}, got {self.families}")
+        self.families = voicegate_families(self.families)
         self.lora, self.evaluation = audio_nested_settings(self.lora, self.evaluation)
         if self.epochs <= 0 or self.learning_rate <= 0:
             raise ValueError("epochs and learning_rate must be > 0")
@@ -241,11 +240,9 @@ def audio_nested_settings(lora, evaluation) -> tuple[LoraSettings, EvalSettings]
 
 
 def sft_items(settings: AudioSFTSettings) -> list[str]:
-    ids = family(ENV_ID).episode_ids("train", settings.families)
-    if settings.demo_limit is None:
-        return list(ids)
-    keep = np.random.default_rng(settings.seed).permutation(len(ids))[: settings.demo_limit]
-    return [ids[i] for i in sorted(keep)]
+    return seeded_sample(
+        family(ENV_ID).episode_ids("train", settings.families), settings.demo_limit, settings.seed
+    )
 
 
 def make_sft_trainer(settings: AudioSFTSettings, rows, clips: Clips, callbacks=()):
@@ -254,22 +251,10 @@ def make_sft_trainer(settings: AudioSFTSettings, rows, clips: Clips, callbacks=(
 
     model, processor = load_audio_policy(settings.model)
     config = SFTConfig(
-        output_dir=str(settings.out / "trainer"),
-        num_train_epochs=settings.epochs,
-        max_steps=settings.max_steps or -1,
-        learning_rate=settings.learning_rate,
-        per_device_train_batch_size=settings.batch_size,
-        gradient_accumulation_steps=settings.gradient_accumulation,
+        **sft_arguments(settings),
         dataset_kwargs={"skip_prepare_dataset": True},  # the collator tokenizes, with the audio
         remove_unused_columns=False,
         max_length=None,  # cutting a prompt would cut its audio placeholders
-        seed=settings.seed,
-        data_seed=settings.seed,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        disable_tqdm=not settings.progress,
-        **device_arguments(),
     )
     return SFTTrainer(
         model=model,

@@ -26,7 +26,6 @@ grouping needs a listening model to pay off. See the README.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 
 from agents.voicegate.llm import gate_messages
 from hear_gym.core.registry import family
+from training.decision_reward import DecisionReward
 from training.llm_common import (
     EvalSettings,
     LoraSettings,
@@ -52,6 +52,14 @@ ENV_ID = "hear_gym/VoiceGate-v0"
 TRAIN_ACCESS = "T"
 FAMILIES = ("speaker_switch", "side_talk", "self_talk")
 VLLM_MODES = (None, "colocate", "server")
+
+
+def voicegate_families(families) -> tuple[str, ...]:
+    """``families`` as a tuple of VoiceGate item families (not empty, no unknown one)."""
+    families = tuple(families)
+    if not families or set(families) - set(FAMILIES):
+        raise ValueError(f"families must be some of {FAMILIES}, got {families}")
+    return families
 
 
 @dataclass
@@ -80,10 +88,7 @@ class GRPOSettings:
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
-        self.families = tuple(self.families)
-        unknown = set(self.families) - set(FAMILIES)
-        if unknown or not self.families:
-            raise ValueError(f"families must be some of {FAMILIES}, got {self.families}")
+        self.families = voicegate_families(self.families)
         self.lora, self.evaluation = nested_settings(self.lora, self.evaluation)
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {sorted(TASKS)}, got {self.task!r}")
@@ -149,37 +154,18 @@ def gate_rows(families=FAMILIES, paired: bool = False, split: str = "train") -> 
 
 
 # -- 3. the reward -----------------------------------------------------------------------------
-class EnvReward:
-    """The env's reward for each completion (see module docstring)."""
-
-    __name__ = "env_reward"  # TRL names reward columns after it
+class EnvReward(DecisionReward):
+    """The VoiceGate env's reward for a reply: the reply steps a text-action env on its item."""
 
     def __init__(self, item_ids, eos_token_ids) -> None:
-        self.eos_token_ids = set(eos_token_ids)
+        super().__init__(eos_token_ids)
         self.env_family = family(ENV_ID)
         self.env = self.env_family.make(access=TRAIN_ACCESS, actions="text", item_ids=list(item_ids))
-        self.seconds = 0.0
 
-    def __call__(
-        self, completions, completion_ids, item_id, item_family, log_metric=None, **_
-    ) -> list[float]:
-        start = time.perf_counter()
-        rewards, valid = [], []
-        for completion, ids, item in zip(completions, completion_ids, item_id, strict=True):
-            reply = completion[-1]["content"] if isinstance(completion, list) else completion
-            if not ids or ids[-1] not in self.eos_token_ids:
-                reply = ""  # cut by the token cap: scored as the empty reply, malformed
-            self.env.reset(options=self.env_family.reset_options(item))
-            _, reward, _, _, info = self.env.step(reply)
-            rewards.append(float(reward))
-            valid.append(info["outcome"]["action"]["kind"] != "malformed")
-        self.seconds += time.perf_counter() - start
-        if log_metric is not None:
-            log_metric("valid_format", sum(valid) / len(valid))
-            for name in sorted(set(item_family)):
-                mine = [r for r, f in zip(rewards, item_family, strict=True) if f == name]
-                log_metric(f"reward/{name}", sum(mine) / len(mine))
-        return rewards
+    def score(self, item_id: str, reply: str) -> tuple[float, bool]:
+        self.env.reset(options=self.env_family.reset_options(item_id))
+        _, reward, _, _, info = self.env.step(reply)
+        return float(reward), info["outcome"]["action"]["kind"] != "malformed"
 
 
 # -- what GRPO trains on ------------------------------------------------------------------------

@@ -60,7 +60,6 @@ the valid-format rate.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +73,7 @@ from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
 from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
 from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction, ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState, Feedback
+from training.decision_reward import DecisionReward
 from training.hear2act_twins import HiddenUser, twin_concerns, twin_scenario
 
 ITEM_FAMILY = "hear2act_assent"
@@ -319,10 +319,8 @@ def p6a_reply(index: int, scenario: Scenario) -> str:
     return reply
 
 
-class AssentReward:
+class AssentReward(DecisionReward):
     """The env's episode return for a reply at a pair's decision point (see module docstring)."""
-
-    __name__ = "env_reward"  # TRL names reward columns after it
 
     def __init__(
         self,
@@ -333,7 +331,7 @@ class AssentReward:
         feedback: str = "prosody",
         **env_options: Any,
     ) -> None:
-        self.eos_token_ids = set(eos_token_ids)
+        super().__init__(eos_token_ids)
         self.points = {pair.item_id(side): point for pair in pairs for side, point in pair.sides()}
         wrong = {p.feedback for p in self.points.values()} - {Feedback(feedback).value}
         if wrong:
@@ -344,7 +342,6 @@ class AssentReward:
             CONTINUATION_ACCESS, feedback=feedback, reward=reward, turn_cost=turn_cost, **env_options
         )
         self.agent = StateAwareAgent()
-        self.seconds = 0.0
 
     def score(self, item_id: str, reply: str) -> tuple[float, bool]:
         """(episode return, whether the reply was a valid P6a action)."""
@@ -359,28 +356,8 @@ class AssentReward:
             )
         return float(info["episode"]["return"]), valid
 
-    def __call__(
-        self, completions, completion_ids, item_id, item_family, log_metric=None, **_
-    ) -> list[float]:
-        start = time.perf_counter()
-        rewards, valid = [], []
-        for completion, ids, item in zip(completions, completion_ids, item_id, strict=True):
-            reply = completion[-1]["content"] if isinstance(completion, list) else completion
-            if not ids or ids[-1] not in self.eos_token_ids:
-                reply = ""  # cut by the token cap: stepped as the empty reply, invalid
-            value, ok = self.score(item, reply)
-            rewards.append(value)
-            valid.append(ok)
-        self.seconds += time.perf_counter() - start
-        if log_metric is not None:
-            log_metric("valid_format", sum(valid) / len(valid))
-            groups = {f"reward/{family}": [] for family in item_family}
-            for value, item, family in zip(rewards, item_id, item_family, strict=True):
-                groups[f"reward/{family}"].append(value)
-                groups.setdefault(f"reward/{item.rsplit('/', 1)[-1]}", []).append(value)
-            for name in sorted(groups):
-                log_metric(name, sum(groups[name]) / len(groups[name]))
-        return rewards
+    def groups(self, item_id: str, item_family: str) -> tuple[str, ...]:
+        return item_family, item_id.rsplit("/", 1)[-1]  # the family, and the side
 
     def close(self) -> None:
         self.replay.close()

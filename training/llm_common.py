@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from transformers import TrainerCallback
 
 from agents.hear2act.llm import LLMAgent
@@ -110,6 +111,34 @@ def check_group_batch(batch_size: int, num_generations: int) -> None:
             f"batch_size x processes ({batch_size} x {world}) must be a multiple of num_generations "
             f"({num_generations}): every group needs all its completions"
         )
+
+
+def seeded_sample(items: Sequence, limit: int | None, seed: int) -> list:
+    """``limit`` of ``items`` drawn with ``seed`` and kept in their order (all when None): a
+    sample across every family of a list generated family by family."""
+    if limit is None:
+        return list(items)
+    keep = np.random.default_rng(seed).permutation(len(items))[:limit]
+    return [items[i] for i in sorted(keep)]
+
+
+def sft_arguments(settings) -> dict[str, Any]:
+    """``SFTConfig`` arguments the SFT trainers share, from their settings' usual fields."""
+    return {
+        "output_dir": str(settings.out / "trainer"),
+        "num_train_epochs": settings.epochs,
+        "max_steps": settings.max_steps or -1,
+        "learning_rate": settings.learning_rate,
+        "per_device_train_batch_size": settings.batch_size,
+        "gradient_accumulation_steps": settings.gradient_accumulation,
+        "seed": settings.seed,
+        "data_seed": settings.seed,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": [],  # CurveLog writes W&B, with the run's settings and provenance
+        "disable_tqdm": not settings.progress,
+        **device_arguments(),
+    }
 
 
 def grpo_arguments(settings) -> dict[str, Any]:

@@ -21,18 +21,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from training.demos import DEMO_SOURCES, write_jsonl
 from training.llm_common import (
     EvalSettings,
     LoraSettings,
     PeriodicEvaluation,
     check_model_folder,
-    device_arguments,
     finish_curve,
     nested_settings,
     run_training,
+    seeded_sample,
+    sft_arguments,
     start_curve,
 )
 
@@ -91,11 +90,7 @@ def build_demos(settings: SFTSettings) -> list[dict[str, Any]]:
         return DEMO_SOURCES[settings.env_id](
             "train", access=access, limit=settings.demo_limit, seed=settings.seed, **settings.env_options
         )
-    demos = DEMO_SOURCES[settings.env_id]("train")
-    if settings.demo_limit is None:
-        return demos
-    keep = np.random.default_rng(settings.seed).permutation(len(demos))[: settings.demo_limit]
-    return [demos[i] for i in sorted(keep)]  # a seeded sample across all families
+    return seeded_sample(DEMO_SOURCES[settings.env_id]("train"), settings.demo_limit, settings.seed)
 
 
 # -- 3. the trainer ----------------------------------------------------------------------------
@@ -105,21 +100,9 @@ def make_trainer(settings: SFTSettings, demos: list[dict[str, Any]], callbacks=(
 
     columns = [{"prompt": d["prompt"], "completion": d["completion"]} for d in demos]
     config = SFTConfig(
-        output_dir=str(settings.out / "trainer"),
-        num_train_epochs=settings.epochs,
-        max_steps=settings.max_steps or -1,
-        learning_rate=settings.learning_rate,
-        per_device_train_batch_size=settings.batch_size,
-        gradient_accumulation_steps=settings.gradient_accumulation,
+        **sft_arguments(settings),
         max_length=settings.max_length,
         completion_only_loss=True,  # the loss sees the assistant's reply, never the prompt
-        seed=settings.seed,
-        data_seed=settings.seed,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],  # our CurveLog writes W&B, with the run's settings and provenance
-        disable_tqdm=not settings.progress,
-        **device_arguments(),
     )
     return SFTTrainer(
         model=settings.model,

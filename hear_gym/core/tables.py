@@ -41,7 +41,7 @@ def to_markdown(tables: Sequence[Table]) -> str:
 
 def percent_ci(estimate: dict | None) -> str:
     """An estimate dict (``point``, ``low``, ``high`` as fractions) as "12.3 [10.1, 14.5]"; "-"
-    for a missing one."""
-    if estimate is None:
+    for a missing one or one with nothing to count."""
+    if estimate is None or estimate["point"] is None:
         return "-"
     return f"{100 * estimate['point']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}]"
