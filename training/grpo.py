@@ -2,8 +2,11 @@
 
 Two tasks (``TASKS``): VoiceGate items (below) and Hear2Act assent pairs
 (``training.hear2act_pairs``: one transcript at an assent turn, genuine vs reluctant acceptance,
-through the T+S channel, rewarded by the env's return when the state-aware agent finishes the
-dialogue after the model's reply).
+rewarded by the env's return when the state-aware agent finishes the dialogue after the model's
+reply). The pairs reach the model through the ground-truth T+S channel, or, given
+``state_probe`` (a ``hear-gym train probe`` concern checkpoint), through T+S^: the sentence the
+probe writes from each side's audio, so the two prompts differ only where the probe hears a
+difference; the held-out evaluation then runs under T+S^ with the same probe.
 
 1. ``GRPOSettings``: the model (a checkpoint, or an SFT output to continue from), the item
    families, plain or paired grouping, TRL's GRPO knobs, LoRA, the held-out evaluation.
@@ -69,6 +72,7 @@ class GRPOSettings:
     task: str = "voicegate"  # a key of TASKS
     families: tuple[str, ...] = FAMILIES  # VoiceGate item families
     env_options: dict[str, Any] = field(default_factory=dict)  # Hear2Act assent: reward, turn_cost, ...
+    state_probe: str | None = None  # Hear2Act assent through T+S^: a concern-probe checkpoint
     paired: bool = False
     item_limit: int | None = None  # first N dataset rows (Hear2Act assent: N pairs)
     num_generations: int = 8  # K; paired: K/2 per side
@@ -93,9 +97,16 @@ class GRPOSettings:
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {sorted(TASKS)}, got {self.task!r}")
         task = TASKS[self.task]
-        if self.env_options and self.task == "voicegate":
-            raise ValueError("env_options are for the hear2act_assent task (VoiceGate's reward is fixed)")
-        self.evaluation = self.evaluation.resolved(task.eval_access, task.eval_options(self.env_options))
+        if (self.env_options or self.state_probe) and self.task == "voicegate":
+            raise ValueError(
+                "env_options and state_probe are for the hear2act_assent task (VoiceGate's reward is fixed)"
+            )
+        if self.state_probe is not None:
+            self.state_probe = str(self.state_probe)
+            self.env_options = with_probe_audio(self.state_probe, self.env_options)
+        self.evaluation = self.evaluation.resolved(
+            task.access(self), task.eval_options(self.env_options), self.state_probe
+        )
         if self.num_generations < 2 or (self.paired and self.num_generations % 2):
             raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
         check_group_batch(self.batch_size, self.num_generations)
@@ -174,7 +185,7 @@ class DecisionTask:
     """Rows and their reward, and where the trained model is evaluated."""
 
     env_id: str
-    eval_access: str
+    access: Callable[[GRPOSettings], str]  # the condition the prompts come from; evaluated under it
     build: Callable[[GRPOSettings, set[int]], tuple[list[dict[str, Any]], Any]]  # (rows, reward)
     eval_options: Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -185,22 +196,51 @@ def voicegate_task(settings: GRPOSettings, eos_token_ids: set[int]):
     return rows, EnvReward(items, eos_token_ids)
 
 
+def with_probe_audio(state_probe: str, env_options: dict[str, Any]) -> dict[str, Any]:
+    """``env_options`` with the renderer and plan table the probe was trained on (a probe hears
+    only the audio it was trained on); refuses others."""
+    from agents.hear2act.audio_probe import AudioProbe
+
+    if not Path(state_probe).is_file():
+        raise ValueError(f"no probe checkpoint at {state_probe}")
+    config = AudioProbe.load(state_probe).config
+    if config.task != "concern":
+        raise ValueError(f"{state_probe} is a {config.task} probe; T+S^ needs a concern probe")
+    audio = {"renderer": config.renderer, "prosody": config.prosody}
+    clash = {k: env_options[k] for k in audio if k in env_options and env_options[k] != audio[k]}
+    if clash:
+        raise ValueError(f"{state_probe} was trained on {audio}; the env options say {clash}")
+    return {**env_options, **audio}
+
+
+def assent_access(settings: GRPOSettings) -> str:
+    return "T+S" if settings.state_probe is None else "T+S^"
+
+
 def hear2act_assent_task(settings: GRPOSettings, eos_token_ids: set[int]):
-    """Hear2Act assent pairs (``training.hear2act_pairs``) through the T+S channel, rewarded by
-    continuation with the env's own return."""
+    """Hear2Act assent pairs (``training.hear2act_pairs``) through T+S (or T+S^ with a probe),
+    rewarded by continuation with the env's own return."""
+    from agents.hear2act.audio_probe import concern_inferrer
     from training.hear2act_pairs import AssentReward, assent_pairs, pair_rows
 
     pairs = assent_pairs("train", limit=settings.item_limit, seed=settings.seed)
-    rows = pair_rows(pairs, access=HEAR2ACT_ACCESS, paired=settings.paired)
+    inferrer = None if settings.state_probe is None else concern_inferrer(settings.state_probe)
+    prompt_options = {k: v for k, v in settings.env_options.items() if k != "feedback"}
+    rows = pair_rows(
+        pairs,
+        access=assent_access(settings),
+        state_inferrer=inferrer,
+        paired=settings.paired,
+        **prompt_options,
+    )
     return rows, AssentReward(pairs, eos_token_ids, **settings.env_options)
 
 
-HEAR2ACT_ACCESS = "T+S"  # the ground-truth channel; T+S^ rows need a trained state inferrer
 TASKS = {
-    "voicegate": DecisionTask(ENV_ID, TRAIN_ACCESS, voicegate_task, lambda options: {}),
+    "voicegate": DecisionTask(ENV_ID, lambda settings: TRAIN_ACCESS, voicegate_task, lambda options: {}),
     "hear2act_assent": DecisionTask(
         "hear_gym/Hear2Act-v0",
-        HEAR2ACT_ACCESS,
+        assent_access,
         hear2act_assent_task,
         lambda options: {"feedback": "prosody", **options},
     ),

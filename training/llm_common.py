@@ -24,7 +24,7 @@ from agents.hear2act.llm import LLMAgent
 from agents.voicegate.llm import LLMGateAgent
 from hear_gym.core.registry import family
 from hear_gym.eval.pipeline import evaluate
-from hear_gym.eval.provenance import provenance
+from hear_gym.eval.provenance import file_fingerprint, provenance
 from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.eval.wandb_log import start_run
 from hear_gym.stats.bootstrap import flat_estimates
@@ -86,13 +86,34 @@ class EvalSettings:
     batch_size: int = 16  # lockstep episodes per generate call
     base: bool = True  # also evaluate the untrained model, for the lift
     env_options: dict[str, Any] | None = None  # None: the trainer's env options
+    state_probe: str | None = None  # Hear2Act T+S^: the concern-probe checkpoint writing the channel
 
-    def resolved(self, access: str, env_options: dict[str, Any]) -> EvalSettings:
-        return replace(
+    def resolved(
+        self, access: str, env_options: dict[str, Any], state_probe: str | None = None
+    ) -> EvalSettings:
+        resolved = replace(
             self,
             access=self.access or access,
             env_options=dict(env_options if self.env_options is None else self.env_options),
+            state_probe=self.state_probe or state_probe,
         )
+        if resolved.access == "T+S^" and resolved.state_probe is None:
+            raise ValueError("T+S^ evaluations need state_probe (a `hear-gym train probe` checkpoint)")
+        return resolved
+
+    def plugin_objects(self) -> dict[str, Any]:
+        """Objects the evaluation's env gets beside its options (``gym.make`` kwargs)."""
+        if self.state_probe is None:
+            return {}
+        from agents.hear2act.audio_probe import concern_inferrer
+
+        return {"state_inferrer": concern_inferrer(self.state_probe)}
+
+    def plugin_record(self) -> tuple[tuple[str, str], ...]:
+        """How the run records those objects (``RunConfig.plugins``)."""
+        if self.state_probe is None:
+            return ()
+        return (("state_inferrer", file_fingerprint(Path(self.state_probe))),)
 
 
 def nested_settings(lora, evaluation) -> tuple[LoraSettings, EvalSettings]:
@@ -202,6 +223,7 @@ def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int, agent: s
         tuple(episodes[: evaluation.limit]),
         seed=seed,
         env_kwargs=tuple(sorted(options.items())),
+        plugins=evaluation.plugin_record(),
     )
 
 
@@ -219,7 +241,14 @@ def evaluate_model(
     player = player or Player(EVAL_AGENT, CHAT_AGENTS[env_id])
     config = evaluation_config(env_id, evaluation, seed, player.name)
     agents = {player.name: player.agent_class.from_client_spec(f"{player.client}:{model}")}
-    metadata = evaluate(out_dir, config, agents, progress=False, batch_size=evaluation.batch_size)
+    metadata = evaluate(
+        out_dir,
+        config,
+        agents,
+        progress=False,
+        batch_size=evaluation.batch_size,
+        env_objects=evaluation.plugin_objects(),
+    )
     return flat_estimates(metadata["cells"][config.cells[0].name]["metrics"])
 
 

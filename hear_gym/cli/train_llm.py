@@ -136,9 +136,17 @@ def train_grpo_command(
     task: Annotated[
         str,
         typer.Option(
-            help="voicegate (VoiceGate items) or hear2act_assent (Hear2Act assent pairs through T+S)."
+            help="voicegate (VoiceGate items) or hear2act_assent (Hear2Act assent pairs through T+S, "
+            "or T+S^ with --state-probe)."
         ),
     ] = "voicegate",
+    state_probe: Annotated[
+        Path | None,
+        typer.Option(
+            help="hear2act_assent through T+S^: a concern probe (`hear-gym train probe`) writes the "
+            "state channel from each side's audio, in training and in the held-out evaluation."
+        ),
+    ] = None,
     option: Annotated[
         list[str] | None,
         typer.Option(
@@ -184,12 +192,19 @@ def train_grpo_command(
     settings: dict[str, Any] = {
         "task": task,
         "env_options": env_options(option),
+        "state_probe": state_probe,
         "vllm_mode": vllm_mode,
         "eval_every": eval_every,
     }
     if audio:
-        unusable = task != "voicegate" or bool(option) or vllm_mode is not None or bool(eval_every)
-        _refuse_for_audio(unusable, "--task/--option/--vllm-mode/--eval-every")
+        unusable = (
+            task != "voicegate"
+            or bool(option)
+            or state_probe is not None
+            or vllm_mode is not None
+            or bool(eval_every)
+        )
+        _refuse_for_audio(unusable, "--task/--option/--state-probe/--vllm-mode/--eval-every")
         settings = {}
     if family_name:
         settings["families"] = tuple(family_name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import platform
 import subprocess
 import sys
@@ -34,6 +35,12 @@ def git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return commit + ("-dirty" if dirty else "")
+
+
+def file_fingerprint(path: Path) -> str:
+    """``name@sha256:<16 hex>``: how a run records a plug-in file (a probe checkpoint) it used."""
+    path = Path(path)
+    return f"{path.name}@sha256:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
 
 
 def package_versions() -> dict[str, str | None]:

@@ -138,6 +138,74 @@ def test_same_seed_gives_the_same_grpo_curve(tiny_lm, tmp_path):
     assert curve(tmp_path / "a") == curve(tmp_path / "b")
 
 
+@pytest.fixture(scope="module")
+def concern_probe(tmp_path_factory) -> Path:
+    """A concern probe trained on the rendered turns of one training scenario, saved."""
+    from agents.hear2act.audio_probe import ProbeConfig, build_data, fit
+    from hear_gym.speech.cache import RenderCache
+    from hear_gym.speech.renderers import make_renderer
+
+    config = ProbeConfig(max_scenarios=1, epochs=40)
+    probe = fit(config, build_data(config, "train", RenderCache(make_renderer("espeak")), seed=0))
+    path = tmp_path_factory.mktemp("probe") / "concern.safetensors"
+    probe.save(path)
+    return path
+
+
+def test_assent_pairs_through_the_inferred_state_train_and_evaluate_under_t_s_hat(
+    tiny_lm, concern_probe, tmp_path, monkeypatch
+):
+    """With a concern probe the pairs reach the model through T+S^ (the probe's sentence, one per
+    side's audio) and the held-out evaluation plays T+S^ with the same probe, recorded."""
+    from agents.hear2act.audio_probe import ConcernInferrer
+    from training.hear2act_pairs import AssentReward
+
+    prompts: list[str] = []
+    original = AssentReward.__call__
+
+    def spy(self, **kwargs):
+        prompts.extend(p[-1]["content"] for p in kwargs["prompts"])
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(AssentReward, "__call__", spy)
+    result = _tiny_run(
+        tiny_lm,
+        tmp_path / "assent_hat",
+        task="hear2act_assent",
+        state_probe=str(concern_probe),
+        paired=True,
+        item_limit=2,
+        num_generations=2,
+        batch_size=4,
+        env_options={"reward": "tiered", "turn_cost": 0.02},
+        evaluation={"limit": 1, "base": False, "batch_size": 1},
+    )
+    assert prompts and all("AUDIO-INFERRED STATE:" in p for p in prompts)
+    assert all(p.rsplit("\n", 1)[1] in ConcernInferrer.SENTENCES.values() for p in prompts)
+    final = tmp_path / "assent_hat" / "evals" / "final"
+    (played,) = (final / "results.jsonl").read_text().splitlines()
+    assert json.loads(played)["access"] == "T+S^"
+    plugins = dict(map(tuple, json.loads((final / "metadata.json").read_text())["config"]["plugins"]))
+    assert plugins["state_inferrer"].startswith("concern.safetensors@sha256:")
+    assert "1st%" in result["metrics"]["final"]
+    saved = json.loads((tmp_path / "assent_hat" / "settings.json").read_text())["settings"]
+    assert saved["env_options"]["renderer"] == "espeak" and saved["state_probe"] == str(concern_probe)
+
+
+def test_state_probe_settings_are_checked(tiny_lm, concern_probe, tmp_path):
+    base = {"out": tmp_path / "x", "model": str(tiny_lm)}
+    with pytest.raises(ValueError, match="are for the hear2act_assent task"):
+        GRPOSettings(**base, state_probe=str(concern_probe))
+    with pytest.raises(ValueError, match="no probe checkpoint"):
+        GRPOSettings(**base, task="hear2act_assent", state_probe=str(tmp_path / "missing.safetensors"))
+    with pytest.raises(ValueError, match="was trained on"):
+        GRPOSettings(
+            **base, task="hear2act_assent", state_probe=str(concern_probe), env_options={"renderer": "praat"}
+        )
+    with pytest.raises(ValueError, match="T\\+S\\^ evaluations need state_probe"):
+        GRPOSettings(**base, task="hear2act_assent", evaluation={"access": "T+S^"})
+
+
 def test_the_documented_accelerate_config_parses():
     from accelerate.commands.config.config_args import ClusterConfig
     from accelerate.utils import DistributedType

@@ -4,7 +4,6 @@ probe training (``hear-gym train probe``)."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,6 +26,7 @@ from hear_gym.cli.train import train_app
 from hear_gym.envs.hear2act.env import MIN_TURNS
 from hear_gym.envs.hear2act.family import FAMILY, cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
+from hear_gym.eval.provenance import file_fingerprint
 from hear_gym.speech.plans import DEFAULT_PROSODY
 
 FEEDBACKS = ("prosody", "explicit")
@@ -112,7 +112,7 @@ def _probe_plugins(checkpoints: dict[str, Path | None]) -> tuple[dict, tuple[tup
         if not path.is_file():
             raise typer.BadParameter(f"no probe checkpoint at {path}")
         objects[key] = component(key)(path)
-        plugins.append((key, f"{path.name}@sha256:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"))
+        plugins.append((key, file_fingerprint(path)))
     return objects, tuple(plugins)
 
 
