@@ -39,10 +39,9 @@ earlier user turns depend on L1 and the budget alone, which this construction en
 delivery labels are the env's own draws (one draw, the same index into each state's labels).
 
 Replaying (``DecisionPoint``: scenario id, env seed, the assistant replies after the opening,
-and the twin's concerns or None): a text-action env is made as ``gym.make`` makes it, its base
-env's public ``scenarios`` is set to the side's scenario (the real one or its twin, same id),
-then ``reset(seed, options={"scenario_id": ...})`` and the replies. That assignment is the one
-place this module reaches into the env; the env has no reset option for another user.
+and the twin's concerns or None): a text-action env is made as ``gym.make`` makes it, then
+``reset(seed, options={"scenario_id": ..., "hidden_user": <the twin, if any>})`` and the
+replies.
 
 The reward (``AssentReward``) is defined by continuation, so there is one definition, the env's:
 replay the side's decision point in a text-action env with the given reward options (``reward``,
@@ -71,10 +70,10 @@ from hear_gym.envs.hear2act.family import make
 from hear_gym.envs.hear2act.scenarios.bank import get_scenario, scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
 from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
+from hear_gym.envs.hear2act.scenarios.twins import HiddenUser, twin_concerns, twin_scenario
 from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction, ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState, Feedback
 from training.decision_reward import DecisionReward
-from training.hear2act_twins import HiddenUser, twin_concerns, twin_scenario
 
 ITEM_FAMILY = "hear2act_assent"
 SIDES = ("resolved", "unresolved")  # x+, x-
@@ -129,21 +128,22 @@ class Replay:
         )
         self.base = self.env.unwrapped
 
-    def play(self, scenario: Scenario, seed: int, replies: tuple[str, ...]):
-        """(observation, info) after the opening and ``replies``; the episode must still run."""
-        self.base.scenarios = (scenario,)  # the real user or the twin, under the same id
-        observation, info = self.env.reset(seed=seed, options={"scenario_id": scenario.scenario_id})
+    def play(self, scenario_id: str, user: HiddenUser | None, seed: int, replies: tuple[str, ...]):
+        """(observation, info) after the opening and ``replies`` with the scenario's own user
+        (``user`` None) or a twin; the episode must still run."""
+        options = {"scenario_id": scenario_id} | ({} if user is None else {"hidden_user": user})
+        observation, info = self.env.reset(seed=seed, options=options)
         for reply in replies:
             observation, _, terminated, truncated, info = self.env.step(reply)
             if terminated or truncated:
-                raise RuntimeError(f"{scenario.scenario_id}: the replayed dialogue ended early")
+                raise RuntimeError(f"{scenario_id}: the replayed dialogue ended early")
         return observation, info
 
     def to(self, point: DecisionPoint):
         """Replay ``point``; checks that the env still writes the stored transcript and delivery."""
         if self.base.feedback.value != point.feedback:
             raise ValueError(f"{point.scenario_id} was built under {point.feedback!r} feedback")
-        observation, info = self.play(point.scenario(), point.seed, point.replies)
+        observation, info = self.play(point.scenario_id, point.user, point.seed, point.replies)
         if observation["transcript"] != point.transcript or info["delivery_label"] != point.delivery:
             raise RuntimeError(f"{point.scenario_id}: the env no longer replays this decision point")
         return observation, info
@@ -197,7 +197,7 @@ def _scenario_pairs(replay: Replay, scenario: Scenario, seed: int, per_scenario:
     prefix: tuple[str, ...] = ()
     if rng.random() < prefix_rate:
         for option in rng.shuffled(options):
-            _, info = replay.play(scenario, env_seed, (recommend_reply(scenario, option),))
+            _, info = replay.play(scenario.scenario_id, None, env_seed, (recommend_reply(scenario, option),))
             if info["turn_record"]["reaction"] in _REJECTIONS:
                 prefix, options = (recommend_reply(scenario, option),), [o for o in options if o != option]
                 break
@@ -205,7 +205,7 @@ def _scenario_pairs(replay: Replay, scenario: Scenario, seed: int, per_scenario:
     assented = []
     for option in options:
         replies = (*prefix, recommend_reply(scenario, option))
-        observation, info = replay.play(scenario, env_seed, replies)
+        observation, info = replay.play(scenario.scenario_id, None, env_seed, replies)
         if info["turn_record"]["reaction"] == ReactionKind.SHARED_ASSENT.value:
             assented.append((option, replies, observation, info))
 
@@ -234,7 +234,7 @@ def _twin_point(replay: Replay, scenario: Scenario, real: DecisionPoint, rng: St
     user = HiddenUser(
         l2, rng.choice(domain.dimension(l2).requirements), l3, rng.choice(domain.dimension(l3).requirements)
     )
-    observation, info = replay.play(twin_scenario(scenario.scenario_id, user), real.seed, real.replies)
+    observation, info = replay.play(scenario.scenario_id, user, real.seed, real.replies)
     twin_state = ConcernState(info["concern_state"])
     if (
         observation["transcript"] != real.transcript

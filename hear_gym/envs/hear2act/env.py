@@ -20,7 +20,15 @@ Reward (``reward=``, ``turn_cost=``, ``invalid_action_penalty=``; ``REWARDS`` ho
 
 ``patience=N`` (default None, an extension the paper does not have) gives the user a limit:
 after N asks or clarifies about an option the user has already accepted genuinely, the user ends
-the dialogue on it (see ``hear_gym.envs.hear2act.user.engine``). On the last step
+the dialogue on it (see ``hear_gym.envs.hear2act.user.engine``).
+
+Hidden users. By default (``hidden_users="bank"``) each scenario has the bank's one user.
+``hidden_users="resample"`` (a training augmentation, not the paper's protocol) draws, at every
+reset, a user among the scenario's *consistent* hidden (L2, L3) pairs (its own included): the
+visible world makes them equally likely, so the gold may be any L1-feasible option
+(``scenarios/twins.py``). A policy trained on the 288 training scenarios can otherwise learn
+each one's gold from its option list instead of asking; evaluate on the bank's users. The reset
+option ``hidden_user`` (a ``HiddenUser`` or its dict) plays one given twin. On the last step
 ``info["episode"]["return"]`` is the episode's summed reward. Observations carry only what the user said and the candidate list;
 the hidden concerns, gold, user-side states and concern state are in ``info``. On the last step
 ``info["episode"]`` holds the finished episode's record (every turn, counts for the metrics), as
@@ -49,6 +57,7 @@ from hear_gym.envs.hear2act.metrics import episode_counts
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema, domain_by_id
 from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
+from hear_gym.envs.hear2act.scenarios.twins import HiddenUser, draw_user, twin_scenario
 from hear_gym.envs.hear2act.user.engine import (
     ActionKind,
     AssistantAction,
@@ -59,6 +68,8 @@ from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
 from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, Feedback
 
 MIN_TURNS = 3
+HIDDEN_USERS = ("bank", "resample")
+RESET_OPTIONS = ("scenario_id", "hidden_user")
 MAX_ASSISTANT_CHARS = 1_000  # longer assistant utterances are cut in the transcript
 _TRANSCRIPT_CHARS_PER_TURN = MAX_ASSISTANT_CHARS + 512  # + role prefixes and the user's reply
 
@@ -87,6 +98,7 @@ class Hear2ActEnv(gym.Env):
         reward: str = "success",
         turn_cost: float = 0.0,
         patience: int | None = None,
+        hidden_users: str = "bank",
         render_mode: str | None = None,
     ) -> None:
         self.feedback = _enum(Feedback, feedback, "feedback")
@@ -112,6 +124,9 @@ class Hear2ActEnv(gym.Env):
         ):
             raise ValueError(f"patience must be None or an int >= 1, got {patience!r}")
         self.patience = patience
+        if hidden_users not in HIDDEN_USERS:
+            raise ValueError(f"hidden_users must be one of {HIDDEN_USERS}, got {hidden_users!r}")
+        self.hidden_users = hidden_users
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.observation_space = spaces.Dict(
@@ -133,9 +148,11 @@ class Hear2ActEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         options = options or {}
-        unknown = set(options) - {"scenario_id"}
+        unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; supported: scenario_id")
+            raise ValueError(
+                f"unknown reset options {sorted(unknown)}; supported: {', '.join(RESET_OPTIONS)}"
+            )
         if "scenario_id" in options:
             wanted = options["scenario_id"]
             matches = [s for s in self.scenarios if s.scenario_id == wanted]
@@ -144,6 +161,11 @@ class Hear2ActEnv(gym.Env):
             self.scenario = matches[0]
         else:
             self.scenario = self.scenarios[int(self.np_random.integers(len(self.scenarios)))]
+        if "hidden_user" in options:
+            self.scenario = twin_scenario(self.scenario.scenario_id, _hidden_user(options["hidden_user"]))
+        elif self.hidden_users == "resample":
+            user = draw_user(self.scenario.scenario_id, self.np_random)
+            self.scenario = twin_scenario(self.scenario.scenario_id, user)
         self.domain: DomainSchema = domain_by_id(self.scenario.domain)
         self._engine = UserEngine(self.scenario, self.feedback, self.patience)
         self._mask = action_mask(self.domain, self.assistant)
@@ -308,6 +330,18 @@ class Hear2ActEnv(gym.Env):
             info["final_option"] = self.final_option
             info["success"] = self.final_option == self.scenario.gold_option
         return info
+
+
+def _hidden_user(value: HiddenUser | dict) -> HiddenUser:
+    if isinstance(value, HiddenUser):
+        return value
+    try:
+        return HiddenUser(**value)
+    except TypeError:
+        raise ValueError(
+            f"hidden_user must be a HiddenUser or a dict of {sorted(HiddenUser.__dataclass_fields__)}, "
+            f"got {value!r}"
+        ) from None
 
 
 def success_reward(scenario: Scenario, final_option: int) -> float:

@@ -1,11 +1,21 @@
-"""The twin user of a Hear2Act assent pair (see ``training.hear2act_pairs``): the scenario's
-visible world and L1 with another hidden (L2, L3) that the visible options make equally likely,
-under which the current option has the opposite state. Built from the public satisfaction matrix
-(read back from the option descriptions) and validated as a bank ``Scenario``."""
+"""Twin users: a scenario's visible world and L1 with another hidden (L2, L3).
+
+The generator draws the hidden (L2, L3) as one of several "consistent pairs" of a strong and a
+moderate column of the public satisfaction matrix, which the visible world makes equally likely
+(``generator.py``, steps 2-3). Any other consistent pair gives a *twin*: the same request,
+budget, options, voice and L1, and another user behind them, with its own gold. Twins are built
+from the public matrix (read back from the option descriptions with the domain's phrasings,
+checked against the scenario's own ``satisfies``) and validated as bank ``Scenario`` objects.
+
+The env uses them two ways (``Hear2ActEnv``): ``reset(options={"hidden_user": ...})`` replays a
+given twin (the assent pairs of ``training.hear2act_pairs``), and ``hidden_users="resample"``
+draws a consistent user at every reset of the training split, so that a policy cannot learn
+each training scenario's gold by heart.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cache, lru_cache
 
 from hear_gym.envs.hear2act.scenarios.bank import get_scenario
@@ -24,6 +34,9 @@ class HiddenUser:
     l2_requirement: str
     l3: str
     l3_requirement: str
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
 
 
 @cache
@@ -68,11 +81,41 @@ def twin_concerns(scenario: Scenario, option: int, resolved: bool) -> list[tuple
     ]
 
 
+@cache
+def consistent_pairs(scenario_id: str) -> tuple[tuple[str, str], ...]:
+    """Every (L2, L3) dimension pair the scenario's visible world makes as likely as its own
+    (its own included), in a fixed order: each has exactly one in-budget option meeting L1, L2
+    and L3, and together their golds cover the L1-feasible options."""
+    scenario = get_scenario(scenario_id)
+    matrix = public_matrix(scenario_id)
+    l1 = scenario.concerns[0].attribute
+    feasible = [
+        c.option_id
+        for c in scenario.candidates
+        if c.price <= scenario.budget.max_price and matrix[c.option_id][l1]
+    ]
+    own = (scenario.concerns[1].attribute, scenario.concerns[2].attribute)
+    return tuple(sorted({own} | {p for o in feasible for p in twin_concerns(scenario, o, resolved=True)}))
+
+
+def draw_user(scenario_id: str, rng) -> HiddenUser:
+    """A hidden user drawn uniformly among the consistent pairs, each requirement uniformly among
+    its dimension's requirements (``rng``: a NumPy generator)."""
+    scenario = get_scenario(scenario_id)
+    pairs = consistent_pairs(scenario_id)
+    l2, l3 = pairs[int(rng.integers(len(pairs)))]
+    domain = domain_by_id(scenario.domain)
+    r2, r3 = domain.dimension(l2).requirements, domain.dimension(l3).requirements
+    return HiddenUser(l2, r2[int(rng.integers(len(r2)))], l3, r3[int(rng.integers(len(r3)))])
+
+
 @lru_cache(maxsize=1024)
 def twin_scenario(scenario_id: str, user: HiddenUser) -> Scenario:
     """The scenario with ``user``'s soft concerns: same id, request, budget, options and L1;
     satisfaction, gold and roles recomputed (the safe alternative is the first in-budget
     (T, T, F) option by id). Validated as a bank scenario."""
+    if (user.l2, user.l3) not in consistent_pairs(scenario_id):
+        raise ValueError(f"{user} is not a consistent twin of {scenario_id}")
     scenario = get_scenario(scenario_id)
     matrix = public_matrix(scenario_id)
     concerns = (
