@@ -6,12 +6,12 @@ exactly the channel it grants (``ACCESS_CHANNELS``), so a policy under T never r
 anything computed from audio and nothing is rendered for it:
 
 ======  ===============================================================================
-T       dialogue, options, user_words
+T       dialogue, options, user_words, option_fit
 A       dialogue, options, prosody, prosody_vs_request (the user's words are hidden)
-A+T     dialogue, options, user_words, prosody, prosody_vs_request
-T+S     dialogue, options, user_words, concern_state
-T+S^    dialogue, options, user_words, inferred_state
-T+SER   dialogue, options, user_words, affect
+A+T     dialogue, options, user_words, option_fit, prosody, prosody_vs_request
+T+S     dialogue, options, user_words, option_fit, concern_state
+T+S^    dialogue, options, user_words, option_fit, inferred_state
+T+SER   dialogue, options, user_words, option_fit, affect
 ======  ===============================================================================
 
 Leaves (``action_mask`` always):
@@ -25,6 +25,13 @@ Leaves (``action_mask`` always):
   it: the lexical kind of the latest user turn (one-hot over ``ReactionKind``; e.g. every
   prosody-mediated assent is the same ``shared_assent``), the attribute slots whose need the user
   has stated in words, and those the user called unimportant (8 + 8). Priorities are never coded.
+* ``option_fit``: per option (11 rows of ``FIT_COLUMNS``, then the current option's row again),
+  what the same reader concludes by holding the option list against those words: 1 if the
+  option is within budget and its description meets every stated need; the share of stated
+  needs it meets (1 when none is stated); 1 if the assistant has asked or clarified while it was
+  the current option. It adds no information to ``options``, ``user_words`` and ``dialogue`` (it
+  is a function of them), but spares a small policy from learning an 11 x 8 matching by trial
+  and error.
 * ``prosody`` / ``prosody_vs_request``: ``FEATURE_NAMES`` of the current user turn's audio, and
   the same minus those of the user's opening request (the same speaker's neutral voice).
 * ``concern_state``: one-hot over the delivery labels of the T+S tag (after any intervention).
@@ -49,14 +56,16 @@ from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
 from hear_gym.envs.hear2act.user.engine import ReactionKind
 from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS
 from hear_gym.speech.features import N_FEATURES, prosodic_features
-from hear_gym.speech.renderers import SAMPLE_RATE
+from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest
 
 ACTION_KINDS = ("ask", "clarify", "recommend", "confirm", "invalid")
 DIALOGUE_SIZE = 1 + 2 * N_CANDIDATES + 2 * len(ACTION_KINDS)
 REACTION_KINDS = tuple(ReactionKind)
 WORDS_SIZE = len(REACTION_KINDS) + 2 * MAX_CONCERN_DIMENSIONS
 OPTION_COLUMNS = 2 + MAX_CONCERN_DIMENSIONS
+FIT_COLUMNS = 3
 HASH_BINS = 32
+FEATURE_MEMO_SIZE = 50_000  # prosodic feature vectors kept per env (24 floats each)
 _BIG = np.float32(1e4)
 
 ACCESS_CHANNELS: dict[str, tuple[str, ...]] = {
@@ -88,7 +97,10 @@ def _box(shape: tuple[int, ...], low: float = 0.0, high: float = 1.0) -> spaces.
 
 
 CHANNELS: dict[str, Channel] = {
-    "user_words": Channel({"user_words": _box((WORDS_SIZE,))}, lambda w, obs: {"user_words": w.user_words()}),
+    "user_words": Channel(
+        {"user_words": _box((WORDS_SIZE,)), "option_fit": _box(((N_CANDIDATES + 1) * FIT_COLUMNS,))},
+        lambda w, obs: {"user_words": w.user_words(), "option_fit": w.option_fit(int(obs["current_option"]))},
+    ),
     "audio": Channel(
         {"prosody": _box((N_FEATURES,), -_BIG, _BIG), "prosody_vs_request": _box((N_FEATURES,), -_BIG, _BIG)},
         lambda w, obs: w.prosody(),
@@ -120,6 +132,7 @@ class FeatureObservation(gym.ObservationWrapper):
             ) from None
         self.audio = audio() if "audio" in self.channels else None
         self._options_for: tuple[str, np.ndarray] | None = None
+        self._features: dict[RenderRequest, np.ndarray] = {}
         leaves = {
             "dialogue": _box((DIALOGUE_SIZE,)),
             "options": _box((N_CANDIDATES * OPTION_COLUMNS,), -1.0, _BIG),
@@ -152,13 +165,44 @@ class FeatureObservation(gym.ObservationWrapper):
                 out[unimportant + slots[record["action"]["attribute"]]] = 1.0
         return out
 
+    def option_fit(self, current_option: int) -> np.ndarray:
+        base = self.env.unwrapped
+        scenario, domain = base.scenario, base.domain
+        needs = {scenario.concern(level).attribute for level in base.turns[-1]["disclosed"]}
+        asked = {  # asking never changes the current option
+            record["current_option"]
+            for record in base.turns[1:]
+            if record["action"] and record["action"]["kind"] in ("ask", "clarify")
+        }
+        rows = np.zeros((N_CANDIDATES + 1, FIT_COLUMNS), dtype=np.float32)
+        for row, cand in zip(rows, scenario.candidates, strict=False):
+            described = domain.described(cand.description)
+            met = sum(described.get(need, False) for need in needs)
+            row[0] = cand.price <= scenario.budget.max_price and met == len(needs)
+            row[1] = met / len(needs) if needs else 1.0
+            row[2] = cand.option_id in asked
+        rows[N_CANDIDATES] = rows[current_option - 1]  # the current option's row again
+        return rows.reshape(-1)
+
     def prosody(self) -> dict[str, np.ndarray]:
-        current = prosodic_features(self.audio.waveform(self.env), SAMPLE_RATE)
-        request = prosodic_features(self.audio.waveform(self.env, turn=0), SAMPLE_RATE)
+        current, request = self._turn_features(-1), self._turn_features(0)
         return {
             "prosody": np.clip(current, -_BIG, _BIG).astype(np.float32),
             "prosody_vs_request": np.clip(current - request, -_BIG, _BIG).astype(np.float32),
         }
+
+    def _turn_features(self, turn: int) -> np.ndarray:
+        """Prosodic features of a user turn, memoized by its render request: a request renders
+        to the same waveform every time, and the opening request is measured at every step."""
+        request = self.audio.request(self.env, turn)
+        features = self._features.get(request)
+        if features is None:
+            if len(self._features) >= FEATURE_MEMO_SIZE:
+                self._features.clear()
+            features = self._features[request] = prosodic_features(
+                self.audio.cache.render(request).waveform, SAMPLE_RATE
+            )
+        return features
 
     # -- always present -------------------------------------------------------------------
     def _dialogue(self, current_option: int) -> np.ndarray:

@@ -127,3 +127,40 @@ def test_features_follow_the_state_intervention():
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step(RECOMMEND0 + get_scenario(SCENARIO).gold_option - 1)
     assert ALL_DELIVERY_LABELS[int(np.argmax(obs["concern_state"]))] == "concerned"
+
+
+def test_option_fit_agrees_with_the_rule_agents_transcript_reading():
+    """``option_fit``'s "fits" column is what the rule agents conclude from the transcript with
+    the domain lexicon (an independent reader): within the stated budget and meeting every need
+    stated in words. The asked column follows the dialogue; the last row repeats the current one."""
+    from agents.hear2act.lexicon import DialogueView
+    from agents.hear2act.rule import AskBeforeConfirmAgent
+    from hear_gym.envs.hear2act.features import FIT_COLUMNS
+    from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
+
+    checked_needs = 0
+    for seed in range(6):
+        words = gym.make("hear_gym/Hear2Act-v0", split="train", disable_env_checker=True)
+        numbers = gym.make(
+            "hear_gym/Hear2Act-v0", split="train", observation="features", disable_env_checker=True
+        )
+        agent = AskBeforeConfirmAgent()
+        agent.reset(seed)
+        (obs, _), (features, _) = words.reset(seed=seed), numbers.reset(seed=seed)
+        asked: set[int] = set()
+        done = False
+        while not done:
+            action = agent.act(obs)
+            view = DialogueView.parse(obs["transcript"], agent.lexicon)
+            rows = features["option_fit"].reshape(N_CANDIDATES + 1, FIT_COLUMNS)
+            fits = [agent._consistent(o, view) for o in range(1, N_CANDIDATES + 1)]
+            assert rows[:N_CANDIDATES, 0].astype(bool).tolist() == fits
+            assert {o + 1 for o in np.flatnonzero(rows[:N_CANDIDATES, 2])} == asked
+            assert np.array_equal(rows[N_CANDIDATES], rows[int(obs["current_option"]) - 1])
+            checked_needs += len(view.stated_needs)
+            if action == 0:
+                asked.add(int(obs["current_option"]))
+            obs, _, terminated, truncated, _ = words.step(action)
+            features, *_ = numbers.step(action)
+            done = terminated or truncated
+    assert checked_needs > 0  # needs were stated, so the column was tested beyond the budget
