@@ -1,23 +1,30 @@
-"""Paired GRPO for an audio-language model on VoiceGate under A+T, the pair differing only in the
-waveform (VoxGate Eq. 1 through ``training.paired_grpo``). Read top to bottom:
+"""Paired GRPO for an audio-language model under A+T, the pair differing only in the waveform
+(VoxGate Eq. 1 through ``training.paired_grpo``). Read top to bottom:
 
-1. Rows: one per speaker-switch command, its same-speaker input (x+, target: the tool) and its
-   switched input (x-, target: ``[Mute]``): the same words, different audio. Each prompt names its
-   own clip (``training.audio_sft``'s parts form), so ``paired_grpo.minus_side``, which swaps the
-   prompt, swaps the audio with it. Side-talk and self-talk rows stay ordinary groups.
+1. Rows. Two tasks (``AUDIO_TASKS``, named as ``training.grpo.TASKS``, whose env and evaluation
+   options they share). ``voicegate``: one row per speaker-switch command, its same-speaker input
+   (x+, target: the tool) and its switched input (x-, target: ``[Mute]``): the same words,
+   different audio; side-talk and self-talk rows stay ordinary groups. ``hear2act_assent``
+   (``training.audio_assent``): one row per Hear2Act assent pair, the same transcript said with
+   genuine (x+) and reluctant (x-) acceptance. Each prompt names its own clip
+   (``training.audio_sft``'s parts form), so ``paired_grpo.minus_side``, which swaps the prompt,
+   swaps the audio with it.
 2. TRL's ``GRPOTrainer`` has no audio path. ``AudioGRPOMixin`` tokenizes each row with the
    processor and its own clip (generation gets ``input_features``), carries each row's audio key
    in the generation batch (shuffled and split with the rows), and gives every scoring and loss
    forward the features of its rows' clips. ``AudioPairedGRPOTrainer`` is that on
    ``PairedGRPOTrainer``; ``AudioGRPOTrainer`` on plain ``GRPOTrainer``.
-3. The reward is ``training.grpo.EnvReward``, the env's rule reward of the reply (it does not
-   depend on the audio). Generation runs in transformers.
-4. ``final/`` (safetensors and the processor) and the base model play held-out items like SFT's.
+3. The reward is the text task's (it does not depend on the audio): ``training.grpo.EnvReward``,
+   the env's rule reward of the reply, on VoiceGate; ``AssentReward``, the env's return when the
+   state-aware agent finishes the dialogue, on Hear2Act. Generation runs in transformers.
+4. ``final/`` (safetensors and the processor) and the base model play held-out episodes with the
+   task's audio agent (``audio_llm@A+T``: VoiceGate items, or whole Hear2Act dialogues under
+   prosody feedback).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +35,7 @@ from trl import GRPOTrainer
 
 from hear_gym.core.registry import family
 from hear_gym.envs.voicegate.items.generator import all_items
+from training.audio_assent import HEAR2ACT_PLAYER, assent_audio_task, check_assent_settings
 from training.audio_sft import (
     ENV_ID,
     EVAL_PLAYER,
@@ -41,10 +49,11 @@ from training.audio_sft import (
     load_audio_policy,
     stack_audio,
 )
-from training.grpo import FAMILIES, EnvReward, end_of_turn_ids, voicegate_families
+from training.grpo import FAMILIES, TASKS, DecisionTask, EnvReward, end_of_turn_ids, voicegate_families
 from training.llm_common import (
     EvalSettings,
     LoraSettings,
+    Player,
     check_group_batch,
     check_model_folder,
     finish_curve,
@@ -185,9 +194,11 @@ class AudioGRPOSettings:
 
     out: Path
     model: str  # an audio-language checkpoint (Qwen2-Audio layout), or an SFT adapter over one
-    families: tuple[str, ...] = FAMILIES
+    task: str = "voicegate"  # a key of AUDIO_TASKS
+    families: tuple[str, ...] = FAMILIES  # VoiceGate item families
+    env_options: dict[str, Any] = field(default_factory=dict)  # Hear2Act assent: reward, turn_cost, ...
     paired: bool = True
-    item_limit: int | None = None  # first N dataset rows (pairs, when paired)
+    item_limit: int | None = None  # first N dataset rows (pairs, when paired; Hear2Act assent: N pairs)
     num_generations: int = 8  # K; paired: K/2 per side
     batch_size: int = 16  # completions per device and step (a multiple of K)
     max_completion_length: int = 96
@@ -204,7 +215,13 @@ class AudioGRPOSettings:
     def __post_init__(self) -> None:
         self.out = Path(self.out)
         self.families = voicegate_families(self.families)
-        self.lora, self.evaluation = audio_nested_settings(self.lora, self.evaluation)
+        if self.task not in AUDIO_TASKS:
+            raise ValueError(f"task must be one of {sorted(AUDIO_TASKS)}, got {self.task!r}")
+        task = AUDIO_TASKS[self.task]
+        self.lora, self.evaluation = audio_nested_settings(
+            self.lora, self.evaluation, task.text.eval_options(self.env_options)
+        )
+        task.check(self)
         if self.num_generations < 2 or (self.paired and self.num_generations % 2):
             raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
         check_group_batch(self.batch_size, self.num_generations)
@@ -213,8 +230,6 @@ class AudioGRPOSettings:
                 raise ValueError(f"{name} must be >= 1")
         if self.learning_rate <= 0 or self.temperature <= 0:
             raise ValueError("learning_rate and temperature must be > 0")
-        if self.paired and "speaker_switch" not in self.families:
-            raise ValueError("paired GRPO pairs speaker-switch commands: include 'speaker_switch'")
         self.model = check_model_folder(self.model)
 
     def to_json(self) -> dict[str, Any]:
@@ -246,20 +261,52 @@ def make_grpo_trainer(settings: AudioGRPOSettings, rows, clips: Clips, reward, p
         del model.config.image_token_id  # the saved config stays the checkpoint's
 
 
+# -- what audio GRPO trains on ----------------------------------------------------------------
+@dataclass(frozen=True)
+class AudioTask:
+    """Rows, the clips they name and their reward (``build``), a check of the settings, and who
+    plays the trained model where (the text task's env and evaluation options)."""
+
+    text: DecisionTask
+    player: Player
+    build: Callable[[AudioGRPOSettings, set[int]], tuple[list[dict[str, Any]], Clips, Any]]
+    check: Callable[[AudioGRPOSettings], None]
+
+
+def voicegate_audio_task(settings: AudioGRPOSettings, eos_token_ids: set[int]):
+    pairs = plan_pairs("train", settings.families, settings.paired)[: settings.item_limit]
+    rows, clips = grpo_rows(pairs)
+    return rows, clips, EnvReward({i for pair in pairs for i in pair}, eos_token_ids)
+
+
+def check_voicegate_settings(settings: AudioGRPOSettings) -> None:
+    if settings.env_options:
+        raise ValueError("env_options are for the hear2act_assent task (VoiceGate's reward is fixed)")
+    if settings.paired and "speaker_switch" not in settings.families:
+        raise ValueError("paired GRPO pairs speaker-switch commands: include 'speaker_switch'")
+
+
+AUDIO_TASKS = {
+    "voicegate": AudioTask(TASKS["voicegate"], EVAL_PLAYER, voicegate_audio_task, check_voicegate_settings),
+    "hear2act_assent": AudioTask(
+        TASKS["hear2act_assent"], HEAR2ACT_PLAYER, assent_audio_task, check_assent_settings
+    ),
+}
+
+
 def train_audio_grpo(**settings: Any) -> dict[str, Any]:
-    """Audio (paired) GRPO on VoiceGate under A+T with the env's reward; folder, metrics, timing."""
+    """Audio (paired) GRPO under A+T on the settings' task with its env reward; folder, metrics,
+    timing."""
     settings = AudioGRPOSettings(**settings)
-    curve = start_curve(settings.out, settings.to_json(), ENV_ID, settings.wandb_project)
+    task = AUDIO_TASKS[settings.task]
+    env_id = task.text.env_id
+    curve = start_curve(settings.out, settings.to_json(), env_id, settings.wandb_project)
     try:
-        pairs = plan_pairs("train", settings.families, settings.paired)[: settings.item_limit]
-        rows, clips = grpo_rows(pairs)
         policy = load_audio_policy(settings.model)
-        reward = EnvReward(
-            {i for pair in pairs for i in pair}, end_of_turn_ids(policy[0], policy[1].tokenizer)
-        )
+        rows, clips, reward = task.build(settings, end_of_turn_ids(policy[0], policy[1].tokenizer))
         trainer = make_grpo_trainer(settings, rows, clips, reward, policy, callbacks=[curve])
         result = run_training(
-            trainer, curve, settings.model, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER, reward
+            trainer, curve, settings.model, env_id, settings.evaluation, settings.seed, task.player, reward
         )
     finally:
         finish_curve(curve)

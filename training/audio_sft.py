@@ -231,12 +231,15 @@ class AudioSFTSettings:
         return {**asdict(self), "out": str(self.out)}
 
 
-def audio_nested_settings(lora, evaluation) -> tuple[LoraSettings, EvalSettings]:
-    """LoRA and evaluation settings from dicts or as given, the evaluation resolved to A+T."""
+def audio_nested_settings(
+    lora, evaluation, env_options: Mapping[str, Any] = {}
+) -> tuple[LoraSettings, EvalSettings]:
+    """LoRA and evaluation settings from dicts or as given, the evaluation resolved to A+T with
+    ``env_options`` (unless it names its own)."""
     lora, evaluation = nested_settings(lora, evaluation)
     if evaluation.access not in (None, "A", ACCESS):
         raise ValueError(f"an audio model is evaluated under A or {ACCESS}, not {evaluation.access!r}")
-    return lora, evaluation.resolved(ACCESS, {})
+    return lora, evaluation.resolved(ACCESS, dict(env_options))
 
 
 def sft_items(settings: AudioSFTSettings) -> list[str]:

@@ -1,4 +1,5 @@
-"""Counterfactual Hear2Act assent pairs and their decision reward, for (paired) GRPO of text models.
+"""Counterfactual Hear2Act assent pairs and their decision reward, for (paired) GRPO of text models
+(and of audio models: ``training.audio_assent`` builds their rows with ``replayed_rows``).
 
 The trap the paper describes: under prosody-mediated feedback a user who genuinely accepts the
 current recommendation and one who accepts it reluctantly say the same words ("Okay, sounds
@@ -12,7 +13,7 @@ good."); only the delivery differs, so an assistant that reads words confirms to
 
 Through T+S^ (card P6d: the transcript plus the sentence a ``StateInferrer`` writes from the
 turn's audio) the two prompts differ only in that sentence; through T+S (card P6b, the
-ground-truth reference) only in the tag; through T not at all.
+ground-truth reference) only in the tag; through T not at all; through A+T only in the audio.
 
 Why a pair needs a second hidden user, not just a forced delivery. The env's reward depends on
 the final option and the user's hidden concerns, never on a delivery label: forcing a resolved
@@ -59,6 +60,7 @@ the valid-format rate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -267,19 +269,30 @@ def pair_rows(
             "agents.hear2act.audio_probe.ConcernInferrer); access 'T+S' is the ground-truth reference"
         )
     replay = Replay(access, state_inferrer, feedback=Feedback.PROSODY.value, **env_options)
-    rows = []
     try:
-        for pair in pairs:
-            prompt = {side: messages(replay.to(point)[0], "text") for side, point in pair.sides()}
-            ids = {side: pair.item_id(side) for side in SIDES}
-            if paired:
-                rows.append(
-                    _row(prompt["resolved"], ids["resolved"], prompt["unresolved"], ids["unresolved"])
-                )
-            else:
-                rows.extend(_row(prompt[s], ids[s], prompt[s], ids[s]) for s in SIDES)
+        return replayed_rows(
+            pairs, replay, lambda observation, item_id: messages(observation, "text"), paired
+        )
     finally:
         replay.close()
+
+
+def replayed_rows(
+    pairs: list[AssentPair],
+    replay: Replay,
+    prompt: Callable[[dict[str, Any], str], Any],
+    paired: bool = True,
+) -> list[dict[str, Any]]:
+    """``pair_rows``' rows with each side's prompt ``prompt(observation, item id)``, the
+    observation being ``replay``'s at that side's decision point."""
+    rows = []
+    for pair in pairs:
+        ids = {side: pair.item_id(side) for side in SIDES}
+        prompts = {side: prompt(replay.to(point)[0], ids[side]) for side, point in pair.sides()}
+        if paired:
+            rows.append(_row(prompts["resolved"], ids["resolved"], prompts["unresolved"], ids["unresolved"]))
+        else:
+            rows.extend(_row(prompts[s], ids[s], prompts[s], ids[s]) for s in SIDES)
     return rows
 
 

@@ -31,8 +31,8 @@ Wandb = Annotated[bool, typer.Option(help="Log curves to W&B.")]
 AudioOption = Annotated[
     bool,
     typer.Option(
-        help="Train an audio-language model (Qwen2-Audio layout) on VoiceGate under A+T: it hears "
-        "each input (play it with --cell audio_llm@A+T --llm-client hf-audio:OUT/final)."
+        help="Train an audio-language model (Qwen2-Audio layout) under A+T: it hears each input "
+        "(play it with --cell audio_llm@A+T --llm-client hf-audio:OUT/final)."
     ),
 ]
 
@@ -52,7 +52,7 @@ def _report(result: dict[str, Any], out: Path) -> None:
 
 def _refuse_for_audio(unusable: bool, flags: str) -> None:
     if unusable:
-        fail(f"--audio trains on VoiceGate under A+T; it takes none of {flags}")
+        fail(f"--audio trains under A+T; it takes none of {flags}")
 
 
 def _run(trainer: str, **settings: Any) -> None:
@@ -137,7 +137,7 @@ def train_grpo_command(
         str,
         typer.Option(
             help="voicegate (VoiceGate items) or hear2act_assent (Hear2Act assent pairs through T+S, "
-            "or T+S^ with --state-probe)."
+            "T+S^ with --state-probe, or their audio with --audio)."
         ),
     ] = "voicegate",
     state_probe: Annotated[
@@ -189,23 +189,12 @@ def train_grpo_command(
 
     Writes settings.json, curve.jsonl (reward per family, valid-format rate, dropped-group
     fraction, the env's share of training time), final/ and evals/."""
-    settings: dict[str, Any] = {
-        "task": task,
-        "env_options": env_options(option),
-        "state_probe": state_probe,
-        "vllm_mode": vllm_mode,
-        "eval_every": eval_every,
-    }
+    settings: dict[str, Any] = {"task": task, "env_options": env_options(option)}
     if audio:
-        unusable = (
-            task != "voicegate"
-            or bool(option)
-            or state_probe is not None
-            or vllm_mode is not None
-            or bool(eval_every)
-        )
-        _refuse_for_audio(unusable, "--task/--option/--state-probe/--vllm-mode/--eval-every")
-        settings = {}
+        unusable = state_probe is not None or vllm_mode is not None or bool(eval_every)
+        _refuse_for_audio(unusable, "--state-probe/--vllm-mode/--eval-every")
+    else:
+        settings |= {"state_probe": state_probe, "vllm_mode": vllm_mode, "eval_every": eval_every}
     if family_name:
         settings["families"] = tuple(family_name)
     _run(

@@ -250,7 +250,7 @@ def test_cli_trains_the_audio_model_and_refuses_text_only_options(tiny_audio, tm
     assert len(played) == 2 and json.loads(played[0])["cell"] == "audio_llm@A+T"
     refused = runner.invoke(
         app,
-        ["train", "grpo", "--audio", "--task", "hear2act_assent", "--out", str(tmp_path / "g")]
+        ["train", "sft", "--audio", "--env", "hear_gym/Hear2Act-v0", "--out", str(tmp_path / "s")]
         + ["--model", str(tiny_audio)],
     )
-    assert refused.exit_code == 2 and "--audio trains on VoiceGate under A+T" in refused.output
+    assert refused.exit_code == 2 and "--audio trains under A+T" in refused.output

@@ -237,7 +237,7 @@ def test_paired_grpo_trains_on_hear2act_assent_pairs(tiny_lm, tmp_path):
     assert "1st%" in result["metrics"]["final"]
     played = (tmp_path / "assent" / "evals" / "final" / "results.jsonl").read_text().splitlines()
     assert len(played) == 1 and json.loads(played[0])["access"] == "T+S"
-    with pytest.raises(ValueError, match="env_options are for the hear2act_assent task"):
+    with pytest.raises(ValueError, match="state_probe are for the hear2act_assent task"):
         GRPOSettings(out=tmp_path / "x", model=str(tiny_lm), env_options={"reward": "tiered"})
     with pytest.raises(ValueError, match="task must be one of"):
         GRPOSettings(out=tmp_path / "x", model=str(tiny_lm), task="onset")
