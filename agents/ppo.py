@@ -5,7 +5,8 @@ plays them through the evaluation runner (``hear-gym eval --cell ppo:FOLDER@ACCE
 A checkpoint is a folder of two files:
 
 * ``policy.safetensors``: the weights of sb3-contrib's ``MaskableMultiInputActorCriticPolicy`` (its torch
-  state dict, stored with safetensors: tensors only, nothing executable);
+  state dict, stored with safetensors: tensors only, nothing executable; the RLlib trainer names
+  and shapes its layers the same, so both training backends write this file);
 * ``policy.json``: what rebuilds the network: ``format``, the env id, access condition and env
   options it was trained on, ``net_arch``, the feature observation's leaf shapes and the number
   of actions (checked against the env on load, so a changed feature layout fails loudly), the
@@ -17,6 +18,7 @@ SB3's own zip (pickled) is never read here.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +34,27 @@ def space_shapes(space: gym.spaces.Dict) -> dict[str, list[int]]:
     return {key: list(leaf.shape) for key, leaf in space.spaces.items()}
 
 
-def save_policy(policy, folder: Path, meta: dict[str, Any]) -> Path:
-    """Write ``policy`` (a ``MaskableMultiInputActorCriticPolicy``) and ``meta`` as a checkpoint folder."""
+def save_policy(
+    weights: Mapping[str, Any],
+    observation_space: gym.spaces.Dict,
+    n_actions: int,
+    folder: Path,
+    meta: dict[str, Any],
+) -> Path:
+    """Write ``weights`` (torch tensors named and shaped as the state dict of a
+    ``MaskableMultiInputActorCriticPolicy`` on the feature observation ``observation_space``) and
+    ``meta`` as a checkpoint folder. The spaces are passed, not read from a policy, so a trainer
+    other than SB3 (``training.rllib_ppo``) writes the same checkpoint."""
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    state = {name: tensor.detach().cpu().contiguous() for name, tensor in policy.state_dict().items()}
+    state = {name: tensor.detach().cpu().contiguous() for name, tensor in weights.items()}
     save_file(state, str(folder / WEIGHTS_FILE))
     config = {
         "format": CHECKPOINT_FORMAT,
         **meta,
-        "observation_shapes": space_shapes(policy.observation_space),
-        "n_actions": int(policy.action_space.n),
+        "observation_shapes": space_shapes(observation_space),
+        "n_actions": int(n_actions),
     }
     (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True), encoding="utf-8")
     return folder

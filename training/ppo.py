@@ -1,18 +1,22 @@
-"""PPO on any registered env family with Stable-Baselines3, read top to bottom.
+"""PPO on any registered env family, read top to bottom.
 
 1. ``PPOSettings``: the env (id, access condition, ``gym.make`` options), PPO's hyperparameters,
-   the seed, how often to evaluate, where to write.
+   the seed, how often to evaluate, where to write, and the backend that trains: ``sb3`` (this
+   file, one machine) or ``rllib`` (``training.rllib_ppo``, Ray RLlib, one machine or a cluster).
 2. ``make_vec_env``: ``n_envs`` copies of the env's feature observation on its training split,
    in one process (``DummyVecEnv``) or one process each (``SubprocVecEnv``). Each env keeps its
    finished episode record under ``info[RECORD_KEY]``; SB3's ``Monitor`` then writes its own
    ``info["episode"]`` (return and length, for SB3's ``ep_rew_mean``).
-3. ``MaskablePPO`` (sb3-contrib) with ``MultiInputPolicy``: it reads the env's
-   ``action_masks()``, so invalid actions are never sampled.
-4. ``TrainingLog`` (an SB3 callback): after every rollout, the mean of the family's
-   ``episode_scalars`` over the training episodes that finished in it; every ``eval_every`` steps
-   a checkpoint (``agents.ppo``: safetensors + JSON) played on held-out episodes through the
-   project's runner, so its metrics carry the same CIs as every other agent's. Both go to
-   ``curve.jsonl`` and to W&B (offline unless ``WANDB_API_KEY`` is set; never asks to log in).
+3. ``TrainingCurve``, which both backends write through: after every rollout, the mean of the
+   family's ``episode_scalars`` over the training episodes that finished in it; every
+   ``eval_every`` steps a checkpoint (``agents.ppo``: safetensors + JSON) played on held-out
+   episodes through the project's runner, so its metrics carry the same CIs as every other
+   agent's. Both go to ``curve.jsonl`` and to W&B (offline unless ``WANDB_API_KEY`` is set; never
+   asks to log in).
+4. The sb3 backend: ``MaskablePPO`` (sb3-contrib) with ``MultiInputPolicy``; it reads the env's
+   ``action_masks()``, so invalid actions are never sampled. ``SB3Log`` feeds the curve from
+   SB3's callback hooks.
+5. ``BACKENDS``: each name's loader, so Ray is imported only when ``rllib`` trains.
 
 The same settings and seed give the same curve (SB3 seeds torch, NumPy and the envs).
 """
@@ -21,7 +25,8 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -72,6 +77,8 @@ class PPOSettings:
     eval_limit: int | None = None  # first N held-out episodes
     wandb_project: str | None = "hear-gym"  # None: no W&B
     progress: bool = True
+    backend: str = "sb3"  # a key of BACKENDS
+    env_runners: int = 0  # rllib: remote processes that sample; 0: sample in the driver
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -79,6 +86,14 @@ class PPOSettings:
         env_family.check_access(self.access)
         if self.vec_env not in VEC_ENVS:
             raise ValueError(f"vec_env must be one of {sorted(VEC_ENVS)}, got {self.vec_env!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {self.backend!r}")
+        if self.env_runners < 0:
+            raise ValueError("env_runners must be >= 0")
+        if self.env_runners and self.backend != "rllib":
+            raise ValueError(
+                "env_runners (remote samplers) needs backend 'rllib'; sb3 samples in one process"
+            )
         missing = [k for k in env_family.cell_options if k not in self.env_options]
         if missing:
             raise ValueError(
@@ -109,7 +124,7 @@ def make_vec_env(settings: PPOSettings):
     return VEC_ENVS[settings.vec_env]([build] * settings.n_envs)
 
 
-# -- 4. logging and periodic evaluation -------------------------------------------------------
+# -- 3. the curve, its W&B twin and periodic evaluation (both backends) ----------------------
 def evaluation_config(settings: PPOSettings) -> RunConfig:
     env_family = family(settings.env_id)
     cell_options = tuple((k, str(settings.env_options[k])) for k in env_family.cell_options)
@@ -133,42 +148,49 @@ def evaluate_checkpoint(checkpoint: Path, settings: PPOSettings, out_dir: Path) 
     return flat_estimates(metadata["cells"][config.cells[0].name]["metrics"])
 
 
-class TrainingLog(BaseCallback):
-    def __init__(self, settings: PPOSettings, wandb_run=None) -> None:
-        super().__init__()
-        self.settings, self.wandb_run = settings, wandb_run
-        self.scalars = family(settings.env_id).episode_scalars or (lambda record: {})
+def episode_scalars(env_id: str) -> Callable[[Mapping], dict[str, float]]:
+    """What the curve averages per finished training episode (the family's ``episode_scalars``)."""
+    return family(env_id).episode_scalars or (lambda record: {})
+
+
+class TrainingCurve:
+    """``curve.jsonl`` and its W&B twin: a ``train`` row per rollout (the mean of each episode
+    scalar over the training episodes that finished in it) and an ``eval`` row per checkpoint.
+    ``save(folder, step)`` writes the backend's current policy as a checkpoint folder."""
+
+    def __init__(self, settings: PPOSettings, save: Callable[[Path, int], Path], wandb_run=None) -> None:
+        self.settings, self.save, self.wandb_run = settings, save, wandb_run
         self.episodes: list[dict[str, float]] = []
         self.next_eval = settings.eval_every or None
         self.curve_path = settings.out / CURVE_FILE
 
-    def _on_step(self) -> bool:
-        for info in self.locals["infos"]:
-            if RECORD_KEY in info:
-                self.episodes.append(self.scalars(info[RECORD_KEY]))
-        due = self.next_eval is not None and self.num_timesteps >= self.next_eval
-        if due and self.num_timesteps < self.settings.total_steps:  # the last one is "final"
-            self.evaluate(f"step_{self.num_timesteps}")
-            self.next_eval += self.settings.eval_every
-        return True
+    def add_episode(self, scalars: dict[str, float]) -> None:
+        self.episodes.append(scalars)
 
-    def _on_rollout_end(self) -> None:
+    def end_rollout(self, step: int) -> None:
         if not self.episodes:
             return
         keys = sorted({k for e in self.episodes for k in e})
         means = {k: float(np.mean([e[k] for e in self.episodes if k in e])) for k in keys}
-        self.write({"kind": "train", "episodes": len(self.episodes), **means})
+        self.write({"kind": "train", "episodes": len(self.episodes), **means}, step)
         self.episodes = []
 
-    def evaluate(self, name: str) -> dict[str, Any]:
-        checkpoint = save_checkpoint(self.model, self.settings, self.settings.out / "checkpoints" / name)
+    def evaluate_if_due(self, step: int) -> None:
+        due = self.next_eval is not None and step >= self.next_eval
+        if due and step < self.settings.total_steps:  # the last one is "final"
+            self.evaluate(f"step_{step}", step)
+            # a rollout may pass several eval points (RLlib steps whole batches): evaluate once
+            self.next_eval = (step // self.settings.eval_every + 1) * self.settings.eval_every
+
+    def evaluate(self, name: str, step: int) -> dict[str, Any]:
+        checkpoint = self.save(self.settings.out / "checkpoints" / name, step)
         metrics = evaluate_checkpoint(checkpoint, self.settings, self.settings.out / "evals" / name)
         relative = checkpoint.relative_to(self.settings.out).as_posix()
-        self.write({"kind": "eval", "checkpoint": relative, "metrics": metrics})
+        self.write({"kind": "eval", "checkpoint": relative, "metrics": metrics}, step)
         return metrics
 
-    def write(self, row: dict[str, Any]) -> None:
-        row = {"step": int(self.num_timesteps), **row}
+    def write(self, row: dict[str, Any], step: int) -> None:
+        row = {"step": int(step), **row}
         with self.curve_path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(finite(row), allow_nan=False) + "\n")
         if self.wandb_run is not None:
@@ -185,21 +207,92 @@ def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
     return flat
 
 
-def save_checkpoint(model: MaskablePPO, settings: PPOSettings, folder: Path) -> Path:
-    meta = {
-        "algorithm": "MaskablePPO",
+def checkpoint_meta(settings: PPOSettings, step: int, algorithm: str, packages: tuple[str, ...]) -> dict:
+    """The ``policy.json`` fields a trainer adds to the checkpoint (``agents.ppo.save_policy``)."""
+    return {
+        "algorithm": algorithm,
         "env_id": settings.env_id,
         "access": settings.access,
         "env_options": settings.env_options,
         "net_arch": list(settings.net_arch),
         "seed": settings.seed,
-        "step": int(model.num_timesteps),
+        "step": int(step),
         "provenance": provenance(settings.env_id),
-        "versions": {
-            name: version(name.replace("_", "-")) for name in ("torch", "stable_baselines3", "sb3_contrib")
-        },
+        "versions": {name: version(name.replace("_", "-")) for name in packages},
     }
-    return save_policy(model.policy, folder, meta)
+
+
+# -- 4. the sb3 backend ------------------------------------------------------------------------
+class SB3Log(BaseCallback):
+    """Feeds the curve from SB3's hooks: finished episodes and due evaluations after every env
+    step, the ``train`` row at the end of every rollout."""
+
+    def __init__(self, curve: TrainingCurve, env_id: str) -> None:
+        super().__init__()
+        self.curve, self.scalars = curve, episode_scalars(env_id)
+
+    def _on_step(self) -> bool:
+        for info in self.locals["infos"]:
+            if RECORD_KEY in info:
+                self.curve.add_episode(self.scalars(info[RECORD_KEY]))
+        self.curve.evaluate_if_due(self.num_timesteps)
+        return True
+
+    def _on_rollout_end(self) -> None:
+        self.curve.end_rollout(self.num_timesteps)
+
+
+def save_checkpoint(model: MaskablePPO, settings: PPOSettings, folder: Path, step: int) -> Path:
+    meta = checkpoint_meta(settings, step, "MaskablePPO", ("torch", "stable_baselines3", "sb3_contrib"))
+    return save_policy(model.policy.state_dict(), model.observation_space, model.action_space.n, folder, meta)
+
+
+def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
+    """Train with MaskablePPO, writing the curve; the final checkpoint's metrics."""
+    envs = make_vec_env(settings)
+    model = MaskablePPO(
+        "MultiInputPolicy",
+        envs,
+        n_steps=settings.n_steps,
+        batch_size=settings.batch_size,
+        n_epochs=settings.n_epochs,
+        learning_rate=settings.learning_rate,
+        gamma=settings.gamma,
+        ent_coef=settings.ent_coef,
+        policy_kwargs={"net_arch": list(settings.net_arch)},
+        seed=settings.seed,
+        device="cpu",
+        verbose=0,
+    )
+    curve = TrainingCurve(settings, functools.partial(save_checkpoint, model, settings), wandb_run)
+    try:
+        model.learn(
+            settings.total_steps, callback=SB3Log(curve, settings.env_id), progress_bar=settings.progress
+        )
+        return curve.evaluate("final", model.num_timesteps)
+    finally:
+        envs.close()
+
+
+# -- 5. the backends, loaded only when chosen ---------------------------------------------------
+Backend = Callable[[PPOSettings, Any], dict[str, Any]]  # (settings, W&B run or None) -> final metrics
+
+
+def _load_sb3() -> Backend:
+    return learn_sb3
+
+
+def _load_rllib() -> Backend:
+    try:
+        import ray.rllib  # noqa: F401  (Ray alone, from hear-gym[ray], lacks RLlib's own packages)
+    except ImportError as exc:
+        raise ValueError(f"backend 'rllib' needs Ray RLlib ({exc}): pip install 'hear-gym[rllib]'") from None
+    from training.rllib_ppo import learn_rllib
+
+    return learn_rllib
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {"sb3": _load_sb3, "rllib": _load_rllib}
 
 
 def _wandb_run(settings: PPOSettings):
@@ -218,14 +311,19 @@ def _what_is_trained(settings_json: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in settings_json.items() if k not in ("progress", "wandb_project")}
 
 
+def _saved_settings(path: Path) -> dict[str, Any]:
+    """A run's settings.json; a setting added since it was written (``backend``, ``env_runners``)
+    reads as its default, which is how that run was trained."""
+    defaults = {f.name: f.default for f in fields(PPOSettings) if f.default is not MISSING}
+    return {**defaults, **json.loads(path.read_text(encoding="utf-8"))}
+
+
 def _finished_run(settings: PPOSettings) -> dict[str, Any] | None:
     curve = settings.out / CURVE_FILE
     if not curve.exists():
         return None
     saved = settings.out / SETTINGS_FILE
-    same = saved.exists() and _what_is_trained(json.loads(saved.read_text(encoding="utf-8"))) == (
-        _what_is_trained(settings.to_json())
-    )
+    same = saved.exists() and _what_is_trained(_saved_settings(saved)) == _what_is_trained(settings.to_json())
     rows = [json.loads(line) for line in curve.read_text(encoding="utf-8").splitlines() if line.strip()]
     final = [r for r in rows if r["kind"] == "eval" and r["checkpoint"] == "checkpoints/final"]
     if not (same and final):
@@ -243,36 +341,19 @@ def _finished_run(settings: PPOSettings) -> dict[str, Any] | None:
 
 # -- the whole job -----------------------------------------------------------------------------
 def train(settings: PPOSettings) -> dict[str, Any]:
-    """Train, evaluating along the way and at the end; returns the final checkpoint and metrics.
-    A folder that already holds this finished run (same settings) is returned as it is; any
-    other training run there is never overwritten."""
+    """Train with ``settings.backend``, evaluating along the way and at the end; returns the final
+    checkpoint and metrics. A folder that already holds this finished run (same settings) is
+    returned as it is; any other training run there is never overwritten."""
     finished = _finished_run(settings)
     if finished is not None:
         return finished
+    learn = BACKENDS[settings.backend]()  # a missing backend fails before the folder is written
     settings.out.mkdir(parents=True, exist_ok=True)
     (settings.out / SETTINGS_FILE).write_text(json.dumps(settings.to_json(), indent=2), encoding="utf-8")
-    envs = make_vec_env(settings)
-    model = MaskablePPO(
-        "MultiInputPolicy",
-        envs,
-        n_steps=settings.n_steps,
-        batch_size=settings.batch_size,
-        n_epochs=settings.n_epochs,
-        learning_rate=settings.learning_rate,
-        gamma=settings.gamma,
-        ent_coef=settings.ent_coef,
-        policy_kwargs={"net_arch": list(settings.net_arch)},
-        seed=settings.seed,
-        device="cpu",
-        verbose=0,
-    )
     run = _wandb_run(settings)
-    log = TrainingLog(settings, run)
     try:
-        model.learn(settings.total_steps, callback=log, progress_bar=settings.progress)
-        metrics = log.evaluate("final")
+        metrics = learn(settings, run)
     finally:
-        envs.close()
         if run is not None:
             run.finish()
     return {

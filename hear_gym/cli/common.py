@@ -12,6 +12,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from hear_gym.core.paths import writable_file
 from hear_gym.core.registry import env_ids, family
@@ -55,8 +56,9 @@ ProsodyOption = Annotated[
 
 
 def fail(message: str) -> NoReturn:
-    """One line on the console, exit status 2, no traceback."""
-    console.print(f"[red]error:[/red] {message}")
+    """One line on the console, exit status 2, no traceback. The message is plain text: the
+    brackets of ``pip install 'hear-gym[rllib]'`` are not rich markup."""
+    console.print(f"[red]error:[/red] {escape(message)}")
     raise typer.Exit(2)
 
 

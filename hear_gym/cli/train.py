@@ -1,8 +1,8 @@
 """``hear-gym train``: trainers found by entry point (the CLI never imports ``training``).
 
 ``train ppo`` trains a policy on any registered env's feature observation with sb3-contrib's
-MaskablePPO (``training.ppo``); families add their own trainers to ``train_app`` (Hear2Act:
-``train probe``)."""
+MaskablePPO or, with ``--backend rllib``, Ray RLlib's PPO (``training.ppo``); families add their
+own trainers to ``train_app`` (Hear2Act: ``train probe``)."""
 
 from __future__ import annotations
 
@@ -63,11 +63,32 @@ def train_ppo_command(
         ),
     ] = None,
     steps: Annotated[int, typer.Option(min=1, help="Environment steps to train for.")] = 20_000,
-    n_envs: Annotated[int, typer.Option(min=1, help="Vectorized envs.")] = 4,
+    n_envs: Annotated[int, typer.Option(min=1, help="Vectorized envs (rllib: per env runner).")] = 4,
     vec_env: Annotated[
         str, typer.Option(help="dummy (one process) or subproc (one process per env).")
     ] = "dummy",
-    n_steps: Annotated[int, typer.Option(min=1, help="Steps per env and rollout.")] = 128,
+    backend: Annotated[
+        str,
+        typer.Option(
+            help="sb3 (Stable-Baselines3, one machine) or rllib (Ray RLlib, needs hear-gym[rllib]: "
+            "a local Ray instance, or the cluster RAY_ADDRESS names)."
+        ),
+    ] = "sb3",
+    env_runners: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="rllib: Ray processes that sample, each with --n-envs envs, on any node of the "
+            "cluster (0: sample in this process).",
+        ),
+    ] = 0,
+    n_steps: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Steps per env and rollout (rllib: each iteration samples n_steps x n_envs in all).",
+        ),
+    ] = 128,
     batch_size: Annotated[int, typer.Option(min=1, help="Minibatch size.")] = 128,
     epochs: Annotated[int, typer.Option(min=1, help="Passes over each rollout.")] = 4,
     learning_rate: Annotated[float, typer.Option(help="Adam learning rate.")] = 3e-4,
@@ -86,7 +107,8 @@ def train_ppo_command(
     wandb: Annotated[bool, typer.Option(help="Log curves to W&B.")] = True,
     progress: ProgressOption = True,
 ) -> None:
-    """Train a PPO policy (MaskablePPO, MultiInputPolicy) on an env's feature observation.
+    """Train a PPO policy (MaskablePPO, MultiInputPolicy; or RLlib's PPO with the same network)
+    on an env's feature observation.
 
     Writes settings.json, curve.jsonl (training episodes per rollout, held-out evaluations with
     CIs), checkpoints/<step>/ and checkpoints/final/ (safetensors + JSON; play one with
@@ -114,6 +136,8 @@ def train_ppo_command(
             eval_limit=eval_limit,
             wandb_project=wandb_project if wandb else None,
             progress=progress,
+            backend=backend,
+            env_runners=env_runners,
         )
     except (ValueError, FileExistsError, TypeError) as exc:
         fail(str(exc))
