@@ -61,6 +61,9 @@ class PPOSettings:
     env_id: str = "hear_gym/Hear2Act-v0"
     access: str = "T"
     env_options: dict[str, Any] = field(default_factory=dict)  # gym.make kwargs: feedback, reward, ...
+    # gym.make kwargs of the training envs only, never of the evaluations (Hear2Act:
+    # hidden_users="resample", so a policy cannot learn the training scenarios' golds by heart)
+    train_env_options: dict[str, Any] = field(default_factory=dict)
     total_steps: int = 20_000
     n_envs: int = 4
     vec_env: str = "dummy"
@@ -99,8 +102,11 @@ class PPOSettings:
             raise ValueError(
                 f"{self.env_id} evaluations name the {missing} of a cell: set them in env_options"
             )
-        if "split" in self.env_options:
+        if "split" in self.env_options or "split" in self.train_env_options:
             raise ValueError("PPO trains on the 'train' split and evaluates on eval_split; do not set split")
+        both = sorted(set(self.env_options) & set(self.train_env_options))
+        if both:
+            raise ValueError(f"{both} set in both env_options and train_env_options: choose one")
         for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
@@ -109,6 +115,9 @@ class PPOSettings:
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "out": str(self.out), "net_arch": list(self.net_arch)}
+
+    def training_env_options(self) -> dict[str, Any]:
+        return {**self.env_options, **self.train_env_options}
 
 
 # -- 2. vectorized envs ----------------------------------------------------------------------
@@ -120,7 +129,9 @@ def make_training_env(env_id: str, access: str, env_options: dict[str, Any]) -> 
 
 
 def make_vec_env(settings: PPOSettings):
-    build = functools.partial(make_training_env, settings.env_id, settings.access, settings.env_options)
+    build = functools.partial(
+        make_training_env, settings.env_id, settings.access, settings.training_env_options()
+    )
     return VEC_ENVS[settings.vec_env]([build] * settings.n_envs)
 
 
@@ -214,6 +225,7 @@ def checkpoint_meta(settings: PPOSettings, step: int, algorithm: str, packages: 
         "env_id": settings.env_id,
         "access": settings.access,
         "env_options": settings.env_options,
+        "train_env_options": settings.train_env_options,
         "net_arch": list(settings.net_arch),
         "seed": settings.seed,
         "step": int(step),
@@ -312,9 +324,10 @@ def _what_is_trained(settings_json: dict[str, Any]) -> dict[str, Any]:
 
 
 def _saved_settings(path: Path) -> dict[str, Any]:
-    """A run's settings.json; a setting added since it was written (``backend``, ``env_runners``)
-    reads as its default, which is how that run was trained."""
+    """A run's settings.json; a setting added since it was written (``backend``, ``env_runners``,
+    ``train_env_options``) reads as its default, which is how that run was trained."""
     defaults = {f.name: f.default for f in fields(PPOSettings) if f.default is not MISSING}
+    defaults |= {f.name: f.default_factory() for f in fields(PPOSettings) if f.default_factory is not MISSING}
     return {**defaults, **json.loads(path.read_text(encoding="utf-8"))}
 
 

@@ -150,7 +150,11 @@ class EpisodeScalars(RLlibCallback):
 
 # -- 4. the configuration ----------------------------------------------------------------------
 def ppo_config(settings: PPOSettings) -> PPOConfig:
-    env_config = {"env_id": settings.env_id, "access": settings.access, "env_options": settings.env_options}
+    env_config = {
+        "env_id": settings.env_id,
+        "access": settings.access,
+        "env_options": settings.training_env_options(),
+    }
     return (
         PPOConfig()
         .environment(FlatFeatureEnv, env_config=env_config)
@@ -204,7 +208,7 @@ def learn_rllib(settings: PPOSettings, wandb_run) -> dict[str, Any]:
 
 def _train(settings: PPOSettings, wandb_run) -> dict[str, Any]:
     # the spaces a checkpoint records, read here: the env runners may be on other machines
-    with make_training_env(settings.env_id, settings.access, settings.env_options) as env:
+    with make_training_env(settings.env_id, settings.access, settings.training_env_options()) as env:
         spaces = (env.observation_space, int(env.action_space.n))
     algo = ppo_config(settings).build_algo()
     curve = TrainingCurve(settings, functools.partial(save_checkpoint, algo, settings, spaces), wandb_run)

@@ -62,6 +62,13 @@ def train_ppo_command(
             "(Hear2Act: feedback=prosody, reward=tiered, turn_cost=0.02, patience=3)."
         ),
     ] = None,
+    train_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE gym.make option of the training envs only, never of the evaluations "
+            "(Hear2Act: hidden_users=resample draws a consistent hidden user at every reset)."
+        ),
+    ] = None,
     steps: Annotated[int, typer.Option(min=1, help="Environment steps to train for.")] = 20_000,
     n_envs: Annotated[int, typer.Option(min=1, help="Vectorized envs (rllib: per env runner).")] = 4,
     vec_env: Annotated[
@@ -120,6 +127,7 @@ def train_ppo_command(
             env_id=env,
             access=access,
             env_options=env_options(option),
+            train_env_options=env_options(train_option),
             total_steps=steps,
             n_envs=n_envs,
             vec_env=vec_env,

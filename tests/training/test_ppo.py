@@ -15,6 +15,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from agents.ppo import CONFIG_FILE, WEIGHTS_FILE, GreedyPPOAgent, PPOAgent, read_config  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for  # noqa: E402
 from training.ppo import CURVE_FILE, PPOSettings, train  # noqa: E402
 
 TINY = dict(
@@ -142,6 +143,8 @@ def test_damaged_checkpoints_are_refused_clearly(trained, tmp_path):
         ({"vec_env": "threads"}, "vec_env"),
         ({"n_envs": 0}, "n_envs"),
         ({"eval_split": "validation"}, "eval_split"),
+        ({"train_env_options": {"turn_cost": 0.1}}, "both env_options and train_env_options"),
+        ({"train_env_options": {"split": "dev"}}, "split"),
     ],
 )
 def test_bad_settings_are_refused(tmp_path, kwargs, match):
@@ -159,6 +162,32 @@ def test_a_finished_run_is_reused_and_a_different_one_never_overwritten(trained)
     with pytest.raises(FileExistsError, match="different"):
         train(PPOSettings(out=out, env_options=HEAR2ACT, **{**TINY, "seed": 7}))
     assert (out / CURVE_FILE).read_text() == before
+
+
+def test_train_env_options_reach_the_training_envs_only(tmp_path):
+    """Twin users are resampled in training; the held-out evaluation plays the bank's users."""
+    from training.ppo import evaluation_config, make_vec_env
+
+    settings = PPOSettings(
+        out=tmp_path, env_options=HEAR2ACT, train_env_options={"hidden_users": "resample"}, **TINY
+    )
+    envs = make_vec_env(settings)
+    assert {env.unwrapped.hidden_users for env in envs.envs} == {"resample"}
+    first = scenarios_for("train")[0].scenario_id
+    golds = set()
+    for seed in range(30):  # one training scenario, several users behind it
+        envs.envs[0].reset(seed=seed, options={"scenario_id": first})
+        golds.add(envs.envs[0].unwrapped.scenario.gold_option)
+    envs.close()
+    assert len(golds) > 1
+    assert "hidden_users" not in dict(evaluation_config(settings).env_kwargs)
+    result = train(settings)
+    config = read_config(tmp_path / "checkpoints" / "final")
+    assert config["train_env_options"] == {"hidden_users": "resample"} and config["env_options"] == HEAR2ACT
+    played = (tmp_path / "evals" / "final" / "results.jsonl").read_text().splitlines()
+    bank = {s.scenario_id: s.gold_option for s in scenarios_for("test")}
+    assert all(json.loads(line)["gold_option"] == bank[json.loads(line)["scenario_id"]] for line in played)
+    assert result["metrics"]["1st%"]["n_scenarios"] == 4
 
 
 def test_cli_trains_with_wandb_offline_and_eval_plays_the_checkpoint(tmp_path, monkeypatch):
