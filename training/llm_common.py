@@ -31,6 +31,7 @@ from hear_gym.stats.bootstrap import flat_estimates
 from training.curve_rows import finite
 
 CURVE_FILE = "curve.jsonl"
+WANDB_STEP = "global_step"  # the x-axis of every W&B chart of a language-model run
 SETTINGS_FILE = "settings.json"
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # The agent that plays a saved text model in each family (entry point "llm" of its group).
@@ -259,6 +260,11 @@ class CurveLog(TrainerCallback):
 
     def __init__(self, out: Path, wandb_run=None, writes: bool = True) -> None:
         self.path, self.wandb_run, self.writes = out / CURVE_FILE, wandb_run, writes
+        if wandb_run is not None:
+            # Rows come out of step order (the base model is evaluated, at step 0, after
+            # training), which W&B drops when logged with step=; a step metric keeps them.
+            wandb_run.define_metric(WANDB_STEP)
+            wandb_run.define_metric("*", step_metric=WANDB_STEP)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         scalars = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
@@ -270,7 +276,7 @@ class CurveLog(TrainerCallback):
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(finite(row), allow_nan=False) + "\n")
         if self.wandb_run is not None:
-            self.wandb_run.log(_wandb_row(row), step=row["step"])
+            self.wandb_run.log({**_wandb_row(row), WANDB_STEP: row["step"]})
 
 
 def _wandb_row(row: dict[str, Any]) -> dict[str, float]:

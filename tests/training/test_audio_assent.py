@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reward_spies import record_reward_calls
 
 from agents.hear2act.llm import AudioLLMAgent
 from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
@@ -96,14 +97,7 @@ def _curve(out: Path) -> list[dict]:
 
 
 def test_paired_audio_grpo_on_two_pairs_logs_each_side_and_plays_dialogues(tiny_audio, tmp_path, monkeypatch):
-    seen = []
-    original = AssentReward.__call__
-
-    def spy(self, completions, completion_ids, item_id, item_family, **kwargs):
-        seen.append(list(item_id))
-        return original(self, completions, completion_ids, item_id, item_family, **kwargs)
-
-    monkeypatch.setattr(AssentReward, "__call__", spy)
+    seen = record_reward_calls(monkeypatch, AssentReward)
     out = tmp_path / "assent"
     result = train_audio_grpo(
         out=out,

@@ -245,3 +245,30 @@ def test_cli_trains_sft_and_eval_plays_the_adapter(tiny_lm, tmp_path):
         ],
     )
     assert bad.exit_code == 2 and "server mode" in bad.output
+
+
+def test_wandb_keeps_rows_logged_out_of_step_order(tmp_path):
+    """The base model is evaluated after training, at step 0: W&B drops a row logged with a
+    step below the last one, so the curve logs against its own step metric."""
+    from training.llm_common import WANDB_STEP, CurveLog
+
+    class Run:
+        def __init__(self) -> None:
+            self.defined, self.logged = [], []
+
+        def define_metric(self, name, step_metric=None):
+            self.defined.append((name, step_metric))
+
+        def log(self, data, step=None):
+            assert step is None, "a step= would make W&B drop out-of-order rows"
+            self.logged.append(data)
+
+    run = Run()
+    curve = CurveLog(tmp_path, run)
+    curve.write({"kind": "train", "step": 87, "loss": 0.5})
+    curve.write({"kind": "eval", "step": 0, "checkpoint": "base", "metrics": {"1st%": {"point": 0.1}}})
+    assert ("*", WANDB_STEP) in run.defined
+    assert run.logged == [
+        {"train/loss": 0.5, WANDB_STEP: 87},
+        {"eval_base/1st%": 0.1, WANDB_STEP: 0},
+    ]

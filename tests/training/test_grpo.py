@@ -10,12 +10,23 @@ from pathlib import Path
 
 import pytest
 import torch
+from reward_spies import record_reward_calls
 
 from training.grpo import EnvReward, GRPOSettings, gate_rows, train_grpo
 from training.paired_grpo import paired_advantages
 from training.tiny_model import build_tiny_causal_lm
 
 EOS = 0
+# A paired run on two Hear2Act assent pairs, evaluated on one held-out dialogue.
+ASSENT_RUN = dict(
+    task="hear2act_assent",
+    paired=True,
+    item_limit=2,
+    num_generations=2,
+    batch_size=4,
+    env_options={"reward": "tiered", "turn_cost": 0.02},
+    evaluation={"limit": 1, "base": False, "batch_size": 1},
+)
 
 
 @pytest.fixture(scope="module")
@@ -108,14 +119,7 @@ def _tiny_run(tiny_lm, out: Path, **overrides):
 
 
 def test_paired_grpo_puts_both_sides_of_a_pair_in_one_group(tiny_lm, tmp_path, monkeypatch):
-    seen: list[list[str]] = []
-    original = EnvReward.__call__
-
-    def spy(self, completions, completion_ids, item_id, item_family, **kwargs):
-        seen.append(list(item_id))
-        return original(self, completions, completion_ids, item_id, item_family, **kwargs)
-
-    monkeypatch.setattr(EnvReward, "__call__", spy)
+    seen = record_reward_calls(monkeypatch, EnvReward)
     result = _tiny_run(tiny_lm, tmp_path / "paired", paired=True, families=("speaker_switch",))
     groups = [seen[0][i : i + 4] for i in range(0, 8, 4)]
     for group in groups:
@@ -171,14 +175,8 @@ def test_assent_pairs_through_the_inferred_state_train_and_evaluate_under_t_s_ha
     result = _tiny_run(
         tiny_lm,
         tmp_path / "assent_hat",
-        task="hear2act_assent",
         state_probe=str(concern_probe),
-        paired=True,
-        item_limit=2,
-        num_generations=2,
-        batch_size=4,
-        env_options={"reward": "tiered", "turn_cost": 0.02},
-        evaluation={"limit": 1, "base": False, "batch_size": 1},
+        **ASSENT_RUN,
     )
     assert prompts and all("AUDIO-INFERRED STATE:" in p for p in prompts)
     assert all(p.rsplit("\n", 1)[1] in ConcernInferrer.SENTENCES.values() for p in prompts)
@@ -222,13 +220,7 @@ def test_paired_grpo_trains_on_hear2act_assent_pairs(tiny_lm, tmp_path):
     result = _tiny_run(
         tiny_lm,
         tmp_path / "assent",
-        task="hear2act_assent",
-        paired=True,
-        item_limit=2,
-        num_generations=2,
-        batch_size=4,
-        env_options={"reward": "tiered", "turn_cost": 0.02},
-        evaluation={"limit": 1, "base": False, "batch_size": 1},
+        **ASSENT_RUN,
     )
     rows = [json.loads(line) for line in (tmp_path / "assent" / "curve.jsonl").read_text().splitlines()]
     train = next(r for r in rows if r["kind"] == "train" and "reward" in r)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reward_spies import record_reward_calls
 
 from agents.hear2act.audio_probe import ConcernInferrer, ProbeConfig, build_data, fit
 from agents.hear2act.prompts import P6B
@@ -194,14 +195,7 @@ def test_paired_grpo_trains_one_step_on_assent_pairs(pairs, tmp_path, monkeypatc
     path = build_tiny_causal_lm(tmp_path / "m")
     model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     reward = AssentReward(pairs[:2], end_of_turn_ids(model, tokenizer), reward="success", turn_cost=0.05)
-    seen = []
-    original = AssentReward.__call__
-
-    def spy(self, completions, completion_ids, item_id, item_family, **kwargs):
-        seen.append(list(item_id))
-        return original(self, completions, completion_ids, item_id, item_family, **kwargs)
-
-    monkeypatch.setattr(AssentReward, "__call__", spy)
+    seen = record_reward_calls(monkeypatch, AssentReward)
     config = GRPOConfig(
         output_dir=str(tmp_path / "out"),
         num_generations=2,
