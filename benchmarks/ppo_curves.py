@@ -7,7 +7,9 @@ trained on the training split and evaluated on held-out test episodes through th
 * Hear2Act under prosody-mediated feedback with a turn cost: PPO on audio features (A+T) vs PPO
   on transcript features (T), against the rule references ``state_aware@T+S`` and
   ``ask_before_confirm@T``; then the same two policies under explicit feedback, where the words
-  already say everything and the two should be level.
+  already say everything and the two should be level. Hear2Act policies train with twin users
+  (``hidden_users="resample"``, training envs only); one control run per seed trains the T policy
+  on the bank's own users (``ppo-T-bank``) to show what that costs on held-out scenarios.
 * VoiceGate (speaker-switch items): PPO on audio features (A+T) vs text features (T): switch mute
   and false execution.
 
@@ -39,6 +41,8 @@ OUT = Path(__file__).parent / "out"
 HEAR2ACT = "hear_gym/Hear2Act-v0"
 VOICEGATE = "hear_gym/VoiceGate-v0"
 TURN_COST = 0.05
+TWINS = {"hidden_users": "resample"}  # Hear2Act training envs only
+BANK_TAG = "-bank"  # the control trained on the bank's own users
 HYPER = dict(n_envs=8, n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, ent_coef=0.01)
 
 
@@ -47,19 +51,22 @@ def studies(steps: int, seeds: int, render_cache: Path) -> list[dict]:
     share one on-disk render cache, so each utterance is synthesized once for all of them."""
     runs = []
 
-    def add(study: str, env_id: str, access: str, env_options: dict) -> None:
+    def add(study: str, env_id: str, access: str, env_options: dict, train: dict, tag: str = "") -> None:
         if access != "T":
             env_options = {**env_options, "audio_cache_dir": str(render_cache)}
         for seed in range(seeds):
-            settings = dict(env_id=env_id, access=access, env_options=env_options, seed=seed)
-            runs.append({"study": study, "name": f"ppo-{access}-s{seed}", "settings": settings})
+            settings = dict(
+                env_id=env_id, access=access, env_options=env_options, train_env_options=train, seed=seed
+            )
+            runs.append({"study": study, "name": f"ppo-{access}{tag}-s{seed}", "settings": settings})
 
     for access in ("A+T", "T"):
-        add("hear2act-prosody", HEAR2ACT, access, {"feedback": "prosody", "turn_cost": TURN_COST})
+        add("hear2act-prosody", HEAR2ACT, access, {"feedback": "prosody", "turn_cost": TURN_COST}, TWINS)
+    add("hear2act-prosody", HEAR2ACT, "T", {"feedback": "prosody", "turn_cost": TURN_COST}, {}, BANK_TAG)
     for access in ("A+T", "T"):
-        add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"})
+        add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"}, {})
     for access in ("A+T", "T"):
-        add("hear2act-explicit", HEAR2ACT, access, {"feedback": "explicit", "turn_cost": TURN_COST})
+        add("hear2act-explicit", HEAR2ACT, access, {"feedback": "explicit", "turn_cost": TURN_COST}, TWINS)
     for run in runs:
         run["settings"].update(HYPER, total_steps=steps, eval_every=max(steps // 4, 1), eval_limit=48)
     return runs
@@ -120,7 +127,7 @@ def audio_vs_transcript(study_dir: Path, members: list[dict]) -> dict:
     for record in records:
         by_agent.setdefault(record["agent"], []).append(record)
     audio = [r["name"] for r in members if r["settings"]["access"] == "A+T"]
-    text = [r["name"] for r in members if r["settings"]["access"] == "T"]
+    text = [r["name"] for r in members if r["settings"]["access"] == "T" and BANK_TAG not in r["name"]]
     out = {}
     for metric in ("return", "1st%"):
         sums = {a: scenario_sums(e, scenarios, METRICS_BY_NAME[metric]) for a, e in by_agent.items()}
@@ -133,6 +140,27 @@ def audio_vs_transcript(study_dir: Path, members: list[dict]) -> dict:
     for side in ("A+T", "T"):
         out[f"{side} return / state_aware return"] = out[f"{side}, return"]["point"] / reference
     return out
+
+
+def last_training_rollouts(curve: list[dict], metric: str, rollouts: int = 10) -> float:
+    """The mean of ``metric`` over the last ``rollouts`` training rows (the sampled policy on
+    training episodes)."""
+    rows = [r[metric] for r in curve if r["kind"] == "train" and metric in r][-rollouts:]
+    return sum(rows) / len(rows)
+
+
+def train_vs_held_out(study: str, members: list[dict], metadata: dict) -> Table:
+    """1st% on the training episodes of the last rollouts vs on the held-out test scenarios: a
+    policy that learned the training scenarios by heart scores on the first, not the second."""
+    table = Table("run", "training users", "1st% train (last 10 rollouts)", "1st% held-out", title=study)
+    for run in members:
+        users = run["settings"]["train_env_options"].get("hidden_users", "bank")
+        cell = next(v for k, v in metadata["cells"].items() if k.startswith(f"{run['name']}@"))
+        held_out = cell["metrics"]["1st%"]["point"]
+        table.add_row(
+            run["name"], users, f"{last_training_rollouts(run['curve'], '1st%'):.1f}", f"{100 * held_out:.1f}"
+        )
+    return table
 
 
 def main() -> dict:
@@ -165,6 +193,8 @@ def main() -> dict:
                 run["name"], *(f"{e['metrics'][key]['point']:.3f}" for e in evals if key in e["metrics"])
             )
         console.print(curves)
+        if members[0]["settings"]["env_id"] == HEAR2ACT:
+            console.print(train_vs_held_out(study, members, metadata))
         if members[0]["settings"]["env_id"] == HEAR2ACT:
             contrast = audio_vs_transcript(root / study, members)
             summary = Table("measure", "point [95% CI]", title=f"{study}: audio vs transcript policy")
