@@ -6,6 +6,8 @@ RUN_DIR ?= runs/main
 # The main job's setting: Hear2Act under prosody-mediated feedback, partial credit and a turn
 # cost (documented in README "Training policies with PPO"); a short demo budget, not convergence.
 ENV_OPTIONS := --option reward=tiered --option turn_cost=0.02
+# Training envs only: twin users, so the policy cannot learn the training scenarios' golds by heart.
+TRAIN_OPTIONS := --train-option hidden_users=resample
 PPO_STEPS ?= 20000
 
 .PHONY: run test lint bench clean
@@ -19,7 +21,7 @@ $(STAMP): pyproject.toml
 ## Train a small PPO policy on the transcript features, then evaluate its checkpoint beside the
 ## baselines on the held-out test scenarios: paired CIs, Markdown tables, W&B (offline) curves.
 run: $(STAMP)
-	$(VENV)/bin/hear-gym train ppo --out $(RUN_DIR)/ppo --access T --option feedback=prosody $(ENV_OPTIONS) \
+	$(VENV)/bin/hear-gym train ppo --out $(RUN_DIR)/ppo --access T --option feedback=prosody $(ENV_OPTIONS) $(TRAIN_OPTIONS) \
 		--steps $(PPO_STEPS) --eval-every 10000 --eval-limit 48 --no-progress
 	$(VENV)/bin/hear-gym eval --out $(RUN_DIR)/eval --split test --feedback prosody $(ENV_OPTIONS) \
 		--cell state_aware@T+S --cell ppo:$(RUN_DIR)/ppo/checkpoints/final@T --cell ask_before_confirm@T \

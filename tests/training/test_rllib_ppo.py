@@ -16,25 +16,15 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 from safetensors.torch import load_file  # noqa: E402
+from test_ppo import HEAR2ACT  # noqa: E402
+from test_ppo import TINY as TINY_SB3  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from agents.ppo import WEIGHTS_FILE, PPOAgent, read_config  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
 from training.ppo import CURVE_FILE, PPOSettings, train  # noqa: E402
 
-HEAR2ACT = {"feedback": "prosody", "turn_cost": 0.02}
-TINY = dict(
-    total_steps=256,
-    n_envs=2,
-    n_steps=64,
-    batch_size=64,
-    n_epochs=1,
-    eval_every=0,
-    eval_limit=4,
-    wandb_project=None,
-    progress=False,
-    backend="rllib",
-)
+TINY = {**TINY_SB3, "backend": "rllib"}
 TINY_CLI = ["--steps", "256", "--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--epochs", "1"]
 
 
