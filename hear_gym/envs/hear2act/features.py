@@ -175,7 +175,7 @@ class FeatureObservation(gym.ObservationWrapper):
             if record["action"] and record["action"]["kind"] in ("ask", "clarify")
         }
         rows = np.zeros((N_CANDIDATES + 1, FIT_COLUMNS), dtype=np.float32)
-        for row, cand in zip(rows, scenario.candidates, strict=False):
+        for row, cand in zip(rows[:N_CANDIDATES], scenario.candidates, strict=True):
             described = domain.described(cand.description)
             met = sum(described.get(need, False) for need in needs)
             row[0] = cand.price <= scenario.budget.max_price and met == len(needs)

@@ -15,7 +15,7 @@ each training scenario's gold by heart.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from hear_gym.envs.hear2act.scenarios.bank import get_scenario
@@ -34,9 +34,6 @@ class HiddenUser:
     l2_requirement: str
     l3: str
     l3_requirement: str
-
-    def to_json(self) -> dict[str, str]:
-        return asdict(self)
 
 
 @cache
