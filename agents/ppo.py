@@ -10,7 +10,10 @@ A checkpoint is a folder of two files:
 * ``policy.json``: what rebuilds the network: ``format``, the env id, access condition and env
   options it was trained on, ``net_arch``, the feature observation's leaf shapes and the number
   of actions (checked against the env on load, so a changed feature layout fails loudly), the
-  training step and seed, and the provenance of the training run.
+  ``observation_normalization`` the policy was trained with (``{}``, or ``clip``, ``epsilon`` and
+  per standardized leaf its ``mean`` and ``var``: the policy sees ``clip((x - mean) /
+  sqrt(var + epsilon), -clip, clip)``, as SB3's ``VecNormalize`` computes it), the training step
+  and seed, and the provenance of the training run.
 
 SB3's own zip (pickled) is never read here.
 """
@@ -102,7 +105,35 @@ def load_policy(folder: Path):
             f"{folder}: the weights do not fit the network the config describes: {exc}"
         ) from None
     policy.set_training_mode(False)
+    _check_normalization(folder, config)
     return policy, config
+
+
+def _check_normalization(folder: Path, config: dict[str, Any]) -> None:
+    normalization = config.get("observation_normalization") or {}  # older checkpoints: none
+    if not normalization:
+        return
+    if not {"clip", "epsilon", "leaves"} <= set(normalization):
+        raise ValueError(f"{folder}: observation_normalization needs clip, epsilon and leaves")
+    for key, stats in normalization["leaves"].items():
+        shape = config["observation_shapes"].get(key)
+        if shape is None or any(len(stats.get(name, ())) != shape[0] for name in ("mean", "var")):
+            raise ValueError(f"{folder}: the normalization of leaf {key!r} does not fit its shape {shape}")
+
+
+def standardized(observation: dict[str, Any], normalization: dict[str, Any]) -> dict[str, Any]:
+    """``observation`` as the policy saw it in training: each leaf of ``normalization["leaves"]``
+    standardized and clipped as ``VecNormalize`` does."""
+    if not normalization:
+        return observation
+    out = dict(observation)
+    clip, epsilon = normalization["clip"], normalization["epsilon"]
+    for key, stats in normalization["leaves"].items():
+        scaled = (np.asarray(observation[key]) - np.asarray(stats["mean"])) / np.sqrt(
+            np.asarray(stats["var"]) + epsilon
+        )
+        out[key] = np.clip(scaled, -clip, clip)
+    return out
 
 
 class PPOAgent:
@@ -116,6 +147,7 @@ class PPOAgent:
     def __init__(self, policy, config: dict[str, Any]) -> None:
         self.policy, self.config = policy, config
         self.required_access = config["access"]
+        self.normalization = config.get("observation_normalization") or {}
         self.rng = np.random.default_rng(0)
 
     @classmethod
@@ -130,7 +162,7 @@ class PPOAgent:
         import torch
 
         mask = np.asarray(observation["action_mask"]) > 0
-        tensor, _ = self.policy.obs_to_tensor(observation)
+        tensor, _ = self.policy.obs_to_tensor(standardized(observation, self.normalization))
         with torch.no_grad():
             distribution = self.policy.get_distribution(tensor, action_masks=mask[None])
         probs = distribution.distribution.probs[0].double().numpy()

@@ -15,7 +15,10 @@
    asks to log in).
 4. The sb3 backend: ``MaskablePPO`` (sb3-contrib) with ``MultiInputPolicy``; it reads the env's
    ``action_masks()``, so invalid actions are never sampled. ``SB3Log`` feeds the curve from
-   SB3's callback hooks.
+   SB3's callback hooks. With ``normalize_observation`` (the default), SB3's ``VecNormalize``
+   standardizes the measured leaves (``measured_leaves``: prosody in semitones and dB, VoiceGate's
+   change vector) by their running mean and variance; each checkpoint carries the statistics it
+   was trained with, so the evaluator standardizes exactly as training did.
 5. ``BACKENDS``: each name's loader, so Ray is imported only when ``rllib`` trains.
 
 The same settings and seed give the same curve (SB3 seeds torch, NumPy and the envs).
@@ -36,7 +39,7 @@ import numpy as np
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecNormalize
 
 from agents.ppo import PPOAgent, save_policy
 from hear_gym.core.registry import family
@@ -53,6 +56,8 @@ VEC_ENVS = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
 CURVE_FILE = "curve.jsonl"
 SETTINGS_FILE = "settings.json"
 AGENT_NAME = "ppo"
+UNBOUNDED = 1e4  # the feature observations bound leaves of raw measurements by +-1e4
+CLIP_OBS = 10.0  # standardized measurements are clipped to +-10 (VecNormalize's default)
 
 
 @dataclass
@@ -82,6 +87,9 @@ class PPOSettings:
     progress: bool = True
     backend: str = "sb3"  # a key of BACKENDS
     env_runners: int = 0  # rllib: remote processes that sample; 0: sample in the driver
+    # standardize the measured leaves (sb3: VecNormalize). Raw prosody mixes scales (energy near
+    # 64 dB, pause ratio near 0.1) that saturate the tanh layers of a small policy
+    normalize_observation: bool = True
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -112,6 +120,14 @@ class PPOSettings:
                 raise ValueError(f"{name} must be >= 1")
         if self.eval_split not in env_family.splits and self.eval_split != "all":
             raise ValueError(f"eval_split must be one of {env_family.splits}")
+        if self.backend == "rllib" and self.normalize_observation:
+            with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
+                measured = measured_leaves(env.observation_space)
+            if measured:
+                raise ValueError(
+                    f"backend 'rllib' does not standardize the measured leaves {measured} of this "
+                    "observation: set normalize_observation=False (--no-normalize-observation)"
+                )
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "out": str(self.out), "net_arch": list(self.net_arch)}
@@ -128,11 +144,39 @@ def make_training_env(env_id: str, access: str, env_options: dict[str, Any]) -> 
     return Monitor(MoveEpisodeRecord(env, RECORD_KEY))
 
 
+def measured_leaves(space: gym.spaces.Dict) -> list[str]:
+    """Leaves of raw measurements in physical units (semitones, dB, seconds): the Boxes a feature
+    observation leaves unbounded both ways."""
+    return [
+        key
+        for key, leaf in space.spaces.items()
+        if np.all(leaf.low <= -UNBOUNDED) and np.all(leaf.high >= UNBOUNDED)
+    ]
+
+
 def make_vec_env(settings: PPOSettings):
+    """The training envs; with ``normalize_observation``, under a ``VecNormalize`` that
+    standardizes the measured leaves (rewards stay as the env gives them)."""
     build = functools.partial(
         make_training_env, settings.env_id, settings.access, settings.training_env_options()
     )
-    return VEC_ENVS[settings.vec_env]([build] * settings.n_envs)
+    envs = VEC_ENVS[settings.vec_env]([build] * settings.n_envs)
+    measured = measured_leaves(envs.observation_space)
+    if not (settings.normalize_observation and measured):
+        return envs
+    return VecNormalize(
+        envs, norm_obs_keys=measured, norm_reward=False, clip_obs=CLIP_OBS, gamma=settings.gamma
+    )
+
+
+def normalization_stats(envs: VecNormalize | None) -> dict[str, Any]:
+    """The ``observation_normalization`` a checkpoint records (``agents.ppo``): ``{}`` without a
+    ``VecNormalize``, else its clip, epsilon and each standardized leaf's running mean and
+    variance."""
+    if envs is None:
+        return {}
+    leaves = {key: {"mean": rms.mean.tolist(), "var": rms.var.tolist()} for key, rms in envs.obs_rms.items()}
+    return {"clip": float(envs.clip_obs), "epsilon": float(envs.epsilon), "leaves": leaves}
 
 
 # -- 3. the curve, its W&B twin and periodic evaluation (both backends) ----------------------
@@ -218,8 +262,15 @@ def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
     return flat
 
 
-def checkpoint_meta(settings: PPOSettings, step: int, algorithm: str, packages: tuple[str, ...]) -> dict:
-    """The ``policy.json`` fields a trainer adds to the checkpoint (``agents.ppo.save_policy``)."""
+def checkpoint_meta(
+    settings: PPOSettings,
+    step: int,
+    algorithm: str,
+    packages: tuple[str, ...],
+    normalization: dict[str, Any] | None = None,
+) -> dict:
+    """The ``policy.json`` fields a trainer adds to the checkpoint (``agents.ppo.save_policy``);
+    ``normalization``: ``normalization_stats`` of the training envs."""
     return {
         "algorithm": algorithm,
         "env_id": settings.env_id,
@@ -227,6 +278,7 @@ def checkpoint_meta(settings: PPOSettings, step: int, algorithm: str, packages: 
         "env_options": settings.env_options,
         "train_env_options": settings.train_env_options,
         "net_arch": list(settings.net_arch),
+        "observation_normalization": normalization or {},
         "seed": settings.seed,
         "step": int(step),
         "provenance": provenance(settings.env_id),
@@ -255,7 +307,10 @@ class SB3Log(BaseCallback):
 
 
 def save_checkpoint(model: MaskablePPO, settings: PPOSettings, folder: Path, step: int) -> Path:
-    meta = checkpoint_meta(settings, step, "MaskablePPO", ("torch", "stable_baselines3", "sb3_contrib"))
+    packages = ("torch", "stable_baselines3", "sb3_contrib")
+    meta = checkpoint_meta(
+        settings, step, "MaskablePPO", packages, normalization_stats(model.get_vec_normalize_env())
+    )
     return save_policy(model.policy.state_dict(), model.observation_space, model.action_space.n, folder, meta)
 
 
@@ -323,12 +378,16 @@ def _what_is_trained(settings_json: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in settings_json.items() if k not in ("progress", "wandb_project")}
 
 
+# settings added since the first runs whose default is not how those runs trained
+BEFORE_ADDED = {"normalize_observation": False}
+
+
 def _saved_settings(path: Path) -> dict[str, Any]:
-    """A run's settings.json; a setting added since it was written (``backend``, ``env_runners``,
-    ``train_env_options``) reads as its default, which is how that run was trained."""
+    """A run's settings.json; a setting added since it was written reads as it behaved then: its
+    default (``backend``, ``env_runners``, ``train_env_options``) or its ``BEFORE_ADDED`` value."""
     defaults = {f.name: f.default for f in fields(PPOSettings) if f.default is not MISSING}
     defaults |= {f.name: f.default_factory() for f in fields(PPOSettings) if f.default_factory is not MISSING}
-    return {**defaults, **json.loads(path.read_text(encoding="utf-8"))}
+    return {**defaults, **BEFORE_ADDED, **json.loads(path.read_text(encoding="utf-8"))}
 
 
 def _finished_run(settings: PPOSettings) -> dict[str, Any] | None:

@@ -102,6 +102,14 @@ def train_ppo_command(
     gamma: Annotated[float, typer.Option(help="Discount.")] = 0.99,
     ent_coef: Annotated[float, typer.Option(help="Entropy bonus.")] = 0.01,
     net_arch: Annotated[str, typer.Option(help="Hidden layer sizes, comma-separated.")] = "64,64",
+    normalize_observation: Annotated[
+        bool,
+        typer.Option(
+            help="Standardize the measured leaves (prosody, VoiceGate's change vector) by their "
+            "running mean and variance (sb3's VecNormalize; the rllib backend needs "
+            "--no-normalize-observation where there are any)."
+        ),
+    ] = True,
     seed: SeedOption = 0,
     eval_every: Annotated[
         int, typer.Option(min=0, help="Evaluate a checkpoint every N steps (0: at the end only).")
@@ -138,6 +146,7 @@ def train_ppo_command(
             gamma=gamma,
             ent_coef=ent_coef,
             net_arch=_net_arch(net_arch),
+            normalize_observation=normalize_observation,
             seed=seed,
             eval_every=eval_every,
             eval_split=eval_split,

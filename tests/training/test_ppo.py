@@ -132,6 +132,16 @@ def test_damaged_checkpoints_are_refused_clearly(trained, tmp_path):
     (broken / CONFIG_FILE).write_text(json.dumps(config))
     with pytest.raises(ValueError, match="do not fit"):
         PPOAgent.from_checkpoint(broken)
+    config = json.loads((source / CONFIG_FILE).read_text())
+    stats = {"mean": [0.0], "var": [1.0]}
+    config["observation_normalization"] = {"clip": 10.0, "epsilon": 1e-8, "leaves": {"dialogue": stats}}
+    (broken / CONFIG_FILE).write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="normalization of leaf 'dialogue'"):
+        PPOAgent.from_checkpoint(broken)
+    config["observation_normalization"] = {"leaves": {}}
+    (broken / CONFIG_FILE).write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="needs clip, epsilon and leaves"):
+        PPOAgent.from_checkpoint(broken)
 
 
 @pytest.mark.parametrize(
@@ -145,6 +155,7 @@ def test_damaged_checkpoints_are_refused_clearly(trained, tmp_path):
         ({"eval_split": "validation"}, "eval_split"),
         ({"train_env_options": {"turn_cost": 0.1}}, "both env_options and train_env_options"),
         ({"train_env_options": {"split": "dev"}}, "split"),
+        ({"backend": "rllib", "access": "A+T"}, "does not standardize the measured leaves"),
     ],
 )
 def test_bad_settings_are_refused(tmp_path, kwargs, match):
@@ -229,7 +240,8 @@ def test_cli_trains_with_wandb_offline_and_eval_plays_the_checkpoint(tmp_path, m
 
 
 def test_trains_on_the_onset_family_too(tmp_path):
-    """Any registered family: Onset's grouped metrics come out flat in the curve."""
+    """Any registered family: Onset's grouped metrics come out flat in the curve; its measured
+    leaf is standardized in training and the checkpoint carries the statistics."""
     out = tmp_path / "onset"
     result = train(
         PPOSettings(out=out, env_id="hear_gym/Onset-v0", access="A", **{**TINY, "total_steps": 128})
@@ -238,3 +250,61 @@ def test_trains_on_the_onset_family_too(tmp_path):
     rows = _curve(out)
     assert rows[-1]["metrics"]["clean/pre_onset_exposed"]["point"] is not None
     assert any("return" in r for r in rows if r["kind"] == "train")
+    normalization = read_config(out / "checkpoints" / "final")["observation_normalization"]
+    assert set(normalization["leaves"]) == {"acoustic"}
+    assert np.any(np.asarray(normalization["leaves"]["acoustic"]["mean"]) != 0.0)  # it was updated
+
+
+def test_measured_leaves_are_the_unbounded_audio_measurements():
+    import gymnasium as gym
+
+    from training.ppo import measured_leaves
+
+    def leaves(env_id, access, **options):
+        env = gym.make(env_id, access=access, observation="features", **options)
+        return measured_leaves(env.observation_space)
+
+    assert leaves("hear_gym/Hear2Act-v0", "A+T", **HEAR2ACT) == ["prosody", "prosody_vs_request"]
+    assert leaves("hear_gym/Hear2Act-v0", "T", **HEAR2ACT) == []
+    assert leaves("hear_gym/VoiceGate-v0", "A+T") == ["change"]
+
+
+def test_the_agent_standardizes_as_vec_normalize_does(tmp_path):
+    from agents.ppo import standardized
+    from training.ppo import make_vec_env, normalization_stats
+
+    settings = PPOSettings(out=tmp_path, env_id="hear_gym/Onset-v0", access="A", **TINY)
+    envs = make_vec_env(settings)
+    obs = envs.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        masks = np.asarray(envs.env_method("action_masks"))
+        obs, *_ = envs.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+    raw, expected = envs.get_original_obs(), envs.normalize_obs(envs.get_original_obs())
+    stats = json.loads(json.dumps(normalization_stats(envs)))  # as the checkpoint stores them
+    envs.close()
+    for row in range(settings.n_envs):
+        mine = standardized({k: v[row] for k, v in raw.items()}, stats)
+        assert set(mine) == set(expected)
+        for key in expected:
+            np.testing.assert_allclose(mine[key], expected[key][row], rtol=1e-6, atol=1e-6)
+    assert normalization_stats(None) == {}
+    unnormalized = make_vec_env(PPOSettings(**{**vars(settings), "normalize_observation": False}))
+    assert not hasattr(unnormalized, "obs_rms")  # no VecNormalize
+    unnormalized.close()
+
+
+def test_a_run_from_before_normalization_reads_as_unnormalized(trained, tmp_path):
+    out, _ = trained
+    saved = json.loads((out / "settings.json").read_text())
+    assert saved["normalize_observation"] is True
+    del saved["normalize_observation"]
+    old = tmp_path / "old"
+    saved["out"] = str(old)
+    old.mkdir()
+    (old / "settings.json").write_text(json.dumps(saved))
+    (old / CURVE_FILE).write_text((out / CURVE_FILE).read_text())
+    with pytest.raises(FileExistsError, match="different"):
+        train(PPOSettings(out=old, env_options=HEAR2ACT, **TINY))
+    reused = train(PPOSettings(out=old, env_options=HEAR2ACT, normalize_observation=False, **TINY))
+    assert reused["reused"]
