@@ -50,14 +50,8 @@ from torch import nn
 from tqdm import tqdm
 
 from agents.ppo import save_policy
-from training.ppo import (
-    RECORD_KEY,
-    PPOSettings,
-    TrainingCurve,
-    checkpoint_meta,
-    episode_scalars,
-    make_training_env,
-)
+from training.ppo import RECORD_KEY, PPOSettings, make_training_env
+from training.ppo_curve import TrainingCurve, checkpoint_meta, episode_scalars
 
 EPISODES_METRIC = "hear_gym_episode_scalars"
 MASKED_LOGIT = -1e8  # the logit sb3-contrib's MaskableCategorical gives an invalid action

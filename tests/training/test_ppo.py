@@ -177,7 +177,8 @@ def test_a_finished_run_is_reused_and_a_different_one_never_overwritten(trained)
 
 def test_train_env_options_reach_the_training_envs_only(tmp_path):
     """Twin users are resampled in training; the held-out evaluation plays the bank's users."""
-    from training.ppo import evaluation_config, make_vec_env
+    from training.ppo import make_vec_env
+    from training.ppo_curve import evaluation_config
 
     settings = PPOSettings(
         out=tmp_path, env_options=HEAR2ACT, train_env_options={"hidden_users": "resample"}, **TINY
