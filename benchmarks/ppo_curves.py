@@ -24,15 +24,19 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
 from hear_gym.core.registry import family
+from hear_gym.envs.hear2act.user.engine import ReactionKind
+from hear_gym.envs.hear2act.user.states import ConcernState
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.runner import Cell, RunConfig
 from training.ppo import PPOSettings, train
@@ -144,6 +148,64 @@ def audio_vs_transcript(study_dir: Path, members: list[dict]) -> dict:
     return out
 
 
+def assent_responses(study_dir: Path) -> dict[str, dict]:
+    """Does a policy listen? After a shared assent (the same words whatever the user feels), the
+    share of replies that confirm, split by the user's hidden state at that assent: genuine or
+    reluctant acceptance. A policy that hears the user confirms the first and not the second; one
+    that cannot (T) must show no gap, so a gap under T would mean a leak. Per agent: each rate and
+    the paired gap (genuine minus reluctant) with scenario-bootstrap CIs, and the assent counts."""
+    from hear_gym.eval.results import read_results
+    from hear_gym.stats.bootstrap import RatioSums, contrast_ci, ratio_ci
+
+    records = read_results(study_dir / "paired_eval" / "results.jsonl")
+    scenarios = sorted({r["scenario_id"] for r in records})
+    index = {scenario: i for i, scenario in enumerate(scenarios)}
+    states = (ConcernState.GENUINE_ACCEPTANCE.value, ConcernState.RELUCTANT_ACCEPTANCE.value)
+    counts: dict[str, np.ndarray] = {}  # agent -> [state, (confirms, assents), scenario]
+    for record in records:
+        table = counts.setdefault(record["agent"], np.zeros((2, 2, len(scenarios))))
+        for heard, reply in itertools.pairwise(record["turns"]):
+            if heard["reaction"] == ReactionKind.SHARED_ASSENT.value and reply["action"]:
+                state = states.index(heard["concern_state"])
+                table[state, 0, index[record["scenario_id"]]] += reply["action"]["kind"] == "confirm"
+                table[state, 1, index[record["scenario_id"]]] += 1
+    out = {}
+    for agent, table in counts.items():
+        genuine, reluctant = (RatioSums(table[i, 0], table[i, 1]) for i in range(2))
+        out[agent] = {
+            "confirm after genuine": ratio_ci(genuine).as_dict(),
+            "confirm after reluctant": ratio_ci(reluctant).as_dict(),
+            "gap": contrast_ci([(1, genuine), (-1, reluctant)]).as_dict(),
+            "assents": {"genuine": int(table[0, 1].sum()), "reluctant": int(table[1, 1].sum())},
+        }
+    return out
+
+
+def listening_table(study: str, responses: dict[str, dict]) -> Table:
+    table = Table(
+        "agent",
+        "confirm after genuine assent %",
+        "confirm after reluctant assent %",
+        "gap, points [95% CI]",
+        "assents (genuine / reluctant)",
+        title=f"{study}: replies to a shared assent",
+    )
+
+    def percent(estimate: dict, sign: str = "") -> str:
+        return f"{100 * estimate['point']:{sign}.1f} [{100 * estimate['low']:{sign}.1f}, {100 * estimate['high']:{sign}.1f}]"
+
+    for agent, row in sorted(responses.items()):
+        assents = row["assents"]
+        table.add_row(
+            agent,
+            percent(row["confirm after genuine"]),
+            percent(row["confirm after reluctant"]),
+            percent(row["gap"], "+"),
+            f"{assents['genuine']} / {assents['reluctant']}",
+        )
+    return table
+
+
 def last_training_rollouts(curve: list[dict], metric: str, rollouts: int = 10) -> float:
     """The mean of ``metric`` over the last ``rollouts`` training rows (the sampled policy on
     training episodes)."""
@@ -195,9 +257,11 @@ def main() -> dict:
                 run["name"], *(f"{e['metrics'][key]['point']:.3f}" for e in evals if key in e["metrics"])
             )
         console.print(curves)
+        listening = None
         if members[0]["settings"]["env_id"] == HEAR2ACT:
             console.print(train_vs_held_out(study, members, metadata))
-        if members[0]["settings"]["env_id"] == HEAR2ACT:
+            listening = assent_responses(root / study)
+            console.print(listening_table(study, listening))
             contrast = audio_vs_transcript(root / study, members)
             summary = Table("measure", "point [95% CI]", title=f"{study}: audio vs transcript policy")
             for name, value in contrast.items():
@@ -218,6 +282,7 @@ def main() -> dict:
             "runs": [{k: r[k] for k in ("name", "settings", "curve")} for r in members],
             "paired": {"cells": metadata["cells"], "contrasts": metadata.get("contrasts")},
             "audio_vs_transcript": contrast,
+            "replies_to_shared_assent": listening,
         }
         (root / f"{study}.json").write_text(json.dumps(report[study], indent=2, default=str))
     return report
