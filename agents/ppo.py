@@ -4,11 +4,12 @@ plays them through the evaluation runner (``hear-gym eval --cell ppo:FOLDER@ACCE
 
 A checkpoint is a folder of two files:
 
-* ``policy.safetensors``: the weights of sb3-contrib's ``MaskableMultiInputActorCriticPolicy`` (its torch
+* ``policy.safetensors``: the weights of the policy (sb3-contrib's ``MaskableMultiInputActorCriticPolicy`` or a subclass; its torch
   state dict, stored with safetensors: tensors only, nothing executable; the RLlib trainer names
   and shapes its layers the same, so both training backends write this file);
 * ``policy.json``: what rebuilds the network: ``format``, the env id, access condition and env
-  options it was trained on, ``net_arch``, the feature observation's leaf shapes and the number
+  options it was trained on, the ``policy`` class (a key of ``POLICIES``; missing in older
+  checkpoints, which are ``mlp``), ``net_arch``, the feature observation's leaf shapes and the number
   of actions (checked against the env on load, so a changed feature layout fails loudly), the
   ``observation_normalization`` the policy was trained with (``{}``, or ``clip``, ``epsilon`` and
   per standardized leaf its ``mean`` and ``var``: the policy sees ``clip((x - mean) /
@@ -29,8 +30,26 @@ import gymnasium as gym
 import numpy as np
 
 CHECKPOINT_FORMAT = "hear_gym-ppo-1"
+DEFAULT_POLICY = "mlp"
 WEIGHTS_FILE = "policy.safetensors"
 CONFIG_FILE = "policy.json"
+
+
+def _mlp_policy():
+    from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+
+    return MaskableMultiInputActorCriticPolicy
+
+
+def _per_option_policy():
+    from agents.hear2act.option_policy import PerOptionPolicy
+
+    return PerOptionPolicy
+
+
+# each policy class by name, imported when used: "mlp", sb3-contrib's MultiInputPolicy (both
+# backends); "per_option", Hear2Act's shared option scorer (agents.hear2act.option_policy)
+POLICIES = {"mlp": _mlp_policy, "per_option": _per_option_policy}
 
 
 def space_shapes(space: gym.spaces.Dict) -> dict[str, list[int]]:
@@ -79,12 +98,16 @@ def read_config(folder: Path) -> dict[str, Any]:
 def load_policy(folder: Path):
     """(policy in eval mode, its config) from a checkpoint folder; the network is rebuilt from the
     JSON and the spaces of the env it names, then the weights are loaded strictly."""
+    config = read_config(folder)
+    name = config.get("policy", DEFAULT_POLICY)
+    if name not in POLICIES:
+        raise ValueError(f"{folder}: unknown policy {name!r}; known: {sorted(POLICIES)}")
     try:
         from safetensors.torch import load_file
-        from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+
+        policy_class = POLICIES[name]()
     except ImportError as exc:
         raise RuntimeError("PPO checkpoints need sb3-contrib: pip install 'hear-gym[train]'") from exc
-    config = read_config(folder)
     env = gym.make(config["env_id"], access=config["access"], observation="features", **config["env_options"])
     if (
         space_shapes(env.observation_space) != config["observation_shapes"]
@@ -94,9 +117,7 @@ def load_policy(folder: Path):
             f"{folder}: the env's feature observation or action space no longer matches the one this "
             "policy was trained on (retrain it with this version of hear_gym)"
         )
-    policy = MaskableMultiInputActorCriticPolicy(
-        env.observation_space, env.action_space, lambda _: 0.0, net_arch=config["net_arch"]
-    )
+    policy = policy_class(env.observation_space, env.action_space, lambda _: 0.0, net_arch=config["net_arch"])
     env.close()
     try:
         policy.load_state_dict(load_file(str(Path(folder) / WEIGHTS_FILE)))

@@ -47,6 +47,7 @@ VOICEGATE = "hear_gym/VoiceGate-v0"
 TURN_COST = 0.05
 TWINS = {"hidden_users": "resample"}  # Hear2Act training envs only
 BANK_TAG = "-bank"  # the control trained on the bank's own users
+OPTION_TAG = "-opt"  # the per_option policy (agents.hear2act.option_policy)
 HYPER = dict(n_envs=8, n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, ent_coef=0.01)
 
 
@@ -55,13 +56,16 @@ def studies(steps: int, seeds: int, render_cache: Path) -> list[dict]:
     share one on-disk render cache, so each utterance is synthesized once for all of them."""
     runs = []
 
-    def add(study: str, env_id: str, access: str, env_options: dict, train: dict, tag: str = "") -> None:
+    def add(
+        study: str, env_id: str, access: str, env_options: dict, train: dict, tag: str = "", **extra
+    ) -> None:
         if access != "T":
             env_options = {**env_options, "audio_cache_dir": str(render_cache)}
         for seed in range(seeds):
             settings = dict(
                 env_id=env_id, access=access, env_options=env_options, train_env_options=train, seed=seed
             )
+            settings.update(extra)
             if access == "T":  # no measured leaf to standardize; False keeps earlier T runs reusable
                 settings["normalize_observation"] = False
             runs.append({"study": study, "name": f"ppo-{access}{tag}-s{seed}", "settings": settings})
@@ -69,6 +73,9 @@ def studies(steps: int, seeds: int, render_cache: Path) -> list[dict]:
     for access in ("A+T", "T"):
         add("hear2act-prosody", HEAR2ACT, access, {"feedback": "prosody", "turn_cost": TURN_COST}, TWINS)
     add("hear2act-prosody", HEAR2ACT, "T", {"feedback": "prosody", "turn_cost": TURN_COST}, {}, BANK_TAG)
+    for access in ("A+T", "T"):
+        prosody = {"feedback": "prosody", "turn_cost": TURN_COST}
+        add("hear2act-prosody", HEAR2ACT, access, prosody, TWINS, OPTION_TAG, policy="per_option")
     for access in ("A+T", "T"):
         add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"}, {})
     for access in ("A+T", "T"):

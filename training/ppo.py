@@ -40,7 +40,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecNormalize
 
-from agents.ppo import save_policy
+from agents.ppo import DEFAULT_POLICY, POLICIES, save_policy
 from hear_gym.core.registry import family
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
@@ -73,6 +73,7 @@ class PPOSettings:
     gamma: float = 0.99
     ent_coef: float = 0.01
     net_arch: tuple[int, ...] = (64, 64)
+    policy: str = "mlp"  # a key of agents.ppo.POLICIES; "per_option": Hear2Act's shared option scorer
     seed: int = 0
     eval_every: int = 10_000  # steps; 0: only after training
     eval_split: str = "test"
@@ -114,6 +115,15 @@ class PPOSettings:
                 raise ValueError(f"{name} must be >= 1")
         if self.eval_split not in env_family.splits and self.eval_split != "all":
             raise ValueError(f"eval_split must be one of {env_family.splits}")
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {self.policy!r}")
+        if self.backend == "rllib" and self.policy != DEFAULT_POLICY:
+            raise ValueError(
+                f"backend 'rllib' trains the {DEFAULT_POLICY!r} policy only, not {self.policy!r}"
+            )
+        if self.policy != DEFAULT_POLICY:
+            with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
+                POLICIES[self.policy]().check_spaces(env.observation_space, env.action_space)
         if self.backend == "rllib" and self.normalize_observation:
             with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
                 measured = measured_leaves(env.observation_space)
@@ -205,7 +215,7 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
     """Train with MaskablePPO, writing the curve; the final checkpoint's metrics."""
     envs = make_vec_env(settings)
     model = MaskablePPO(
-        "MultiInputPolicy",
+        POLICIES[settings.policy](),
         envs,
         n_steps=settings.n_steps,
         batch_size=settings.batch_size,

@@ -126,6 +126,7 @@ def checkpoint_meta(
         "access": settings.access,
         "env_options": settings.env_options,
         "train_env_options": settings.train_env_options,
+        "policy": settings.policy,
         "net_arch": list(settings.net_arch),
         "observation_normalization": normalization or {},
         "seed": settings.seed,

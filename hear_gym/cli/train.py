@@ -102,6 +102,13 @@ def train_ppo_command(
     gamma: Annotated[float, typer.Option(help="Discount.")] = 0.99,
     ent_coef: Annotated[float, typer.Option(help="Entropy bonus.")] = 0.01,
     net_arch: Annotated[str, typer.Option(help="Hidden layer sizes, comma-separated.")] = "64,64",
+    policy: Annotated[
+        str,
+        typer.Option(
+            help="Policy network: mlp (MultiInputPolicy) or per_option (Hear2Act: one shared "
+            "network scores every option's row for its recommend action; sb3 only)."
+        ),
+    ] = "mlp",
     normalize_observation: Annotated[
         bool,
         typer.Option(
@@ -146,6 +153,7 @@ def train_ppo_command(
             gamma=gamma,
             ent_coef=ent_coef,
             net_arch=_net_arch(net_arch),
+            policy=policy,
             normalize_observation=normalize_observation,
             seed=seed,
             eval_every=eval_every,

@@ -138,6 +138,14 @@ def test_damaged_checkpoints_are_refused_clearly(trained, tmp_path):
     (broken / CONFIG_FILE).write_text(json.dumps(config))
     with pytest.raises(ValueError, match="normalization of leaf 'dialogue'"):
         PPOAgent.from_checkpoint(broken)
+    config["observation_normalization"] = {}
+    config["policy"] = "transformer"
+    (broken / CONFIG_FILE).write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="unknown policy 'transformer'"):
+        PPOAgent.from_checkpoint(broken)
+    del config["policy"]  # checkpoints from before the policy choice are the mlp policy
+    (broken / CONFIG_FILE).write_text(json.dumps(config))
+    assert PPOAgent.from_checkpoint(broken).config.get("policy") is None
     config["observation_normalization"] = {"leaves": {}}
     (broken / CONFIG_FILE).write_text(json.dumps(config))
     with pytest.raises(ValueError, match="needs clip, epsilon and leaves"):

@@ -1,0 +1,152 @@
+"""A Hear2Act PPO policy that scores every option with one shared function (``--policy per_option``).
+
+The plain ``MultiInputPolicy`` maps the flattened observation to 22 logits, so "recommend option
+k when its row says it fits" must be learned 11 times over, once per output unit, from a sparse
+reward. Here the 11 recommend logits come from one small network applied to each option's row
+(its ``options`` columns, its ``option_fit`` row when the access condition has one, whether it
+is the current option and whether it was recommended), together with the policy's latent of
+the whole observation. Permuting two options' rows swaps their recommend logits; nothing else
+about the option has to be learned per slot. The other 11 actions (ask, clarify, confirm) and
+the value come from the latent, as in the plain policy.
+
+In SB3's terms (sb3-contrib ``MaskableMultiInputActorCriticPolicy``, subclassed):
+
+* ``OptionRowsExtractor``: the flattened observation (as SB3's ``CombinedExtractor`` without
+  sub-networks), followed by the option rows;
+* ``OptionLatent``: the usual tanh MLPs on the flattened part for the policy and the value; the
+  policy latent carries the option rows along;
+* ``OptionHead``: the action net, assembling the logits in the env's action order.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import gymnasium as gym
+import numpy as np
+import torch
+from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+from hear_gym.envs.hear2act.actions import N_ACTIONS, RECOMMEND0
+from hear_gym.envs.hear2act.features import FIT_COLUMNS, OPTION_COLUMNS
+from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
+
+SCORE_WIDTH = 64
+REQUIRED_LEAVES = ("dialogue", "options")
+# the dialogue leaf: [turn fraction, current option one-hot (11), recommended so far (11), ...]
+CURRENT = slice(1, 1 + N_CANDIDATES)
+RECOMMENDED = slice(1 + N_CANDIDATES, 1 + 2 * N_CANDIDATES)
+
+
+def row_width(space: gym.spaces.Dict) -> int:
+    return OPTION_COLUMNS + (FIT_COLUMNS if "option_fit" in space.spaces else 0) + 2
+
+
+class OptionRowsExtractor(BaseFeaturesExtractor):
+    """``[flattened observation, option rows]``; the rows are ``N_CANDIDATES x row_width``."""
+
+    def __init__(self, observation_space: gym.spaces.Dict) -> None:
+        self.flat_dim = sum(int(np.prod(leaf.shape)) for leaf in observation_space.spaces.values())
+        self.row_width = row_width(observation_space)
+        super().__init__(observation_space, self.flat_dim + N_CANDIDATES * self.row_width)
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        flat = torch.cat([observations[key].flatten(1) for key in self._observation_space.spaces], dim=1)
+        batch = flat.shape[0]
+        parts = [observations["options"].reshape(batch, N_CANDIDATES, OPTION_COLUMNS)]
+        if "option_fit" in observations:  # 11 rows, then the current option's row again
+            parts.append(observations["option_fit"].reshape(batch, N_CANDIDATES + 1, FIT_COLUMNS)[:, :-1])
+        dialogue = observations["dialogue"]
+        parts += [dialogue[:, CURRENT].unsqueeze(-1), dialogue[:, RECOMMENDED].unsqueeze(-1)]
+        return torch.cat([flat, torch.cat(parts, dim=-1).flatten(1)], dim=1)
+
+
+def _tanh_mlp(width: int, sizes: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for size in sizes:
+        layers += [nn.Linear(width, size), nn.Tanh()]
+        width = size
+    return nn.Sequential(*layers)
+
+
+class OptionLatent(nn.Module):
+    """SB3's ``mlp_extractor`` slot: policy latent ``[MLP(flat), option rows]``, value latent
+    ``MLP(flat)``."""
+
+    def __init__(self, flat_dim: int, rows_dim: int, net_arch: list[int]) -> None:
+        super().__init__()
+        self.flat_dim = flat_dim
+        self.policy_net, self.value_net = _tanh_mlp(flat_dim, net_arch), _tanh_mlp(flat_dim, net_arch)
+        hidden = net_arch[-1] if net_arch else flat_dim
+        self.latent_dim_pi, self.latent_dim_vf = hidden + rows_dim, hidden
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        flat, rows = features[:, : self.flat_dim], features[:, self.flat_dim :]
+        return torch.cat([self.policy_net(flat), rows], dim=1)
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.value_net(features[:, : self.flat_dim])
+
+
+class OptionHead(nn.Module):
+    """The action net: recommend logits from the shared row scorer, the rest from the latent."""
+
+    def __init__(self, hidden: int, row_width: int) -> None:
+        super().__init__()
+        self.hidden, self.row_width = hidden, row_width
+        self.other = nn.Linear(hidden, N_ACTIONS - N_CANDIDATES)
+        self.score = nn.Sequential(
+            nn.Linear(hidden + row_width, SCORE_WIDTH), nn.Tanh(), nn.Linear(SCORE_WIDTH, 1)
+        )
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        context, rows = latent[:, : self.hidden], latent[:, self.hidden :]
+        rows = rows.reshape(-1, N_CANDIDATES, self.row_width)
+        paired = torch.cat([context.unsqueeze(1).expand(-1, N_CANDIDATES, -1), rows], dim=-1)
+        recommend = self.score(paired).squeeze(-1)
+        other = self.other(context)
+        return torch.cat([other[:, :RECOMMEND0], recommend, other[:, RECOMMEND0:]], dim=1)
+
+
+class PerOptionPolicy(MaskableMultiInputActorCriticPolicy):
+    """``MaskableMultiInputActorCriticPolicy`` with the option rows and the shared scorer; takes
+    the same ``net_arch`` list (the policy and value MLPs)."""
+
+    def __init__(
+        self, observation_space: gym.spaces.Dict, action_space: gym.spaces.Discrete, *args, **kwargs
+    ):
+        self.check_spaces(observation_space, action_space)
+        kwargs["features_extractor_class"] = OptionRowsExtractor
+        super().__init__(observation_space, action_space, *args, **kwargs)
+
+    @staticmethod
+    def check_spaces(observation_space: gym.spaces.Space, action_space: gym.spaces.Space) -> None:
+        """Refuse an env that is not Hear2Act's feature observation and action set."""
+        leaves = getattr(observation_space, "spaces", {})
+        missing = [leaf for leaf in REQUIRED_LEAVES if leaf not in leaves]
+        if missing or getattr(action_space, "n", None) != N_ACTIONS:
+            raise ValueError(
+                f"the per_option policy needs Hear2Act's feature leaves {list(REQUIRED_LEAVES)} and "
+                f"{N_ACTIONS} actions; this env has leaves {sorted(leaves)} and {action_space}"
+            )
+
+    def _build_mlp_extractor(self) -> None:
+        extractor = self.features_extractor
+        sizes = self.net_arch["pi"] if isinstance(self.net_arch, dict) else self.net_arch
+        rows_dim = N_CANDIDATES * extractor.row_width
+        self.mlp_extractor = OptionLatent(extractor.flat_dim, rows_dim, list(sizes))
+
+    def _build(self, lr_schedule) -> None:
+        super()._build(lr_schedule)  # the plain linear action net, then replaced with the head
+        hidden = self.mlp_extractor.latent_dim_vf
+        self.action_net = OptionHead(hidden, self.features_extractor.row_width)
+        if self.ortho_init:  # as SB3 initialises: hidden layers sqrt(2), output layers 0.01
+            self.action_net.score[0].apply(partial(self.init_weights, gain=np.sqrt(2)))
+            for output in (self.action_net.other, self.action_net.score[-1]):
+                output.apply(partial(self.init_weights, gain=0.01))
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
