@@ -6,12 +6,17 @@ trained on the training split and evaluated on held-out test episodes through th
 
 * Hear2Act under prosody-mediated feedback with a turn cost: PPO on audio features (A+T) vs PPO
   on transcript features (T), against the rule references ``state_aware@T+S`` and
-  ``ask_before_confirm@T``; then the same two policies under explicit feedback, where the words
+  ``ask_before_confirm@T``, with the default ``mlp`` policy and with the ``per_option`` policy
+  (``-opt`` runs: one shared network scores each option's row); then the same two policies under explicit feedback, where the words
   already say everything and the two should be level. Hear2Act policies train with twin users
   (``hidden_users="resample"``, training envs only); one control run per seed trains the T policy
   on the bank's own users (``ppo-T-bank``) to show what that costs on held-out scenarios.
 * VoiceGate (speaker-switch items): PPO on audio features (A+T) vs text features (T): switch mute
   and false execution.
+
+Whether a Hear2Act policy listens is read off its replies to a shared assent (the same words
+whatever the user feels): how often it confirms after a genuine and after a reluctant one. The T
+policies cannot hear the difference, so a gap there would mean a leak.
 
 The final checkpoints of every seed and the references play the same test episodes in one run
 per study, so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstrap for
@@ -127,9 +132,10 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
     return evaluate(root / study / "paired_eval", config, agents, progress=False)
 
 
-def audio_vs_transcript(study_dir: Path, members: list[dict]) -> dict:
-    """Hear2Act: the seed-averaged A+T policy minus the seed-averaged T policy, paired by
-    scenario (return and 1st%), and each policy's return as a share of state_aware@T+S's."""
+def audio_vs_transcript(study_dir: Path, members: list[dict], policy: str) -> dict:
+    """Hear2Act, for one policy network: the seed-averaged A+T policy minus the seed-averaged T
+    policy (twin users), paired by scenario (return and 1st%), and each policy's return as a
+    share of state_aware@T+S's."""
     from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
     from hear_gym.eval.results import read_results
     from hear_gym.stats.bootstrap import contrast_ci, pooled_ci
@@ -139,8 +145,9 @@ def audio_vs_transcript(study_dir: Path, members: list[dict]) -> dict:
     by_agent: dict[str, list] = {}
     for record in records:
         by_agent.setdefault(record["agent"], []).append(record)
-    audio = [r["name"] for r in members if r["settings"]["access"] == "A+T"]
-    text = [r["name"] for r in members if r["settings"]["access"] == "T" and BANK_TAG not in r["name"]]
+    twins = [r for r in members if policy_of(r) == policy and BANK_TAG not in r["name"]]
+    audio = [r["name"] for r in twins if r["settings"]["access"] == "A+T"]
+    text = [r["name"] for r in twins if r["settings"]["access"] == "T"]
     out = {}
     for metric in ("return", "1st%"):
         sums = {a: scenario_sums(e, scenarios, METRICS_BY_NAME[metric]) for a, e in by_agent.items()}
@@ -153,6 +160,10 @@ def audio_vs_transcript(study_dir: Path, members: list[dict]) -> dict:
     for side in ("A+T", "T"):
         out[f"{side} return / state_aware return"] = out[f"{side}, return"]["point"] / reference
     return out
+
+
+def policy_of(run: dict) -> str:
+    return run["settings"].get("policy", "mlp")
 
 
 def assent_responses(study_dir: Path) -> dict[str, dict]:
@@ -269,16 +280,20 @@ def main() -> dict:
             console.print(train_vs_held_out(study, members, metadata))
             listening = assent_responses(root / study)
             console.print(listening_table(study, listening))
-            contrast = audio_vs_transcript(root / study, members)
-            summary = Table("measure", "point [95% CI]", title=f"{study}: audio vs transcript policy")
-            for name, value in contrast.items():
-                text = (
-                    f"{value:.2f}"
-                    if isinstance(value, float)
-                    else (f"{value['point']:.3f} [{value['low']:.3f}, {value['high']:.3f}]")
+            contrast = {}
+            for policy in sorted({policy_of(r) for r in members}):
+                contrast[policy] = audio_vs_transcript(root / study, members, policy)
+                summary = Table(
+                    "measure", "point [95% CI]", title=f"{study}, {policy} policy: audio vs transcript"
                 )
-                summary.add_row(name, text)
-            console.print(summary)
+                for name, value in contrast[policy].items():
+                    text = (
+                        f"{value:.2f}"
+                        if isinstance(value, float)
+                        else (f"{value['point']:.3f} [{value['low']:.3f}, {value['high']:.3f}]")
+                    )
+                    summary.add_row(name, text)
+                console.print(summary)
         else:
             contrast = None
         report[study] = {
