@@ -278,8 +278,9 @@ def main() -> dict:
         listening = None
         if members[0]["settings"]["env_id"] == HEAR2ACT:
             console.print(train_vs_held_out(study, members, metadata))
-            listening = assent_responses(root / study)
-            console.print(listening_table(study, listening))
+            if members[0]["settings"]["env_options"]["feedback"] == "prosody":  # the shared assent
+                listening = assent_responses(root / study)
+                console.print(listening_table(study, listening))
             contrast = {}
             for policy in sorted({policy_of(r) for r in members}):
                 contrast[policy] = audio_vs_transcript(root / study, members, policy)
