@@ -22,7 +22,7 @@ The final checkpoints of every seed and the references play the same test episod
 per study, so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstrap for
 VoiceGate). Trainings run ``--workers`` at a time.
 
-    python benchmarks/ppo_curves.py [--steps N] [--seeds K] [--workers W]
+    python benchmarks/ppo_curves.py [--steps N] [--seeds K] [--option-seeds K] [--workers W]
 """
 
 from __future__ import annotations
@@ -56,17 +56,25 @@ OPTION_TAG = "-opt"  # the per_option policy (agents.hear2act.option_policy)
 HYPER = dict(n_envs=8, n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, ent_coef=0.01)
 
 
-def studies(steps: int, seeds: int, render_cache: Path) -> list[dict]:
+def studies(steps: int, seeds: int, render_cache: Path, option_seeds: int | None = None) -> list[dict]:
     """Every training run (study, name, PPOSettings kwargs), the headline study first. Audio runs
-    share one on-disk render cache, so each utterance is synthesized once for all of them."""
+    share one on-disk render cache, so each utterance is synthesized once for all of them. The
+    per_option runs take ``option_seeds`` seeds (default: ``seeds``)."""
     runs = []
 
     def add(
-        study: str, env_id: str, access: str, env_options: dict, train: dict, tag: str = "", **extra
+        study: str,
+        env_id: str,
+        access: str,
+        env_options: dict,
+        train: dict,
+        tag: str = "",
+        n_seeds: int = seeds,
+        **extra,
     ) -> None:
         if access != "T":
             env_options = {**env_options, "audio_cache_dir": str(render_cache)}
-        for seed in range(seeds):
+        for seed in range(n_seeds):
             settings = dict(
                 env_id=env_id, access=access, env_options=env_options, train_env_options=train, seed=seed
             )
@@ -80,7 +88,8 @@ def studies(steps: int, seeds: int, render_cache: Path) -> list[dict]:
     add("hear2act-prosody", HEAR2ACT, "T", {"feedback": "prosody", "turn_cost": TURN_COST}, {}, BANK_TAG)
     for access in ("A+T", "T"):
         prosody = {"feedback": "prosody", "turn_cost": TURN_COST}
-        add("hear2act-prosody", HEAR2ACT, access, prosody, TWINS, OPTION_TAG, policy="per_option")
+        n_seeds = seeds if option_seeds is None else option_seeds
+        add("hear2act-prosody", HEAR2ACT, access, prosody, TWINS, OPTION_TAG, n_seeds, policy="per_option")
     for access in ("A+T", "T"):
         add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"}, {})
     for access in ("A+T", "T"):
@@ -249,11 +258,12 @@ def main() -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=150_000)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--option-seeds", type=int, default=None, help="Seeds of the per_option runs.")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", default=None, help="Run one study (hear2act-prosody, ...).")
     args = parser.parse_args()
     root = OUT / "ppo_curves"
-    runs = studies(args.steps, args.seeds, root / "render_cache")
+    runs = studies(args.steps, args.seeds, root / "render_cache", args.option_seeds)
     runs = [r for r in runs if args.only in (None, r["study"])]
     with ProcessPoolExecutor(args.workers) as pool:
         trained = list(pool.map(train_one, runs, [root] * len(runs)))
@@ -300,6 +310,7 @@ def main() -> dict:
         report[study] = {
             "steps": args.steps,
             "seeds": args.seeds,
+            "option_seeds": args.option_seeds or args.seeds,
             "turn_cost": TURN_COST,
             "hyper": HYPER,
             "runs": [{k: r[k] for k in ("name", "settings", "curve")} for r in members],
