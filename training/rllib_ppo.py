@@ -46,6 +46,7 @@ from ray.rllib.core.rl_module.apis import ValueFunctionAPI
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+from stable_baselines3.common.torch_layers import create_mlp
 from torch import nn
 from tqdm import tqdm
 
@@ -92,11 +93,8 @@ class FlatFeatureEnv(gym.ObservationWrapper):
 
 # -- 2. the policy -----------------------------------------------------------------------------
 def _tanh_mlp(width: int, net_arch: list[int]) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for size in net_arch:
-        layers += [nn.Linear(width, size), nn.Tanh()]
-        width = size
-    return nn.Sequential(*layers)
+    """Linear + tanh per size, as SB3's ``MlpExtractor`` builds each of its two networks."""
+    return nn.Sequential(*create_mlp(width, 0, net_arch, nn.Tanh))
 
 
 class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):

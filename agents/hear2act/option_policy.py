@@ -26,7 +26,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, create_mlp
 from torch import nn
 
 from hear_gym.envs.hear2act.actions import N_ACTIONS, RECOMMEND0
@@ -64,11 +64,8 @@ class OptionRowsExtractor(BaseFeaturesExtractor):
 
 
 def _tanh_mlp(width: int, sizes: list[int]) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for size in sizes:
-        layers += [nn.Linear(width, size), nn.Tanh()]
-        width = size
-    return nn.Sequential(*layers)
+    """Linear + tanh per size, as SB3's ``MlpExtractor`` builds each of its two networks."""
+    return nn.Sequential(*create_mlp(width, 0, sizes, nn.Tanh))
 
 
 class OptionLatent(nn.Module):
