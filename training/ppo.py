@@ -7,13 +7,14 @@
    in one process (``DummyVecEnv``) or one process each (``SubprocVecEnv``). Each env keeps its
    finished episode record under ``info[RECORD_KEY]``; SB3's ``Monitor`` then writes its own
    ``info["episode"]`` (return and length, for SB3's ``ep_rew_mean``).
-3. ``TrainingCurve`` (``training.ppo_curve``), which both backends write through: after every rollout, the mean of the
-   family's ``episode_scalars`` over the training episodes that finished in it; every
-   ``eval_every`` steps a checkpoint (``agents.ppo``: safetensors + JSON) played on held-out
-   episodes through the project's runner, so its metrics carry the same CIs as every other
-   agent's. Both go to ``curve.jsonl`` and to W&B (offline unless ``WANDB_API_KEY`` is set; never
-   asks to log in).
-4. The sb3 backend: ``MaskablePPO`` (sb3-contrib) with ``MultiInputPolicy``; it reads the env's
+3. ``TrainingCurve`` (``training.ppo_curve``), which both backends write through: after every
+   rollout, the mean of the family's ``episode_scalars`` over the training episodes that
+   finished in it; every ``eval_every`` steps a checkpoint (``agents.ppo``: safetensors + JSON)
+   played on held-out episodes through the project's runner, so its metrics carry the same CIs
+   as every other agent's. Both go to ``curve.jsonl`` and to W&B (offline unless
+   ``WANDB_API_KEY`` is set; never asks to log in).
+4. The sb3 backend: ``MaskablePPO`` (sb3-contrib) with the ``policy`` network (``mlp``:
+   ``MultiInputPolicy``; ``per_option``: ``agents.hear2act.option_policy``); it reads the env's
    ``action_masks()``, so invalid actions are never sampled. ``SB3Log`` feeds the curve from
    SB3's callback hooks. With ``normalize_observation`` (the default), SB3's ``VecNormalize``
    standardizes the measured leaves (``measured_leaves``: prosody in semitones and dB, VoiceGate's
