@@ -4,13 +4,15 @@ plays them through the evaluation runner (``hear-gym eval --cell ppo:FOLDER@ACCE
 
 A checkpoint is a folder of two files:
 
-* ``policy.safetensors``: the weights of the policy (sb3-contrib's ``MaskableMultiInputActorCriticPolicy`` or a subclass; its torch
-  state dict, stored with safetensors: tensors only, nothing executable; the RLlib trainer names
-  and shapes its layers the same, so both training backends write this file);
+* ``policy.safetensors``: the weights of the policy (sb3-contrib's
+  ``MaskableMultiInputActorCriticPolicy`` or a subclass; its torch state dict, stored with
+  safetensors: tensors only, nothing executable; the RLlib trainer names and shapes its layers
+  as the ``mlp`` policy, so both training backends write this file);
 * ``policy.json``: what rebuilds the network: ``format``, the env id, access condition and env
   options it was trained on, the ``policy`` class (a key of ``POLICIES``; missing in older
-  checkpoints, which are ``mlp``), ``net_arch``, the feature observation's leaf shapes and the number
-  of actions (checked against the env on load, so a changed feature layout fails loudly), the
+  checkpoints, which are ``mlp``), ``net_arch``, the feature observation's leaf shapes and the
+  number of actions (checked against the env on load, so a changed feature layout fails
+  loudly), the
   ``observation_normalization`` the policy was trained with (``{}``, or ``clip``, ``epsilon`` and
   per standardized leaf its ``mean`` and ``var``: the policy sees ``clip((x - mean) /
   sqrt(var + epsilon), -clip, clip)``, as SB3's ``VecNormalize`` computes it), the training step
