@@ -7,10 +7,11 @@ trained on the training split and evaluated on held-out test episodes through th
 * Hear2Act under prosody-mediated feedback with a turn cost: PPO on audio features (A+T) vs PPO
   on transcript features (T), against the rule references ``state_aware@T+S`` and
   ``ask_before_confirm@T``, with the default ``mlp`` policy and with the ``per_option`` policy
-  (``-opt`` runs: one shared network scores each option's row); then the same two policies under explicit feedback, where the words
-  already say everything and the two should be level. Hear2Act policies train with twin users
-  (``hidden_users="resample"``, training envs only); one control run per seed trains the T policy
-  on the bank's own users (``ppo-T-bank``) to show what that costs on held-out scenarios.
+  (``-opt`` runs: one shared network scores each option's row); then the same policies under
+  explicit feedback, where the words already say everything and audio and transcript should be
+  level. Hear2Act policies train with twin users (``hidden_users="resample"``, training envs
+  only); one control run per seed trains the T policy on the bank's own users (``ppo-T-bank``)
+  to show what that costs on held-out scenarios.
 * VoiceGate (speaker-switch items): PPO on audio features (A+T) vs text features (T): switch mute
   and false execution.
 
@@ -86,14 +87,17 @@ def studies(steps: int, seeds: int, render_cache: Path, option_seeds: int | None
     for access in ("A+T", "T"):
         add("hear2act-prosody", HEAR2ACT, access, {"feedback": "prosody", "turn_cost": TURN_COST}, TWINS)
     add("hear2act-prosody", HEAR2ACT, "T", {"feedback": "prosody", "turn_cost": TURN_COST}, {}, BANK_TAG)
+    n_seeds = seeds if option_seeds is None else option_seeds
     for access in ("A+T", "T"):
         prosody = {"feedback": "prosody", "turn_cost": TURN_COST}
-        n_seeds = seeds if option_seeds is None else option_seeds
         add("hear2act-prosody", HEAR2ACT, access, prosody, TWINS, OPTION_TAG, n_seeds, policy="per_option")
     for access in ("A+T", "T"):
         add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"}, {})
     for access in ("A+T", "T"):
         add("hear2act-explicit", HEAR2ACT, access, {"feedback": "explicit", "turn_cost": TURN_COST}, TWINS)
+    for access in ("A+T", "T"):
+        explicit = {"feedback": "explicit", "turn_cost": TURN_COST}
+        add("hear2act-explicit", HEAR2ACT, access, explicit, TWINS, OPTION_TAG, n_seeds, policy="per_option")
     for run in runs:
         run["settings"].update(HYPER, total_steps=steps, eval_every=max(steps // 4, 1), eval_limit=48)
     return runs
