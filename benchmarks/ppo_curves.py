@@ -40,11 +40,13 @@ from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
+from agents.ppo import DEFAULT_POLICY
 from hear_gym.core.registry import family
 from hear_gym.envs.hear2act.user.engine import ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.runner import Cell, RunConfig
+from hear_gym.stats.bootstrap import Estimate
 from training.ppo import PPOSettings, train
 
 OUT = Path(__file__).parent / "out"
@@ -176,7 +178,7 @@ def audio_vs_transcript(study_dir: Path, members: list[dict], policy: str) -> di
 
 
 def policy_of(run: dict) -> str:
-    return run["settings"].get("policy", "mlp")
+    return run["settings"].get("policy", DEFAULT_POLICY)
 
 
 def assent_responses(study_dir: Path) -> dict[str, dict]:
@@ -221,17 +223,13 @@ def listening_table(study: str, responses: dict[str, dict]) -> Table:
         "assents (genuine / reluctant)",
         title=f"{study}: replies to a shared assent",
     )
-
-    def percent(estimate: dict, sign: str = "") -> str:
-        return f"{100 * estimate['point']:{sign}.1f} [{100 * estimate['low']:{sign}.1f}, {100 * estimate['high']:{sign}.1f}]"
-
     for agent, row in sorted(responses.items()):
         assents = row["assents"]
         table.add_row(
             agent,
-            percent(row["confirm after genuine"]),
-            percent(row["confirm after reluctant"]),
-            percent(row["gap"], "+"),
+            Estimate(**row["confirm after genuine"]).percent(),
+            Estimate(**row["confirm after reluctant"]).percent(),
+            Estimate(**row["gap"]).percent(signed=True),
             f"{assents['genuine']} / {assents['reluctant']}",
         )
     return table
@@ -314,7 +312,7 @@ def main() -> dict:
         report[study] = {
             "steps": args.steps,
             "seeds": args.seeds,
-            "option_seeds": args.option_seeds or args.seeds,
+            "option_seeds": args.seeds if args.option_seeds is None else args.option_seeds,
             "turn_cost": TURN_COST,
             "hyper": HYPER,
             "runs": [{k: r[k] for k in ("name", "settings", "curve")} for r in members],

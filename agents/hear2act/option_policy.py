@@ -13,8 +13,8 @@ In SB3's terms (sb3-contrib ``MaskableMultiInputActorCriticPolicy``, subclassed)
 
 * ``OptionRowsExtractor``: the flattened observation (as SB3's ``CombinedExtractor`` without
   sub-networks), followed by the option rows;
-* ``OptionLatent``: the usual tanh MLPs on the flattened part for the policy and the value; the
-  policy latent carries the option rows along;
+* ``OptionLatent``: SB3's ``MlpExtractor`` (tanh MLPs for the policy and the value) on the
+  flattened part; the policy latent carries the option rows along;
 * ``OptionHead``: the action net, assembling the logits in the env's action order.
 """
 
@@ -26,7 +26,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, create_mlp
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 from torch import nn
 
 from hear_gym.envs.hear2act.actions import N_ACTIONS, RECOMMEND0
@@ -63,31 +63,22 @@ class OptionRowsExtractor(BaseFeaturesExtractor):
         return torch.cat([flat, torch.cat(parts, dim=-1).flatten(1)], dim=1)
 
 
-def _tanh_mlp(width: int, sizes: list[int]) -> nn.Sequential:
-    """Linear + tanh per size, as SB3's ``MlpExtractor`` builds each of its two networks."""
-    return nn.Sequential(*create_mlp(width, 0, sizes, nn.Tanh))
+class OptionLatent(MlpExtractor):
+    """SB3's ``MlpExtractor`` on the flattened part of the features (the same tanh MLPs, the same
+    layer names), whose policy latent carries the option rows along: ``[MLP(flat), rows]``."""
 
-
-class OptionLatent(nn.Module):
-    """SB3's ``mlp_extractor`` slot: policy latent ``[MLP(flat), option rows]``, value latent
-    ``MLP(flat)``."""
-
-    def __init__(self, flat_dim: int, rows_dim: int, net_arch: list[int]) -> None:
-        super().__init__()
+    def __init__(self, flat_dim: int, rows_dim: int, net_arch: list[int] | dict[str, list[int]]) -> None:
+        super().__init__(flat_dim, net_arch, nn.Tanh)
         self.flat_dim = flat_dim
-        self.policy_net, self.value_net = _tanh_mlp(flat_dim, net_arch), _tanh_mlp(flat_dim, net_arch)
-        hidden = net_arch[-1] if net_arch else flat_dim
-        self.latent_dim_pi, self.latent_dim_vf = hidden + rows_dim, hidden
-
-    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(features), self.forward_critic(features)
+        self.hidden_dim_pi = self.latent_dim_pi  # the scorer's context width, before the rows
+        self.latent_dim_pi += rows_dim
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
         flat, rows = features[:, : self.flat_dim], features[:, self.flat_dim :]
-        return torch.cat([self.policy_net(flat), rows], dim=1)
+        return torch.cat([super().forward_actor(flat), rows], dim=1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        return self.value_net(features[:, : self.flat_dim])
+        return super().forward_critic(features[:, : self.flat_dim])
 
 
 class OptionHead(nn.Module):
@@ -134,13 +125,12 @@ class PerOptionPolicy(MaskableMultiInputActorCriticPolicy):
 
     def _build_mlp_extractor(self) -> None:
         extractor = self.features_extractor
-        sizes = self.net_arch["pi"] if isinstance(self.net_arch, dict) else self.net_arch
         rows_dim = N_CANDIDATES * extractor.row_width
-        self.mlp_extractor = OptionLatent(extractor.flat_dim, rows_dim, list(sizes))
+        self.mlp_extractor = OptionLatent(extractor.flat_dim, rows_dim, self.net_arch)
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)  # the plain linear action net, then replaced with the head
-        hidden = self.mlp_extractor.latent_dim_vf
+        hidden = self.mlp_extractor.hidden_dim_pi
         self.action_net = OptionHead(hidden, self.features_extractor.row_width)
         if self.ortho_init:  # as SB3 initialises: hidden layers sqrt(2), output layers 0.01
             self.action_net.score[0].apply(partial(self.init_weights, gain=np.sqrt(2)))

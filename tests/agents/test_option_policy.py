@@ -63,7 +63,7 @@ def test_one_shared_scorer_gives_every_recommend_logit():
         latent = policy.mlp_extractor.forward_actor(policy.extract_features(tensor))
     logits = _logits(policy, latent)
     assert logits.shape == (N_ACTIONS,) and len(set(np.round(logits[RECOMMEND0:CONFIRM], 6))) > 1
-    hidden, width = policy.mlp_extractor.latent_dim_vf, policy.features_extractor.row_width
+    hidden, width = policy.mlp_extractor.hidden_dim_pi, policy.features_extractor.row_width
     rows = latent[:, hidden:].reshape(1, N_CANDIDATES, width).clone()
     rows[:, [0, 5]] = rows[:, [5, 0]]  # swap options 1 and 6
     swapped = _logits(policy, torch.cat([latent[:, :hidden], rows.flatten(1)], dim=1))
