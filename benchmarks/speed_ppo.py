@@ -34,6 +34,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import hear_gym  # noqa: F401
 from hear_gym.wrappers.episode_record import MoveEpisodeRecord
+from training.ppo import silent_logger
 
 OUT = Path(__file__).parent / "out"
 TRAIN_STEPS = 4_096
@@ -85,6 +86,7 @@ def train_seconds(name: str) -> tuple[float, float]:
     algorithm = MaskablePPO if name == "hear2act_masked" else PPO
     policy = "MlpPolicy" if name == "cartpole" else "MultiInputPolicy"
     model = algorithm(policy, envs, policy_kwargs=POLICY, **PPO_KWARGS)
+    model.set_logger(silent_logger())
     clock[0] = 0.0
     start = time.perf_counter()
     model.learn(TRAIN_STEPS)

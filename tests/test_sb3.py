@@ -15,6 +15,7 @@ from stable_baselines3.common.env_checker import check_env  # noqa: E402
 from stand_ins import PLUGINS  # noqa: E402
 
 from hear_gym.core.registry import env_ids, family  # noqa: E402
+from training.ppo import silent_logger  # noqa: E402
 
 
 def make(env_id: str, access: str) -> gym.Env:
@@ -35,6 +36,7 @@ def test_sb3_env_checker_passes_without_warnings(env_id, access):
 def test_ppo_smoke_run_and_predict_step(env_id, access):
     env = make(env_id, access)
     model = PPO("MultiInputPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.set_logger(silent_logger())
     model.learn(128)
     obs, _ = env.reset(seed=0)
     action, _ = model.predict(obs, deterministic=True)
@@ -45,6 +47,7 @@ def test_ppo_smoke_run_and_predict_step(env_id, access):
 def test_maskable_ppo_reads_the_action_mask():
     env = make("hear_gym/Hear2Act-v0", "T+S")
     model = MaskablePPO("MultiInputPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.set_logger(silent_logger())
     model.learn(128)
     obs, _ = env.reset(seed=0)
     for _ in range(10):

@@ -38,6 +38,7 @@ import gymnasium as gym
 import numpy as np
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecNormalize
 
@@ -212,6 +213,12 @@ def save_checkpoint(model: MaskablePPO, settings: PPOSettings, folder: Path, ste
     return save_policy(model.policy.state_dict(), model.observation_space, model.action_space.n, folder, meta)
 
 
+def silent_logger() -> Logger:
+    """SB3's logger with no outputs: its default makes an empty folder in the temp dir per run,
+    and the curve (``TrainingCurve``) is this trainer's log."""
+    return Logger(folder=None, output_formats=[])
+
+
 def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
     """Train with MaskablePPO, writing the curve; the final checkpoint's metrics."""
     envs = make_vec_env(settings)
@@ -229,6 +236,7 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
         device="cpu",
         verbose=0,
     )
+    model.set_logger(silent_logger())
     curve = TrainingCurve(settings, functools.partial(save_checkpoint, model, settings), wandb_run)
     try:
         model.learn(

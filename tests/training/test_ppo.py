@@ -5,6 +5,7 @@ and play through the runner, clear errors for bad settings and damaged checkpoin
 from __future__ import annotations
 
 import json
+import tempfile
 
 import numpy as np
 import pytest
@@ -47,10 +48,14 @@ def trained(tmp_path_factory):
     return out, result
 
 
-def test_same_seed_gives_the_same_curve_and_weights(trained, tmp_path):
+def test_same_seed_gives_the_same_curve_and_weights(trained, tmp_path, monkeypatch):
     first, _ = trained
     again = tmp_path / "again"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     train(PPOSettings(out=again, env_options=HEAR2ACT, **TINY))
+    assert not list(scratch.glob("SB3-*"))  # SB3's default logger would leave a folder per run
     assert _curve(again) == _curve(first)
     a, b = _weights(first), _weights(again)
     assert a.keys() == b.keys() and all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
