@@ -12,6 +12,8 @@ trained on the training split and evaluated on held-out test episodes through th
   level. Hear2Act policies train with twin users (``hidden_users="resample"``, training envs
   only); one control run per seed trains the T policy on the bank's own users (``ppo-T-bank``)
   to show what that costs on held-out scenarios.
+* Hear2Act under prosody with a turn cost three times higher (``hear2act-prosody-cost0.15``,
+  ``per_option`` only): blanket asking loses more there, so listening has more to win.
 * VoiceGate (speaker-switch items): PPO on audio features (A+T) vs text features (T): switch mute
   and false execution.
 
@@ -20,7 +22,8 @@ whatever the user feels): how often it confirms after a genuine and after a relu
 policies cannot hear the difference, so a gap there would mean a leak.
 
 The final checkpoints of every seed and the references play the same test episodes in one run
-per study, so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstrap for
+per study, each checkpoint twice (sampling its actions, and ``-greedy``: the most likely action),
+so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstrap for
 VoiceGate). Trainings run ``--workers`` at a time.
 
     python benchmarks/ppo_curves.py [--steps N] [--seeds K] [--option-seeds K] [--workers W]
@@ -40,7 +43,7 @@ from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
-from agents.ppo import DEFAULT_POLICY
+from agents.ppo import DEFAULT_POLICY, GreedyPPOAgent, PPOAgent
 from hear_gym.core.registry import family
 from hear_gym.envs.hear2act.user.engine import ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState
@@ -53,9 +56,18 @@ OUT = Path(__file__).parent / "out"
 HEAR2ACT = "hear_gym/Hear2Act-v0"
 VOICEGATE = "hear_gym/VoiceGate-v0"
 TURN_COST = 0.05
+# A second prosody study (per_option only) where each turn costs three times as much: blanket
+# asking then loses 0.15 per dialogue to state_aware, so listening has more to win.
+COSTLY = "hear2act-prosody-cost0.15"
+HIGH_TURN_COST = 0.15
+TURN_COSTS = {"hear2act-prosody": TURN_COST, "hear2act-explicit": TURN_COST, COSTLY: HIGH_TURN_COST}
 TWINS = {"hidden_users": "resample"}  # Hear2Act training envs only
 BANK_TAG = "-bank"  # the control trained on the bank's own users
 OPTION_TAG = "-opt"  # the per_option policy (agents.hear2act.option_policy)
+# Each checkpoint plays twice: sampling its actions as in training (cell ``NAME``) and taking the
+# most likely action as SB3's evaluate_policy does (cell ``NAME-greedy``).
+GREEDY_TAG = "-greedy"
+PLAYERS = {"": PPOAgent, GREEDY_TAG: GreedyPPOAgent}
 HYPER = dict(n_envs=8, n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, ent_coef=0.01)
 
 
@@ -94,6 +106,9 @@ def studies(steps: int, seeds: int, render_cache: Path, option_seeds: int | None
         prosody = {"feedback": "prosody", "turn_cost": TURN_COST}
         add("hear2act-prosody", HEAR2ACT, access, prosody, TWINS, OPTION_TAG, n_seeds, policy="per_option")
     for access in ("A+T", "T"):
+        costly = {"feedback": "prosody", "turn_cost": HIGH_TURN_COST}
+        add(COSTLY, HEAR2ACT, access, costly, TWINS, OPTION_TAG, n_seeds, policy="per_option")
+    for access in ("A+T", "T"):
         add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"}, {})
     for access in ("A+T", "T"):
         add("hear2act-explicit", HEAR2ACT, access, {"feedback": "explicit", "turn_cost": TURN_COST}, TWINS)
@@ -128,12 +143,11 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
     for agent, access in references:
         cells.append(Cell(agent, access, cell_options))
         agents[agent] = registered[agent].load()
-    from agents.ppo import PPOAgent
-
     for run in trained:
-        name = run["name"]
-        cells.append(Cell(name, run["settings"]["access"], cell_options))
-        agents[name] = functools.partial(PPOAgent.from_checkpoint, run["checkpoint"])
+        for tag, player in PLAYERS.items():
+            name = run["name"] + tag
+            cells.append(Cell(name, run["settings"]["access"], cell_options))
+            agents[name] = functools.partial(player.from_checkpoint, run["checkpoint"])
     episodes = env_family.episode_ids("test")
     if env_id == VOICEGATE:
         from hear_gym.envs.voicegate.family import item_ids
@@ -147,10 +161,10 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
     return evaluate(root / study / "paired_eval", config, agents, progress=False)
 
 
-def audio_vs_transcript(study_dir: Path, members: list[dict], policy: str) -> dict:
-    """Hear2Act, for one policy network: the seed-averaged A+T policy minus the seed-averaged T
-    policy (twin users), paired by scenario (return and 1st%), and each policy's return as a
-    share of state_aware@T+S's."""
+def audio_vs_transcript(study_dir: Path, members: list[dict], policy: str, tag: str = "") -> dict:
+    """Hear2Act, for one policy network played one way (``tag``: a key of ``PLAYERS``): the
+    seed-averaged A+T policy minus the seed-averaged T policy (twin users), paired by scenario
+    (return and 1st%), and each policy's return as a share of state_aware@T+S's."""
     from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
     from hear_gym.eval.results import read_results
     from hear_gym.stats.bootstrap import contrast_ci, pooled_ci
@@ -161,8 +175,8 @@ def audio_vs_transcript(study_dir: Path, members: list[dict], policy: str) -> di
     for record in records:
         by_agent.setdefault(record["agent"], []).append(record)
     twins = [r for r in members if policy_of(r) == policy and BANK_TAG not in r["name"]]
-    audio = [r["name"] for r in twins if r["settings"]["access"] == "A+T"]
-    text = [r["name"] for r in twins if r["settings"]["access"] == "T"]
+    audio = [r["name"] + tag for r in twins if r["settings"]["access"] == "A+T"]
+    text = [r["name"] + tag for r in twins if r["settings"]["access"] == "T"]
     out = {}
     for metric in ("return", "1st%"):
         sums = {a: scenario_sums(e, scenarios, METRICS_BY_NAME[metric]) for a, e in by_agent.items()}
@@ -294,12 +308,13 @@ def main() -> dict:
                 listening = assent_responses(root / study)
                 console.print(listening_table(study, listening))
             contrast = {}
-            for policy in sorted({policy_of(r) for r in members}):
-                contrast[policy] = audio_vs_transcript(root / study, members, policy)
-                summary = Table(
-                    "measure", "point [95% CI]", title=f"{study}, {policy} policy: audio vs transcript"
-                )
-                for name, value in contrast[policy].items():
+            for policy, (tag, player) in itertools.product(
+                sorted({policy_of(r) for r in members}), PLAYERS.items()
+            ):
+                key = f"{policy}, {player.__name__}"
+                contrast[key] = audio_vs_transcript(root / study, members, policy, tag)
+                summary = Table("measure", "point [95% CI]", title=f"{study}, {key}: audio vs transcript")
+                for name, value in contrast[key].items():
                     text = (
                         f"{value:.2f}"
                         if isinstance(value, float)
@@ -313,7 +328,7 @@ def main() -> dict:
             "steps": args.steps,
             "seeds": args.seeds,
             "option_seeds": args.seeds if args.option_seeds is None else args.option_seeds,
-            "turn_cost": TURN_COST,
+            "turn_cost": TURN_COSTS.get(study),
             "hyper": HYPER,
             "runs": [{k: r[k] for k in ("name", "settings", "curve")} for r in members],
             "paired": {"cells": metadata["cells"], "contrasts": metadata.get("contrasts")},

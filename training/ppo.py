@@ -18,8 +18,9 @@
    ``action_masks()``, so invalid actions are never sampled. ``SB3Log`` feeds the curve from
    SB3's callback hooks. With ``normalize_observation`` (the default), SB3's ``VecNormalize``
    standardizes the measured leaves (``measured_leaves``: prosody in semitones and dB, VoiceGate's
-   change vector) by their running mean and variance; each checkpoint carries the statistics it
-   was trained with, so the evaluator standardizes exactly as training did.
+   change vector) by their running mean and variance (the rllib backend: by fixed statistics,
+   ``measured_statistics``); each checkpoint carries the statistics it was trained with, so the
+   evaluator standardizes exactly as training did.
 5. ``BACKENDS``: each name's loader, so Ray is imported only when ``rllib`` trains.
 
 The same settings and seed give the same curve (SB3 seeds torch, NumPy and the envs).
@@ -54,6 +55,8 @@ VEC_ENVS = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
 SETTINGS_FILE = "settings.json"
 UNBOUNDED = 1e4  # the feature observations bound leaves of raw measurements by +-1e4
 CLIP_OBS = 10.0  # standardized measurements are clipped to +-10 (VecNormalize's default)
+EPSILON = 1e-8  # added to the variance before its square root (VecNormalize's default)
+STATS_STEPS = 2_048  # env steps that measure the rllib backend's fixed standardization
 
 
 @dataclass
@@ -84,7 +87,8 @@ class PPOSettings:
     progress: bool = True
     backend: str = "sb3"  # a key of BACKENDS
     env_runners: int = 0  # rllib: remote processes that sample; 0: sample in the driver
-    # standardize the measured leaves (sb3: VecNormalize). Raw prosody mixes scales (energy near
+    # standardize the measured leaves (sb3: VecNormalize's running statistics; rllib: fixed
+    # ones, measured_statistics). Raw prosody mixes scales (energy near
     # 64 dB, pause ratio near 0.1) that saturate the tanh layers of a small policy
     normalize_observation: bool = True
 
@@ -126,14 +130,6 @@ class PPOSettings:
         if self.policy != DEFAULT_POLICY:
             with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
                 POLICIES[self.policy]().check_spaces(env.observation_space, env.action_space)
-        if self.backend == "rllib" and self.normalize_observation:
-            with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
-                measured = measured_leaves(env.observation_space)
-            if measured:
-                raise ValueError(
-                    f"backend 'rllib' does not standardize the measured leaves {measured} of this "
-                    "observation: set normalize_observation=False (--no-normalize-observation)"
-                )
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "out": str(self.out), "net_arch": list(self.net_arch)}
@@ -171,7 +167,12 @@ def make_vec_env(settings: PPOSettings):
     if not (settings.normalize_observation and measured):
         return envs
     return VecNormalize(
-        envs, norm_obs_keys=measured, norm_reward=False, clip_obs=CLIP_OBS, gamma=settings.gamma
+        envs,
+        norm_obs_keys=measured,
+        norm_reward=False,
+        clip_obs=CLIP_OBS,
+        epsilon=EPSILON,
+        gamma=settings.gamma,
     )
 
 
@@ -183,6 +184,33 @@ def normalization_stats(envs: VecNormalize | None) -> dict[str, Any]:
         return {}
     leaves = {key: {"mean": rms.mean.tolist(), "var": rms.var.tolist()} for key, rms in envs.obs_rms.items()}
     return {"clip": float(envs.clip_obs), "epsilon": float(envs.epsilon), "leaves": leaves}
+
+
+def measured_statistics(settings: PPOSettings, steps: int = STATS_STEPS) -> dict[str, Any]:
+    """A fixed ``observation_normalization`` (``normalization_stats``' format): each measured
+    leaf's mean and variance over ``steps`` steps of one training env under a uniformly random
+    valid action, seeded by ``settings.seed``. The rllib backend standardizes with it for the
+    whole run, so every env runner, on any machine, standardizes alike without synchronizing
+    running statistics. ``{}`` without measured leaves or with ``normalize_observation`` off."""
+    with make_training_env(settings.env_id, settings.access, settings.training_env_options()) as env:
+        measured = measured_leaves(env.observation_space)
+        if not (settings.normalize_observation and measured):
+            return {}
+        rng = np.random.default_rng(settings.seed)
+        seen: dict[str, list[np.ndarray]] = {key: [] for key in measured}
+        observation, _ = env.reset(seed=settings.seed)
+        for _ in range(steps):
+            for key in measured:
+                seen[key].append(np.asarray(observation[key], dtype=np.float64))
+            action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+            observation, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                observation, _ = env.reset()
+    leaves = {
+        key: {"mean": np.mean(rows, 0).tolist(), "var": np.var(rows, 0).tolist()}
+        for key, rows in seen.items()
+    }
+    return {"clip": CLIP_OBS, "epsilon": EPSILON, "leaves": leaves}
 
 
 # -- 4. the sb3 backend (3. is training.ppo_curve) ------------------------------------------

@@ -4,7 +4,9 @@ observation, curve and checkpoint format as the sb3 backend. Read top to bottom:
 
 1. ``FlatFeatureEnv``: the env exactly as the sb3 backend trains on it (``make_training_env``:
    feature observation, training split, the finished episode record under ``info[RECORD_KEY]``),
-   built by RLlib from ``env_config`` on each env runner. Its observation is flattened as SB3's
+   built by RLlib from ``env_config`` on each env runner. Its measured leaves are standardized by
+   the fixed statistics ``training.ppo.measured_statistics`` took before training (the sb3 backend
+   keeps running ones); every checkpoint records them. Its observation is flattened as SB3's
    ``CombinedExtractor`` flattens it (the Dict leaves in the space's key order, ``action_mask``
    included) under ``"observations"``, with the mask again under ``"action_mask"``.
 2. ``MaskedActorCritic``: a ``TorchRLModule`` with ``ValueFunctionAPI`` built, named and
@@ -50,8 +52,8 @@ from stable_baselines3.common.torch_layers import create_mlp
 from torch import nn
 from tqdm import tqdm
 
-from agents.ppo import save_policy
-from training.ppo import RECORD_KEY, PPOSettings, make_training_env
+from agents.ppo import save_policy, standardized
+from training.ppo import RECORD_KEY, PPOSettings, make_training_env, measured_statistics
 from training.ppo_curve import TrainingCurve, checkpoint_meta, episode_scalars
 
 EPISODES_METRIC = "hear_gym_episode_scalars"
@@ -71,11 +73,16 @@ SB3_PPO_DEFAULTS = {
 
 # -- 1. the env ------------------------------------------------------------------------------
 class FlatFeatureEnv(gym.ObservationWrapper):
-    """What RLlib builds from ``env_config`` (``env_id``, ``access``, ``env_options``)."""
+    """What RLlib builds from ``env_config`` (``env_id``, ``access``, ``env_options``,
+    ``normalization``: ``measured_statistics`` or ``{}``)."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         super().__init__(make_training_env(config["env_id"], config["access"], config["env_options"]))
-        leaves = self.env.observation_space.spaces
+        self.normalization = config["normalization"]
+        leaves = dict(self.env.observation_space.spaces)
+        for key in self.normalization.get("leaves", {}):  # standardized leaves lie within +-clip
+            clip = self.normalization["clip"]
+            leaves[key] = gym.spaces.Box(-clip, clip, leaves[key].shape, np.float32)
         if not all(isinstance(leaf, gym.spaces.Box) for leaf in leaves.values()):
             raise ValueError(f"{config['env_id']}: the rllib backend flattens Box feature leaves only")
         self.keys = list(leaves)  # the order SB3's CombinedExtractor concatenates them in
@@ -87,6 +94,7 @@ class FlatFeatureEnv(gym.ObservationWrapper):
         self.observation_space = gym.spaces.Dict({"observations": flat, "action_mask": leaves["action_mask"]})
 
     def observation(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        observation = standardized(observation, self.normalization)
         flat = np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel() for k in self.keys])
         return {"observations": flat, "action_mask": observation["action_mask"]}
 
@@ -141,11 +149,12 @@ class EpisodeScalars(RLlibCallback):
 
 
 # -- 4. the configuration ----------------------------------------------------------------------
-def ppo_config(settings: PPOSettings) -> PPOConfig:
+def ppo_config(settings: PPOSettings, normalization: dict[str, Any]) -> PPOConfig:
     env_config = {
         "env_id": settings.env_id,
         "access": settings.access,
         "env_options": settings.training_env_options(),
+        "normalization": normalization,
     }
     return (
         PPOConfig()
@@ -176,13 +185,18 @@ def ppo_config(settings: PPOSettings) -> PPOConfig:
 
 # -- 5. the whole job --------------------------------------------------------------------------
 def save_checkpoint(
-    algo, settings: PPOSettings, spaces: tuple[gym.spaces.Dict, int], folder: Path, step: int
+    algo,
+    settings: PPOSettings,
+    spaces: tuple[gym.spaces.Dict, int],
+    normalization: dict[str, Any],
+    folder: Path,
+    step: int,
 ) -> Path:
     """The learner's current weights as an ``agents.ppo`` checkpoint; ``spaces``: the feature
-    observation space and the number of actions."""
+    observation space and the number of actions; ``normalization``: what the envs standardize by."""
     weights = algo.learner_group.get_weights([DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID]
     tensors = {name: torch.from_numpy(np.asarray(array)) for name, array in weights.items()}
-    meta = checkpoint_meta(settings, step, "RLlib PPO", ("torch", "ray"))
+    meta = checkpoint_meta(settings, step, "RLlib PPO", ("torch", "ray"), normalization)
     return save_policy(tensors, *spaces, folder, meta)
 
 
@@ -202,8 +216,10 @@ def _train(settings: PPOSettings, wandb_run) -> dict[str, Any]:
     # the spaces a checkpoint records, read here: the env runners may be on other machines
     with make_training_env(settings.env_id, settings.access, settings.training_env_options()) as env:
         spaces = (env.observation_space, int(env.action_space.n))
-    algo = ppo_config(settings).build_algo()
-    curve = TrainingCurve(settings, functools.partial(save_checkpoint, algo, settings, spaces), wandb_run)
+    normalization = measured_statistics(settings)
+    algo = ppo_config(settings, normalization).build_algo()
+    save = functools.partial(save_checkpoint, algo, settings, spaces, normalization)
+    curve = TrainingCurve(settings, save, wandb_run)
     step = 0
     try:
         with tqdm(total=settings.total_steps, unit="step", disable=not settings.progress) as progress:

@@ -112,9 +112,9 @@ def train_ppo_command(
     normalize_observation: Annotated[
         bool,
         typer.Option(
-            help="Standardize the measured leaves (prosody, VoiceGate's change vector) by their "
-            "running mean and variance (sb3's VecNormalize; the rllib backend needs "
-            "--no-normalize-observation where there are any)."
+            help="Standardize the measured leaves (prosody, VoiceGate's change vector): sb3 by "
+            "their running mean and variance (VecNormalize), rllib by a mean and variance "
+            "measured over 2,048 random-action steps before training."
         ),
     ] = True,
     seed: SeedOption = 0,

@@ -168,7 +168,6 @@ def test_damaged_checkpoints_are_refused_clearly(trained, tmp_path):
         ({"eval_split": "validation"}, "eval_split"),
         ({"train_env_options": {"turn_cost": 0.1}}, "both env_options and train_env_options"),
         ({"train_env_options": {"split": "dev"}}, "split"),
-        ({"backend": "rllib", "access": "A+T"}, "does not standardize the measured leaves"),
     ],
 )
 def test_bad_settings_are_refused(tmp_path, kwargs, match):
@@ -322,3 +321,36 @@ def test_a_run_from_before_normalization_reads_as_unnormalized(trained, tmp_path
         train(PPOSettings(out=old, env_options=HEAR2ACT, **TINY))
     reused = train(PPOSettings(out=old, env_options=HEAR2ACT, normalize_observation=False, **TINY))
     assert reused["reused"]
+
+
+def test_measured_statistics_are_seeded_and_standardize_what_they_measured(tmp_path):
+    """The rllib backend's fixed standardization: the same seed gives the same statistics, they
+    standardize the seeded random walk they were measured on to mean 0 and variance 1, and there
+    are none without a measured leaf or with normalization off."""
+    import gymnasium as gym
+
+    from agents.ppo import standardized
+    from training.ppo import EPSILON, measured_statistics
+
+    onset = dict(out=tmp_path, env_id="hear_gym/Onset-v0", access="A", wandb_project=None)
+    stats = measured_statistics(PPOSettings(**onset), steps=200)
+    assert stats == measured_statistics(PPOSettings(**onset), steps=200)
+    assert stats != measured_statistics(PPOSettings(**onset, seed=1), steps=200)
+    assert set(stats["leaves"]) == {"acoustic"} and stats["epsilon"] == EPSILON
+    env = gym.make("hear_gym/Onset-v0", access="A", observation="features", split="train")
+    rng = np.random.default_rng(0)
+    observation, _ = env.reset(seed=0)
+    seen = []
+    for _ in range(200):  # the walk measured_statistics takes with seed 0
+        seen.append(standardized(observation, stats)["acoustic"])
+        observation, _, terminated, truncated, _ = env.step(
+            int(rng.choice(np.flatnonzero(observation["action_mask"])))
+        )
+        if terminated or truncated:
+            observation, _ = env.reset()
+    varying = np.asarray(stats["leaves"]["acoustic"]["var"]) > 1e-6
+    assert varying.sum() > 100
+    np.testing.assert_allclose(np.mean(seen, 0)[varying], 0.0, atol=1e-6)
+    np.testing.assert_allclose(np.var(seen, 0)[varying], 1.0, atol=1e-3)
+    assert measured_statistics(PPOSettings(**onset, normalize_observation=False), steps=10) == {}
+    assert measured_statistics(PPOSettings(out=tmp_path, env_options=HEAR2ACT, **TINY), steps=10) == {}

@@ -138,19 +138,17 @@ def _real_observations(n_episodes: int = 3) -> list[dict[str, np.ndarray]]:
     return observations
 
 
-def test_the_rllib_module_is_the_sb3_policy(trained):
+def _assert_the_module_plays_as_the_agent(folder, flat_env, observations) -> None:
     """The checkpoint loads strictly into both networks, which then give the same masked action
-    distribution and values on real observations: same layer names, shapes, flattening, masking."""
+    distribution and values on ``observations``, the rllib one through ``flat_env``."""
     import torch
     from ray.rllib.core.columns import Columns
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from training.rllib_ppo import FlatFeatureEnv, MaskedActorCritic
+    from agents.ppo import standardized
+    from training.rllib_ppo import MaskedActorCritic
 
-    out, _ = trained
-    folder = out / "checkpoints" / "final"
     sb3 = PPOAgent.from_checkpoint(folder)
-    flat_env = FlatFeatureEnv({"env_id": "hear_gym/Hear2Act-v0", "access": "T", "env_options": HEAR2ACT})
     module = RLModuleSpec(
         module_class=MaskedActorCritic,
         observation_space=flat_env.observation_space,
@@ -158,21 +156,66 @@ def test_the_rllib_module_is_the_sb3_policy(trained):
         model_config={"net_arch": [64, 64]},
     ).build()
     module.load_state_dict(load_file(str(folder / WEIGHTS_FILE)), strict=True)
-    observations = _real_observations()
     flat = [flat_env.observation(obs) for obs in observations]
     batch = {Columns.OBS: {k: torch.as_tensor(np.stack([f[k] for f in flat])) for k in flat[0]}}
     logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
     rllib_probs = torch.softmax(logits.double(), dim=-1).numpy()
     sb3_probs = np.stack([sb3.probabilities(obs) for obs in observations])
-    assert np.any(np.stack([obs["action_mask"] for obs in observations]) == 0)  # masking is exercised
     np.testing.assert_allclose(rllib_probs, sb3_probs, atol=1e-6)
     with torch.no_grad():
         rllib_values = module.compute_values(batch).numpy()
         sb3_values = np.array(
-            [sb3.policy.predict_values(sb3.policy.obs_to_tensor(o)[0]).item() for o in observations]
+            [
+                sb3.policy.predict_values(
+                    sb3.policy.obs_to_tensor(standardized(o, sb3.normalization))[0]
+                ).item()
+                for o in observations
+            ]
         )
     np.testing.assert_allclose(rllib_values, sb3_values, atol=1e-5)
-    flat_env.close()
+
+
+def test_the_rllib_module_is_the_sb3_policy(trained):
+    """Same layer names, shapes, flattening and masking as SB3's policy."""
+    from training.rllib_ppo import FlatFeatureEnv
+
+    out, _ = trained
+    config = {"env_id": "hear_gym/Hear2Act-v0", "access": "T", "env_options": HEAR2ACT, "normalization": {}}
+    observations = _real_observations()
+    assert np.any(np.stack([obs["action_mask"] for obs in observations]) == 0)  # masking is exercised
+    with FlatFeatureEnv(config) as flat_env:
+        _assert_the_module_plays_as_the_agent(out / "checkpoints" / "final", flat_env, observations)
+
+
+def test_measured_leaves_are_standardized_as_the_checkpoint_says(local_ray, tmp_path):
+    """An observation with a measured leaf (Onset's acoustic features) trains standardized by
+    ``measured_statistics``; the checkpoint records those statistics, and the agent that
+    standardizes by them plays as the rllib module on the env's standardized observations."""
+    from training.ppo import measured_statistics
+    from training.rllib_ppo import FlatFeatureEnv
+
+    onset = dict(env_id="hear_gym/Onset-v0", access="A", **{**TINY, "total_steps": 128})
+    settings = PPOSettings(out=tmp_path / "onset", **onset)
+    train(settings)
+    folder = settings.out / "checkpoints" / "final"
+    recorded = read_config(folder)["observation_normalization"]
+    assert recorded == json.loads(json.dumps(measured_statistics(settings)))
+    assert set(recorded["leaves"]) == {"acoustic"}
+    config = {"env_id": "hear_gym/Onset-v0", "access": "A", "env_options": {}, "normalization": recorded}
+    with FlatFeatureEnv(config) as flat_env:
+        observations, rng = [], np.random.default_rng(0)
+        observation, _ = flat_env.env.reset(seed=0)
+        for _ in range(40):
+            observations.append(observation)
+            action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+            observation, _, terminated, truncated, _ = flat_env.env.step(action)
+            if terminated or truncated:
+                observation, _ = flat_env.env.reset()
+        assert flat_env.observation_space.contains(flat_env.observation(observations[-1]))
+        _assert_the_module_plays_as_the_agent(folder, flat_env, observations)
+    unnormalized = PPOSettings(out=tmp_path / "raw", normalize_observation=False, **onset)
+    train(unnormalized)
+    assert read_config(unnormalized.out / "checkpoints" / "final")["observation_normalization"] == {}
 
 
 def test_same_seed_gives_the_same_curve_and_weights(trained, tmp_path):
