@@ -16,6 +16,8 @@ minus the head's (speaker and room *change*), the tail's own features, and the p
 
 from __future__ import annotations
 
+import functools
+
 import librosa
 import numpy as np
 
@@ -75,10 +77,17 @@ def split_at_longest_pause(wave: np.ndarray) -> tuple[np.ndarray, np.ndarray, fl
     )
 
 
+@functools.cache
+def _mel_basis() -> np.ndarray:
+    return librosa.filters.mel(sr=SAMPLE_RATE, n_fft=512)
+
+
 def segment_features(segment: np.ndarray) -> np.ndarray:
     x = np.asarray(segment, dtype=np.float32)
-    mfcc = librosa.feature.mfcc(y=x, sr=SAMPLE_RATE, n_mfcc=N_MFCC, n_fft=512, hop_length=FRAME)
     power = np.abs(librosa.stft(x, n_fft=512, hop_length=FRAME)) ** 2
+    # librosa.feature.mfcc(y=...) computes this same mel spectrogram through np.einsum, which
+    # is over ten times slower here than the matrix product (the result is bit-identical)
+    mfcc = librosa.feature.mfcc(S=librosa.power_to_db(_mel_basis() @ power), n_mfcc=N_MFCC)
     freqs = librosa.fft_frequencies(sr=SAMPLE_RATE, n_fft=512)
     spectrum = power.sum(axis=1)
     centroid = float((freqs * spectrum).sum() / (spectrum.sum() + 1e-12))
