@@ -120,17 +120,6 @@ def studies(steps: int, seeds: int, render_cache: Path, option_seeds: int | None
     return runs
 
 
-def one_thread_each() -> None:
-    """Each training worker computes on one thread. With ``--workers`` processes on as many
-    cores, BLAS's and torch's own thread pools oversubscribe them: a 128x257 float32 product (a
-    mel spectrogram) then took 23 ms instead of 0.12 ms on the 2-core machine."""
-    import threadpoolctl
-    import torch
-
-    threadpoolctl.threadpool_limits(1)
-    torch.set_num_threads(1)
-
-
 def train_one(run: dict, root: Path) -> dict:
     out = root / run["study"] / run["name"]
     result = train(PPOSettings(out=out, wandb_project=None, progress=False, **run["settings"]))
@@ -292,7 +281,7 @@ def main() -> dict:
     root = OUT / "ppo_curves"
     runs = studies(args.steps, args.seeds, root / "render_cache", args.option_seeds)
     runs = [r for r in runs if args.only in (None, r["study"])]
-    with ProcessPoolExecutor(args.workers, initializer=one_thread_each) as pool:
+    with ProcessPoolExecutor(args.workers) as pool:
         trained = list(pool.map(train_one, runs, [root] * len(runs)))
     console = Console()
     report = {}

@@ -354,3 +354,16 @@ def test_measured_statistics_are_seeded_and_standardize_what_they_measured(tmp_p
     np.testing.assert_allclose(np.var(seen, 0)[varying], 1.0, atol=1e-3)
     assert measured_statistics(PPOSettings(**onset, normalize_observation=False), steps=10) == {}
     assert measured_statistics(PPOSettings(out=tmp_path, env_options=HEAR2ACT, **TINY), steps=10) == {}
+
+
+def test_training_computes_on_one_thread_and_restores_the_pools():
+    import threadpoolctl
+    import torch
+
+    from training.ppo import one_compute_thread
+
+    before_torch, before_pools = torch.get_num_threads(), threadpoolctl.threadpool_info()
+    with one_compute_thread():
+        assert torch.get_num_threads() == 1
+        assert all(pool["num_threads"] == 1 for pool in threadpoolctl.threadpool_info())
+    assert torch.get_num_threads() == before_torch and threadpoolctl.threadpool_info() == before_pools
