@@ -367,3 +367,10 @@ def test_training_computes_on_one_thread_and_restores_the_pools():
         assert torch.get_num_threads() == 1
         assert all(pool["num_threads"] == 1 for pool in threadpoolctl.threadpool_info())
     assert torch.get_num_threads() == before_torch and threadpoolctl.threadpool_info() == before_pools
+
+
+def test_subprocess_envs_train_as_in_process_envs(trained, tmp_path):
+    first, _ = trained
+    subproc = tmp_path / "subproc"
+    train(PPOSettings(out=subproc, env_options=HEAR2ACT, **{**TINY, "vec_env": "subproc"}))
+    assert _curve(subproc) == _curve(first)
