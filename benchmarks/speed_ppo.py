@@ -12,10 +12,14 @@ interleaved passes each):
     feature envs stepped with random valid actions (no learning), as a ratio, under T (text
     features, microseconds a step) and A+T (each new user turn rendered and measured). Every
     measurement runs in a fresh process, so no side starts with a warm render cache.
+  * MaskablePPO on Hear2Act A+T with torch's and BLAS's default thread pools vs on one thread
+    (``training.ppo.one_compute_thread``, as ``hear-gym train ppo`` runs), each in a fresh
+    process: the pools contend with the audio measurements between torch calls.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import multiprocessing
@@ -34,11 +38,12 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import hear_gym  # noqa: F401
 from hear_gym.wrappers.episode_record import MoveEpisodeRecord
-from training.ppo import silent_logger
+from training.ppo import one_compute_thread, silent_logger
 
 OUT = Path(__file__).parent / "out"
 TRAIN_STEPS = 4_096
 VEC_STEPS = {"T": 4_000, "A+T": 400}
+THREAD_STEPS = 2_048
 REPEATS = 3
 PPO_KWARGS = dict(n_steps=128, batch_size=128, n_epochs=4, seed=0, device="cpu", verbose=0)
 POLICY = {"net_arch": [64, 64]}
@@ -95,6 +100,20 @@ def train_seconds(name: str) -> tuple[float, float]:
     return wall, clock[0]
 
 
+def a_t_training_seconds(one_thread: bool) -> float:
+    """Wall seconds of ``THREAD_STEPS`` MaskablePPO steps on Hear2Act A+T (4 envs in one
+    process), with the default thread pools or on one thread."""
+    envs = DummyVecEnv([functools.partial(hear2act_env, None, "A+T")] * 4)
+    model = MaskablePPO("MultiInputPolicy", envs, policy_kwargs=POLICY, **PPO_KWARGS)
+    model.set_logger(silent_logger())
+    with one_compute_thread() if one_thread else contextlib.nullcontext():
+        start = time.perf_counter()
+        model.learn(THREAD_STEPS)
+        wall = time.perf_counter() - start
+    envs.close()
+    return wall
+
+
 def vec_steps_per_second(kind: str, access: str) -> float:
     build = functools.partial(hear2act_env, None, access)
     envs = (SubprocVecEnv if kind == "subproc" else DummyVecEnv)([build] * 2)
@@ -119,6 +138,7 @@ def in_fresh_process(function, *args):
 def main() -> dict:
     best: dict[str, tuple[float, float]] = {}
     vec: dict[tuple[str, str], float] = {}
+    threads: dict[bool, float] = {}  # one thread? -> best wall seconds
     for _ in range(REPEATS):  # interleaved, so drifts in machine speed hit both sides
         for name in ("cartpole", "hear2act", "hear2act_masked"):
             wall, inside = train_seconds(name)
@@ -128,6 +148,9 @@ def main() -> dict:
             for kind in ("dummy", "subproc"):
                 rate = in_fresh_process(vec_steps_per_second, kind, access)
                 vec[kind, access] = max(vec.get((kind, access), 0.0), rate)
+        for one_thread in (False, True):
+            wall = in_fresh_process(a_t_training_seconds, one_thread)
+            threads[one_thread] = min(threads.get(one_thread, wall), wall)
     result = {
         "train_steps": TRAIN_STEPS,
         "cartpole_steps_per_s": TRAIN_STEPS / best["cartpole"][0],
@@ -143,6 +166,11 @@ def main() -> dict:
                 "2_vs_1_ratio": vec["subproc", access] / vec["dummy", access],
             }
             for access in VEC_STEPS
+        },
+        "a_t_maskable_steps_per_s": {
+            "default_threads": THREAD_STEPS / threads[False],
+            "one_thread": THREAD_STEPS / threads[True],
+            "one_vs_default_ratio": threads[False] / threads[True],
         },
     }
     table = Table("measure", "value", title=f"PPO speed (best of {REPEATS}, {TRAIN_STEPS} steps each)")
@@ -160,6 +188,10 @@ def main() -> dict:
             f"vectorized steps/s, {access}, 2 envs in 2 processes", f"{row['2_process_steps_per_s']:.0f}"
         )
         table.add_row(f"2-process / 1-process, {access}", f"{row['2_vs_1_ratio']:.2f}x")
+    rates = result["a_t_maskable_steps_per_s"]
+    table.add_row("MaskablePPO steps/s, A+T, default thread pools", f"{rates['default_threads']:.0f}")
+    table.add_row("MaskablePPO steps/s, A+T, one thread", f"{rates['one_thread']:.0f}")
+    table.add_row("one thread / default pools, A+T", f"{rates['one_vs_default_ratio']:.2f}x")
     Console().print(table)
     OUT.mkdir(exist_ok=True)
     (OUT / "speed_ppo.json").write_text(json.dumps(result, indent=2))
