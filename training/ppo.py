@@ -3,7 +3,7 @@
 1. ``PPOSettings``: the env (id, access condition, ``gym.make`` options), PPO's hyperparameters,
    the seed, how often to evaluate, where to write, and the backend that trains: ``sb3`` (this
    file, one machine) or ``rllib`` (``training.rllib_ppo``, Ray RLlib, one machine or a cluster).
-2. ``make_vec_env``: ``n_envs`` copies of the env's feature observation on its training split,
+2. ``make_vec_env`` (``training.ppo_envs``): ``n_envs`` copies of the env's feature observation on its training split,
    in one process (``DummyVecEnv``) or one process each (``SubprocVecEnv``). Each env keeps its
    finished episode record under ``info[RECORD_KEY]``; SB3's ``Monitor`` then writes its own
    ``info["episode"]`` (return and length, for SB3's ``ep_rew_mean``).
@@ -36,28 +36,26 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecNormalize
 
-from agents.ppo import DEFAULT_POLICY, POLICIES, save_policy
+from agents.ppo import DEFAULT_POLICY, POLICIES, load_policy, read_config, save_policy
 from hear_gym.core.registry import family
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
-from hear_gym.wrappers.episode_record import EPISODE_RECORD_KEY, MoveEpisodeRecord
 from training.ppo_curve import CURVE_FILE, TrainingCurve, checkpoint_meta, episode_scalars
+from training.ppo_envs import (
+    RECORD_KEY,
+    VEC_ENVS,
+    make_training_env,
+    make_vec_env,
+    measured_leaves,
+    normalization_stats,
+)
 
-RECORD_KEY = EPISODE_RECORD_KEY
-VEC_ENVS = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
 SETTINGS_FILE = "settings.json"
-UNBOUNDED = 1e4  # the feature observations bound leaves of raw measurements by +-1e4
-CLIP_OBS = 10.0  # standardized measurements are clipped to +-10 (VecNormalize's default)
-EPSILON = 1e-8  # added to the variance before its square root (VecNormalize's default)
-STATS_STEPS = 2_048  # env steps that measure the rllib backend's fixed standardization
 
 
 @dataclass
@@ -92,6 +90,9 @@ class PPOSettings:
     # ones, measured_statistics). Raw prosody mixes scales (energy near
     # 64 dB, pause ratio near 0.1) that saturate the tanh layers of a small policy
     normalize_observation: bool = True
+    # sb3: a checkpoint folder (agents.ppo) whose weights the policy starts from, e.g. to fine-tune
+    # under another reward; its standardization statistics stay fixed (the weights expect them)
+    init_from: str | None = None
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -132,6 +133,39 @@ class PPOSettings:
             with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
                 POLICIES[self.policy]().check_spaces(env.observation_space, env.action_space)
 
+        if self.init_from is not None:
+            self._check_init_from()
+
+    def _check_init_from(self) -> None:
+        self.init_from = str(self.init_from)
+        if self.backend != "sb3":
+            raise ValueError(f"init_from needs backend 'sb3', not {self.backend!r}")
+        config = read_config(Path(self.init_from))
+        theirs = {
+            "env_id": config.get("env_id"),
+            "access": config.get("access"),
+            "policy": config.get("policy", DEFAULT_POLICY),
+            "net_arch": config.get("net_arch"),
+        }
+        mine = {
+            "env_id": self.env_id,
+            "access": self.access,
+            "policy": self.policy,
+            "net_arch": list(self.net_arch),
+        }
+        for key in theirs:
+            if theirs[key] != mine[key]:
+                raise ValueError(
+                    f"init_from {self.init_from}: its {key} is {theirs[key]!r}, not {mine[key]!r}"
+                )
+        with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
+            standardizes = self.normalize_observation and bool(measured_leaves(env.observation_space))
+        if standardizes != bool(config.get("observation_normalization")):
+            raise ValueError(
+                f"init_from {self.init_from} was trained {'with' if not standardizes else 'without'} "
+                "standardized measured leaves: set normalize_observation to match"
+            )
+
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "out": str(self.out), "net_arch": list(self.net_arch)}
 
@@ -139,84 +173,7 @@ class PPOSettings:
         return {**self.env_options, **self.train_env_options}
 
 
-# -- 2. vectorized envs ----------------------------------------------------------------------
-def make_training_env(env_id: str, access: str, env_options: dict[str, Any]) -> gym.Env:
-    env = gym.make(
-        env_id, access=access, observation="features", split="train", disable_env_checker=True, **env_options
-    )
-    return Monitor(MoveEpisodeRecord(env, RECORD_KEY))
-
-
-def measured_leaves(space: gym.spaces.Dict) -> list[str]:
-    """Leaves of raw measurements in physical units (semitones, dB, seconds): the Boxes a feature
-    observation leaves unbounded both ways."""
-    return [
-        key
-        for key, leaf in space.spaces.items()
-        if np.all(leaf.low <= -UNBOUNDED) and np.all(leaf.high >= UNBOUNDED)
-    ]
-
-
-def make_vec_env(settings: PPOSettings):
-    """The training envs; with ``normalize_observation``, under a ``VecNormalize`` that
-    standardizes the measured leaves (rewards stay as the env gives them)."""
-    build = functools.partial(
-        make_training_env, settings.env_id, settings.access, settings.training_env_options()
-    )
-    if settings.vec_env == "subproc":
-        build = functools.partial(_in_one_thread, build)
-    envs = VEC_ENVS[settings.vec_env]([build] * settings.n_envs)
-    measured = measured_leaves(envs.observation_space)
-    if not (settings.normalize_observation and measured):
-        return envs
-    return VecNormalize(
-        envs,
-        norm_obs_keys=measured,
-        norm_reward=False,
-        clip_obs=CLIP_OBS,
-        epsilon=EPSILON,
-        gamma=settings.gamma,
-    )
-
-
-def normalization_stats(envs: VecNormalize | None) -> dict[str, Any]:
-    """The ``observation_normalization`` a checkpoint records (``agents.ppo``): ``{}`` without a
-    ``VecNormalize``, else its clip, epsilon and each standardized leaf's running mean and
-    variance."""
-    if envs is None:
-        return {}
-    leaves = {key: {"mean": rms.mean.tolist(), "var": rms.var.tolist()} for key, rms in envs.obs_rms.items()}
-    return {"clip": float(envs.clip_obs), "epsilon": float(envs.epsilon), "leaves": leaves}
-
-
-def measured_statistics(settings: PPOSettings, steps: int = STATS_STEPS) -> dict[str, Any]:
-    """A fixed ``observation_normalization`` (``normalization_stats``' format): each measured
-    leaf's mean and variance over ``steps`` steps of one training env under a uniformly random
-    valid action, seeded by ``settings.seed``. The rllib backend standardizes with it for the
-    whole run, so every env runner, on any machine, standardizes alike without synchronizing
-    running statistics. ``{}`` without measured leaves or with ``normalize_observation`` off."""
-    with make_training_env(settings.env_id, settings.access, settings.training_env_options()) as env:
-        measured = measured_leaves(env.observation_space)
-        if not (settings.normalize_observation and measured):
-            return {}
-        rng = np.random.default_rng(settings.seed)
-        seen: dict[str, list[np.ndarray]] = {key: [] for key in measured}
-        observation, _ = env.reset(seed=settings.seed)
-        for _ in range(steps):
-            for key in measured:
-                seen[key].append(np.asarray(observation[key], dtype=np.float64))
-            action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
-            observation, _, terminated, truncated, _ = env.step(action)
-            if terminated or truncated:
-                observation, _ = env.reset()
-    leaves = {
-        key: {"mean": np.mean(rows, 0).tolist(), "var": np.var(rows, 0).tolist()}
-        for key, rows in seen.items()
-    }
-    return {"clip": CLIP_OBS, "epsilon": EPSILON, "leaves": leaves}
-
-
-# -- 4. the sb3 backend (3. is training.ppo_curve) ------------------------------------------
+# -- 4. the sb3 backend (2. is training.ppo_envs, 3. training.ppo_curve) ------------------------------------------
 class SB3Log(BaseCallback):
     """Feeds the curve from SB3's hooks: finished episodes and due evaluations after every env
     step, the ``train`` row at the end of every rollout."""
@@ -244,6 +201,20 @@ def save_checkpoint(model: MaskablePPO, settings: PPOSettings, folder: Path, ste
     return save_policy(model.policy.state_dict(), model.observation_space, model.action_space.n, folder, meta)
 
 
+def start_from(model: MaskablePPO, folder: Path) -> None:
+    """``model``'s policy takes the weights of the checkpoint at ``folder`` (checked against the
+    settings by ``PPOSettings``); its ``VecNormalize``, if any, takes the checkpoint's statistics
+    and stops updating them."""
+    policy, config = load_policy(folder)
+    model.policy.load_state_dict(policy.state_dict())
+    envs = model.get_vec_normalize_env()
+    if envs is not None:
+        for key, stats in config["observation_normalization"]["leaves"].items():
+            envs.obs_rms[key].mean = np.asarray(stats["mean"], dtype=np.float64)
+            envs.obs_rms[key].var = np.asarray(stats["var"], dtype=np.float64)
+        envs.training = False
+
+
 def silent_logger() -> Logger:
     """SB3's logger with no outputs: its default makes an empty folder in the temp dir per run,
     and the curve (``TrainingCurve``) is this trainer's log."""
@@ -268,6 +239,8 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
         verbose=0,
     )
     model.set_logger(silent_logger())
+    if settings.init_from is not None:
+        start_from(model, Path(settings.init_from))
     curve = TrainingCurve(settings, functools.partial(save_checkpoint, model, settings), wandb_run)
     try:
         model.learn(
@@ -364,14 +337,6 @@ def one_compute_thread() -> Iterator[None]:
             yield
     finally:
         torch.set_num_threads(before)
-
-
-def _in_one_thread(build: Callable[[], gym.Env]) -> gym.Env:
-    """A SubprocVecEnv worker's env, the worker process computing on one thread for good."""
-    import threadpoolctl
-
-    threadpoolctl.threadpool_limits(1)
-    return build()
 
 
 def train(settings: PPOSettings) -> dict[str, Any]:

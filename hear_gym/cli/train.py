@@ -117,6 +117,13 @@ def train_ppo_command(
             "measured over 2,048 random-action steps before training."
         ),
     ] = True,
+    init_from: Annotated[
+        Path | None,
+        typer.Option(
+            help="Start from this PPO checkpoint's weights (sb3; same env, access, policy and "
+            "net arch), e.g. to fine-tune under another reward; its standardization stays fixed."
+        ),
+    ] = None,
     seed: SeedOption = 0,
     eval_every: Annotated[
         int, typer.Option(min=0, help="Evaluate a checkpoint every N steps (0: at the end only).")
@@ -155,6 +162,7 @@ def train_ppo_command(
             net_arch=_net_arch(net_arch),
             policy=policy,
             normalize_observation=normalize_observation,
+            init_from=None if init_from is None else str(init_from),
             seed=seed,
             eval_every=eval_every,
             eval_split=eval_split,

@@ -189,8 +189,8 @@ def test_a_finished_run_is_reused_and_a_different_one_never_overwritten(trained)
 
 def test_train_env_options_reach_the_training_envs_only(tmp_path):
     """Twin users are resampled in training; the held-out evaluation plays the bank's users."""
-    from training.ppo import make_vec_env
     from training.ppo_curve import evaluation_config
+    from training.ppo_envs import make_vec_env
 
     settings = PPOSettings(
         out=tmp_path, env_options=HEAR2ACT, train_env_options={"hidden_users": "resample"}, **TINY
@@ -271,7 +271,7 @@ def test_trains_on_the_onset_family_too(tmp_path):
 def test_measured_leaves_are_the_unbounded_audio_measurements():
     import gymnasium as gym
 
-    from training.ppo import measured_leaves
+    from training.ppo_envs import measured_leaves
 
     def leaves(env_id, access, **options):
         env = gym.make(env_id, access=access, observation="features", **options)
@@ -284,7 +284,7 @@ def test_measured_leaves_are_the_unbounded_audio_measurements():
 
 def test_the_agent_standardizes_as_vec_normalize_does(tmp_path):
     from agents.ppo import standardized
-    from training.ppo import make_vec_env, normalization_stats
+    from training.ppo_envs import make_vec_env, normalization_stats
 
     settings = PPOSettings(out=tmp_path, env_id="hear_gym/Onset-v0", access="A", **TINY)
     envs = make_vec_env(settings)
@@ -330,7 +330,7 @@ def test_measured_statistics_are_seeded_and_standardize_what_they_measured(tmp_p
     import gymnasium as gym
 
     from agents.ppo import standardized
-    from training.ppo import EPSILON, measured_statistics
+    from training.ppo_envs import EPSILON, measured_statistics
 
     onset = dict(out=tmp_path, env_id="hear_gym/Onset-v0", access="A", wandb_project=None)
     stats = measured_statistics(PPOSettings(**onset), steps=200)
@@ -374,3 +374,44 @@ def test_subprocess_envs_train_as_in_process_envs(trained, tmp_path):
     subproc = tmp_path / "subproc"
     train(PPOSettings(out=subproc, env_options=HEAR2ACT, **{**TINY, "vec_env": "subproc"}))
     assert _curve(subproc) == _curve(first)
+
+
+def test_init_from_starts_at_the_checkpoint_weights(trained, tmp_path):
+    """With a zero learning rate the fine-tuned policy ends where it started: at the weights of
+    the checkpoint it was initialised from (under another turn cost: the reward may differ)."""
+    first, _ = trained
+    checkpoint = first / "checkpoints" / "final"
+    tuned = tmp_path / "tuned"
+    options = {**HEAR2ACT, "turn_cost": 0.1}
+    train(PPOSettings(out=tuned, env_options=options, init_from=checkpoint, learning_rate=0.0, **TINY))
+    a, b = _weights(first), _weights(tuned)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
+    assert json.loads((tuned / "settings.json").read_text())["init_from"] == str(checkpoint)
+
+
+def test_init_from_keeps_the_checkpoint_standardization(tmp_path):
+    onset = dict(env_id="hear_gym/Onset-v0", access="A", **{**TINY, "total_steps": 128})
+    train(PPOSettings(out=tmp_path / "first", **onset))
+    checkpoint = tmp_path / "first" / "checkpoints" / "final"
+    train(PPOSettings(out=tmp_path / "tuned", init_from=checkpoint, **onset))
+    before = read_config(checkpoint)["observation_normalization"]
+    assert read_config(tmp_path / "tuned" / "checkpoints" / "final")["observation_normalization"] == before
+    with pytest.raises(ValueError, match="trained with standardized measured leaves"):
+        PPOSettings(out=tmp_path / "x", init_from=checkpoint, normalize_observation=False, **onset)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"access": "T+S"}, "its access is 'T', not 'T\\+S'"),
+        ({"net_arch": (32,)}, "its net_arch"),
+        ({"policy": "per_option"}, "its policy is 'mlp'"),
+        ({"backend": "rllib"}, "init_from needs backend 'sb3'"),
+    ],
+)
+def test_init_from_a_checkpoint_that_does_not_fit_is_refused(trained, tmp_path, kwargs, match):
+    checkpoint = trained[0] / "checkpoints" / "final"
+    with pytest.raises(ValueError, match=match):
+        PPOSettings(out=tmp_path / "x", env_options=HEAR2ACT, init_from=checkpoint, **{**TINY, **kwargs})
+    with pytest.raises(ValueError, match="is not a PPO checkpoint"):
+        PPOSettings(out=tmp_path / "x", env_options=HEAR2ACT, init_from=tmp_path, **TINY)

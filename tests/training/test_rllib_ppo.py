@@ -191,7 +191,7 @@ def test_measured_leaves_are_standardized_as_the_checkpoint_says(local_ray, tmp_
     """An observation with a measured leaf (Onset's acoustic features) trains standardized by
     ``measured_statistics``; the checkpoint records those statistics, and the agent that
     standardizes by them plays as the rllib module on the env's standardized observations."""
-    from training.ppo import measured_statistics
+    from training.ppo_envs import measured_statistics
     from training.rllib_ppo import FlatFeatureEnv
 
     onset = dict(env_id="hear_gym/Onset-v0", access="A", **{**TINY, "total_steps": 128})
