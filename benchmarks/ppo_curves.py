@@ -13,7 +13,9 @@ trained on the training split and evaluated on held-out test episodes through th
   only); one control run per seed trains the T policy on the bank's own users (``ppo-T-bank``)
   to show what that costs on held-out scenarios.
 * Hear2Act under prosody with a turn cost three times higher (``hear2act-prosody-cost0.15``,
-  ``per_option`` only): blanket asking loses more there, so listening has more to win.
+  ``per_option`` only): blanket asking loses more there, so listening has more to win. Trained
+  from scratch (``-opt``) and fine-tuned from the prosody study's checkpoint of the same seed
+  (``-opt-tuned``, ``--init-from``).
 * VoiceGate (speaker-switch items): PPO on audio features (A+T) vs text features (T): switch mute
   and false execution.
 
@@ -64,6 +66,7 @@ TURN_COSTS = {"hear2act-prosody": TURN_COST, "hear2act-explicit": TURN_COST, COS
 TWINS = {"hidden_users": "resample"}  # Hear2Act training envs only
 BANK_TAG = "-bank"  # the control trained on the bank's own users
 OPTION_TAG = "-opt"  # the per_option policy (agents.hear2act.option_policy)
+TUNED_TAG = "-opt-tuned"  # per_option, fine-tuned from the prosody study's checkpoint of its seed
 # Each checkpoint plays twice: sampling its actions as in training (cell ``NAME``) and taking the
 # most likely action as SB3's evaluate_policy does (cell ``NAME-greedy``).
 GREEDY_TAG = "-greedy"
@@ -71,11 +74,12 @@ PLAYERS = {"": PPOAgent, GREEDY_TAG: GreedyPPOAgent}
 HYPER = dict(n_envs=8, n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, ent_coef=0.01)
 
 
-def studies(steps: int, seeds: int, render_cache: Path, option_seeds: int | None = None) -> list[dict]:
+def studies(steps: int, seeds: int, root: Path, option_seeds: int | None = None) -> list[dict]:
     """Every training run (study, name, PPOSettings kwargs), the headline study first. Audio runs
     share one on-disk render cache, so each utterance is synthesized once for all of them. The
     per_option runs take ``option_seeds`` seeds (default: ``seeds``)."""
     runs = []
+    render_cache = root / "render_cache"
 
     def add(
         study: str,
@@ -108,6 +112,7 @@ def studies(steps: int, seeds: int, render_cache: Path, option_seeds: int | None
     for access in ("A+T", "T"):
         costly = {"feedback": "prosody", "turn_cost": HIGH_TURN_COST}
         add(COSTLY, HEAR2ACT, access, costly, TWINS, OPTION_TAG, n_seeds, policy="per_option")
+        add(COSTLY, HEAR2ACT, access, costly, TWINS, TUNED_TAG, n_seeds, policy="per_option")
     for access in ("A+T", "T"):
         add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"}, {})
     for access in ("A+T", "T"):
@@ -117,6 +122,9 @@ def studies(steps: int, seeds: int, render_cache: Path, option_seeds: int | None
         add("hear2act-explicit", HEAR2ACT, access, explicit, TWINS, OPTION_TAG, n_seeds, policy="per_option")
     for run in runs:
         run["settings"].update(HYPER, total_steps=steps, eval_every=max(steps // 4, 1), eval_limit=48)
+        if TUNED_TAG in run["name"]:  # starts from the same seed's turn-cost-0.05 checkpoint
+            start = run["name"].replace(TUNED_TAG, OPTION_TAG)
+            run["settings"]["init_from"] = str(root / "hear2act-prosody" / start / "checkpoints" / "final")
     return runs
 
 
@@ -161,8 +169,8 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
     return evaluate(root / study / "paired_eval", config, agents, progress=False)
 
 
-def audio_vs_transcript(study_dir: Path, members: list[dict], policy: str, tag: str = "") -> dict:
-    """Hear2Act, for one policy network played one way (``tag``: a key of ``PLAYERS``): the
+def audio_vs_transcript(study_dir: Path, members: list[dict], variant: str, tag: str = "") -> dict:
+    """Hear2Act, for one ``variant_of`` run played one way (``tag``: a key of ``PLAYERS``): the
     seed-averaged A+T policy minus the seed-averaged T policy (twin users), paired by scenario
     (return and 1st%), and each policy's return as a share of state_aware@T+S's."""
     from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
@@ -174,7 +182,7 @@ def audio_vs_transcript(study_dir: Path, members: list[dict], policy: str, tag: 
     by_agent: dict[str, list] = {}
     for record in records:
         by_agent.setdefault(record["agent"], []).append(record)
-    twins = [r for r in members if policy_of(r) == policy and BANK_TAG not in r["name"]]
+    twins = [r for r in members if variant_of(r) == variant and BANK_TAG not in r["name"]]
     audio = [r["name"] + tag for r in twins if r["settings"]["access"] == "A+T"]
     text = [r["name"] + tag for r in twins if r["settings"]["access"] == "T"]
     out = {}
@@ -191,8 +199,10 @@ def audio_vs_transcript(study_dir: Path, members: list[dict], policy: str, tag: 
     return out
 
 
-def policy_of(run: dict) -> str:
-    return run["settings"].get("policy", DEFAULT_POLICY)
+def variant_of(run: dict) -> str:
+    """The policy network, and whether it was fine-tuned from a checkpoint."""
+    policy = run["settings"].get("policy", DEFAULT_POLICY)
+    return f"{policy}, fine-tuned" if run["settings"].get("init_from") else policy
 
 
 def assent_responses(study_dir: Path) -> dict[str, dict]:
@@ -279,10 +289,16 @@ def main() -> dict:
     parser.add_argument("--only", default=None, help="Run one study (hear2act-prosody, ...).")
     args = parser.parse_args()
     root = OUT / "ppo_curves"
-    runs = studies(args.steps, args.seeds, root / "render_cache", args.option_seeds)
+    runs = studies(args.steps, args.seeds, root, args.option_seeds)
     runs = [r for r in runs if args.only in (None, r["study"])]
+    trained = []
     with ProcessPoolExecutor(args.workers) as pool:
-        trained = list(pool.map(train_one, runs, [root] * len(runs)))
+        # fine-tuned runs after the rest: they start from checkpoints of the first wave
+        for wave in (
+            [r for r in runs if TUNED_TAG not in r["name"]],
+            [r for r in runs if TUNED_TAG in r["name"]],
+        ):
+            trained += list(pool.map(train_one, wave, [root] * len(wave)))
     console = Console()
     report = {}
     for study in sorted({r["study"] for r in trained}):
@@ -308,11 +324,11 @@ def main() -> dict:
                 listening = assent_responses(root / study)
                 console.print(listening_table(study, listening))
             contrast = {}
-            for policy, (tag, player) in itertools.product(
-                sorted({policy_of(r) for r in members}), PLAYERS.items()
+            for variant, (tag, player) in itertools.product(
+                sorted({variant_of(r) for r in members}), PLAYERS.items()
             ):
-                key = f"{policy}, {player.__name__}"
-                contrast[key] = audio_vs_transcript(root / study, members, policy, tag)
+                key = f"{variant}, {player.__name__}"
+                contrast[key] = audio_vs_transcript(root / study, members, variant, tag)
                 summary = Table("measure", "point [95% CI]", title=f"{study}, {key}: audio vs transcript")
                 for name, value in contrast[key].items():
                     text = (
