@@ -415,3 +415,11 @@ def test_init_from_a_checkpoint_that_does_not_fit_is_refused(trained, tmp_path, 
         PPOSettings(out=tmp_path / "x", env_options=HEAR2ACT, init_from=checkpoint, **{**TINY, **kwargs})
     with pytest.raises(ValueError, match="is not a PPO checkpoint"):
         PPOSettings(out=tmp_path / "x", env_options=HEAR2ACT, init_from=tmp_path, **TINY)
+
+
+def test_cli_refuses_an_init_from_that_is_no_checkpoint(tmp_path):
+    out = tmp_path / "run"
+    args = ["train", "ppo", "--out", str(out), "--option", "feedback=prosody", "--init-from", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0 and "is not a PPO checkpoint" in result.output
+    assert not out.exists()
