@@ -3,8 +3,9 @@
 1. ``PPOSettings``: the env (id, access condition, ``gym.make`` options), PPO's hyperparameters,
    the seed, how often to evaluate, where to write, and the backend that trains: ``sb3`` (this
    file, one machine) or ``rllib`` (``training.rllib_ppo``, Ray RLlib, one machine or a cluster).
-2. ``make_vec_env`` (``training.ppo_envs``): ``n_envs`` copies of the env's feature observation on its training split,
-   in one process (``DummyVecEnv``) or one process each (``SubprocVecEnv``). Each env keeps its
+2. ``make_vec_env`` (``training.ppo_envs``): ``n_envs`` copies of the env's feature observation
+   on its training split, in one process (``DummyVecEnv``) or one process each
+   (``SubprocVecEnv``). Each env keeps its
    finished episode record under ``info[RECORD_KEY]``; SB3's ``Monitor`` then writes its own
    ``info["episode"]`` (return and length, for SB3's ``ep_rew_mean``).
 3. ``TrainingCurve`` (``training.ppo_curve``), which both backends write through: after every
@@ -132,7 +133,6 @@ class PPOSettings:
         if self.policy != DEFAULT_POLICY:
             with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
                 POLICIES[self.policy]().check_spaces(env.observation_space, env.action_space)
-
         if self.init_from is not None:
             self._check_init_from()
 
