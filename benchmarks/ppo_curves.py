@@ -209,8 +209,12 @@ def assent_responses(study_dir: Path) -> dict[str, dict]:
     """Does a policy listen? After a shared assent (the same words whatever the user feels), the
     share of replies that confirm, split by the user's hidden state at that assent: genuine or
     reluctant acceptance. A policy that hears the user confirms the first and not the second; one
-    that cannot (T) must show no gap, so a gap under T would mean a leak. Per agent: each rate and
-    the paired gap (genuine minus reluctant) with scenario-bootstrap CIs, and the assent counts."""
+    that cannot (T) can still read the difference off the dialogue: once the user has disclosed
+    every concern, an assent to an option that meets them is genuine. So the gap is also taken
+    over the assents heard while some concern was still undisclosed, where the words leave
+    genuine and reluctant alike; a T gap there would mean a leak. Per agent: each rate and the
+    paired gap (genuine minus reluctant) with scenario-bootstrap CIs, the same before full
+    disclosure, and the assent counts."""
     from hear_gym.eval.results import read_results
     from hear_gym.stats.bootstrap import RatioSums, contrast_ci, ratio_ci
 
@@ -218,22 +222,29 @@ def assent_responses(study_dir: Path) -> dict[str, dict]:
     scenarios = sorted({r["scenario_id"] for r in records})
     index = {scenario: i for i, scenario in enumerate(scenarios)}
     states = (ConcernState.GENUINE_ACCEPTANCE.value, ConcernState.RELUCTANT_ACCEPTANCE.value)
-    counts: dict[str, np.ndarray] = {}  # agent -> [state, (confirms, assents), scenario]
+    # agent -> [all assents / before full disclosure, state, (confirms, assents), scenario]
+    counts: dict[str, np.ndarray] = {}
     for record in records:
-        table = counts.setdefault(record["agent"], np.zeros((2, 2, len(scenarios))))
+        table = counts.setdefault(record["agent"], np.zeros((2, 2, 2, len(scenarios))))
         for heard, reply in itertools.pairwise(record["turns"]):
             if heard["reaction"] == ReactionKind.SHARED_ASSENT.value and reply["action"]:
                 state = states.index(heard["concern_state"])
-                table[state, 0, index[record["scenario_id"]]] += reply["action"]["kind"] == "confirm"
-                table[state, 1, index[record["scenario_id"]]] += 1
+                undisclosed = len(heard["disclosed"]) < len(record["hidden_concerns"])
+                for subset in (0, 1) if undisclosed else (0,):
+                    table[subset, state, 0, index[record["scenario_id"]]] += (
+                        reply["action"]["kind"] == "confirm"
+                    )
+                    table[subset, state, 1, index[record["scenario_id"]]] += 1
     out = {}
     for agent, table in counts.items():
-        genuine, reluctant = (RatioSums(table[i, 0], table[i, 1]) for i in range(2))
+        genuine, reluctant = (RatioSums(table[0, i, 0], table[0, i, 1]) for i in range(2))
+        early = [RatioSums(table[1, i, 0], table[1, i, 1]) for i in range(2)]
         out[agent] = {
             "confirm after genuine": ratio_ci(genuine).as_dict(),
             "confirm after reluctant": ratio_ci(reluctant).as_dict(),
             "gap": contrast_ci([(1, genuine), (-1, reluctant)]).as_dict(),
-            "assents": {"genuine": int(table[0, 1].sum()), "reluctant": int(table[1, 1].sum())},
+            "gap before full disclosure": contrast_ci([(1, early[0]), (-1, early[1])]).as_dict(),
+            "assents": {"genuine": int(table[0, 0, 1].sum()), "reluctant": int(table[0, 1, 1].sum())},
         }
     return out
 
@@ -244,6 +255,7 @@ def listening_table(study: str, responses: dict[str, dict]) -> Table:
         "confirm after genuine assent %",
         "confirm after reluctant assent %",
         "gap, points [95% CI]",
+        "gap before full disclosure",
         "assents (genuine / reluctant)",
         title=f"{study}: replies to a shared assent",
     )
@@ -254,6 +266,7 @@ def listening_table(study: str, responses: dict[str, dict]) -> Table:
             Estimate(**row["confirm after genuine"]).percent(),
             Estimate(**row["confirm after reluctant"]).percent(),
             Estimate(**row["gap"]).percent(signed=True),
+            Estimate(**row["gap before full disclosure"]).percent(signed=True),
             f"{assents['genuine']} / {assents['reluctant']}",
         )
     return table
