@@ -14,15 +14,20 @@ interleaved passes each):
     measurement runs in a fresh process, so no side starts with a warm render cache.
   * MaskablePPO on Hear2Act A+T with torch's and BLAS's default thread pools vs on one thread
     (``training.ppo.one_compute_thread``, as ``hear-gym train ppo`` runs), each in a fresh
-    process: the pools contend with the audio measurements between torch calls.
+    process over a warm render cache (as a run is after its first episodes; with a cold one,
+    speech synthesis dominates), one training alone and two side by side (each its own process;
+    steps/s per training): the pools contend with the audio measurements and with each other.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import multiprocessing
+import shutil
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -69,13 +74,14 @@ class StepClock(gym.Wrapper):
         return out
 
 
-def hear2act_env(clock: list[float] | None = None, access: str = "T") -> gym.Env:
+def hear2act_env(clock: list[float] | None = None, access: str = "T", **options) -> gym.Env:
     env = gym.make(
         "hear_gym/Hear2Act-v0",
         access=access,
         observation="features",
         feedback="prosody",
         disable_env_checker=True,
+        **options,
     )
     env = Monitor(MoveEpisodeRecord(env))  # as hear-gym train ppo runs it
     return StepClock(env, clock) if clock is not None else env
@@ -100,10 +106,11 @@ def train_seconds(name: str) -> tuple[float, float]:
     return wall, clock[0]
 
 
-def a_t_training_seconds(one_thread: bool) -> float:
+def a_t_training_seconds(one_thread: bool, render_cache: str) -> float:
     """Wall seconds of ``THREAD_STEPS`` MaskablePPO steps on Hear2Act A+T (4 envs in one
-    process), with the default thread pools or on one thread."""
-    envs = DummyVecEnv([functools.partial(hear2act_env, None, "A+T")] * 4)
+    process), with the default thread pools or on one thread; ``render_cache``: the on-disk
+    render cache, warm, as in a training run after its first episodes."""
+    envs = DummyVecEnv([functools.partial(hear2act_env, None, "A+T", audio_cache_dir=render_cache)] * 4)
     model = MaskablePPO("MultiInputPolicy", envs, policy_kwargs=POLICY, **PPO_KWARGS)
     model.set_logger(silent_logger())
     with one_compute_thread() if one_thread else contextlib.nullcontext():
@@ -131,14 +138,22 @@ def vec_steps_per_second(kind: str, access: str) -> float:
 
 
 def in_fresh_process(function, *args):
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(function, *args).result()
+    return in_fresh_processes(1, function, *args)[0]
+
+
+def in_fresh_processes(n: int, function, *args) -> list:
+    """``function(*args)`` in ``n`` fresh processes at once (2 on 2 cores: the machine is full,
+    as when two trainings run side by side)."""
+    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return [f.result() for f in [pool.submit(function, *args) for _ in range(n)]]
 
 
 def main() -> dict:
     best: dict[str, tuple[float, float]] = {}
     vec: dict[tuple[str, str], float] = {}
-    threads: dict[bool, float] = {}  # one thread? -> best wall seconds
+    threads: dict[tuple[bool, int], float] = {}  # (one thread?, trainings at once) -> best wall s
+    render_cache = tempfile.mkdtemp(prefix="hear_gym_speed_ppo_")
+    in_fresh_process(a_t_training_seconds, True, render_cache)  # warms the render cache
     for _ in range(REPEATS):  # interleaved, so drifts in machine speed hit both sides
         for name in ("cartpole", "hear2act", "hear2act_masked"):
             wall, inside = train_seconds(name)
@@ -148,9 +163,11 @@ def main() -> dict:
             for kind in ("dummy", "subproc"):
                 rate = in_fresh_process(vec_steps_per_second, kind, access)
                 vec[kind, access] = max(vec.get((kind, access), 0.0), rate)
-        for one_thread in (False, True):
-            wall = in_fresh_process(a_t_training_seconds, one_thread)
-            threads[one_thread] = min(threads.get(one_thread, wall), wall)
+        for one_thread, side_by_side in itertools.product((False, True), (1, 2)):
+            wall = max(in_fresh_processes(side_by_side, a_t_training_seconds, one_thread, render_cache))
+            key = (one_thread, side_by_side)
+            threads[key] = min(threads.get(key, wall), wall)
+    shutil.rmtree(render_cache)
     result = {
         "train_steps": TRAIN_STEPS,
         "cartpole_steps_per_s": TRAIN_STEPS / best["cartpole"][0],
@@ -168,9 +185,12 @@ def main() -> dict:
             for access in VEC_STEPS
         },
         "a_t_maskable_steps_per_s": {
-            "default_threads": THREAD_STEPS / threads[False],
-            "one_thread": THREAD_STEPS / threads[True],
-            "one_vs_default_ratio": threads[False] / threads[True],
+            f"{trainings}_at_once": {
+                "default_threads": THREAD_STEPS / threads[False, trainings],
+                "one_thread": THREAD_STEPS / threads[True, trainings],
+                "one_vs_default_ratio": threads[False, trainings] / threads[True, trainings],
+            }
+            for trainings in (1, 2)
         },
     }
     table = Table("measure", "value", title=f"PPO speed (best of {REPEATS}, {TRAIN_STEPS} steps each)")
@@ -188,10 +208,13 @@ def main() -> dict:
             f"vectorized steps/s, {access}, 2 envs in 2 processes", f"{row['2_process_steps_per_s']:.0f}"
         )
         table.add_row(f"2-process / 1-process, {access}", f"{row['2_vs_1_ratio']:.2f}x")
-    rates = result["a_t_maskable_steps_per_s"]
-    table.add_row("MaskablePPO steps/s, A+T, default thread pools", f"{rates['default_threads']:.0f}")
-    table.add_row("MaskablePPO steps/s, A+T, one thread", f"{rates['one_thread']:.0f}")
-    table.add_row("one thread / default pools, A+T", f"{rates['one_vs_default_ratio']:.2f}x")
+    for trainings, rates in result["a_t_maskable_steps_per_s"].items():
+        at_once = trainings.replace("_", " ")
+        table.add_row(
+            f"MaskablePPO steps/s, A+T, {at_once}, default pools", f"{rates['default_threads']:.0f}"
+        )
+        table.add_row(f"MaskablePPO steps/s, A+T, {at_once}, one thread", f"{rates['one_thread']:.0f}")
+        table.add_row(f"one thread / default pools, A+T, {at_once}", f"{rates['one_vs_default_ratio']:.2f}x")
     Console().print(table)
     OUT.mkdir(exist_ok=True)
     (OUT / "speed_ppo.json").write_text(json.dumps(result, indent=2))
