@@ -133,6 +133,9 @@ class FeatureObservation(gym.ObservationWrapper):
         self.audio = audio() if "audio" in self.channels else None
         self._options_for: tuple[str, np.ndarray] | None = None
         self._features: dict[RenderRequest, np.ndarray] = {}
+        # (domain, option description) -> what it says per dimension; option_fit reads it at
+        # every step, and the phrase matching was 70% of a T step's time
+        self._described: dict[tuple[str, str], dict[str, bool]] = {}
         leaves = {
             "dialogue": _box((DIALOGUE_SIZE,)),
             "options": _box((N_CANDIDATES * OPTION_COLUMNS,), -1.0, _BIG),
@@ -176,7 +179,10 @@ class FeatureObservation(gym.ObservationWrapper):
         }
         rows = np.zeros((N_CANDIDATES + 1, FIT_COLUMNS), dtype=np.float32)
         for row, cand in zip(rows[:N_CANDIDATES], scenario.candidates, strict=True):
-            described = domain.described(cand.description)
+            key = (domain.domain_id, cand.description)
+            described = self._described.get(key)
+            if described is None:
+                described = self._described[key] = domain.described(cand.description)
             met = sum(described.get(need, False) for need in needs)
             row[0] = cand.price <= scenario.budget.max_price and met == len(needs)
             row[1] = met / len(needs) if needs else 1.0
