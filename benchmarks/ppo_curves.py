@@ -308,8 +308,8 @@ def main() -> dict:
     with ProcessPoolExecutor(args.workers) as pool:
         # fine-tuned runs after the rest: they start from checkpoints of the first wave
         for wave in (
-            [r for r in runs if TUNED_TAG not in r["name"]],
-            [r for r in runs if TUNED_TAG in r["name"]],
+            [r for r in runs if "init_from" not in r["settings"]],
+            [r for r in runs if "init_from" in r["settings"]],
         ):
             trained += list(pool.map(train_one, wave, [root] * len(wave)))
     console = Console()
