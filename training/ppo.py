@@ -326,8 +326,8 @@ def _finished_run(settings: PPOSettings) -> dict[str, Any] | None:
 def one_compute_thread() -> Iterator[None]:
     """Torch and BLAS compute on one thread inside, as they did before outside. The policies are
     small, and the audio measurements call BLAS between torch calls: with a thread pool each per
-    core, two A+T trainings side by side on 2 cores ran 5.1x slower than on one thread each
-    (alone: 1.01x; ``benchmarks/speed_ppo.py``)."""
+    core, two A+T trainings side by side on 2 cores ran 5.6x slower than on one thread each
+    (alone: no difference; ``benchmarks/speed_ppo.py``)."""
     import threadpoolctl
     import torch
 
