@@ -12,11 +12,10 @@ A checkpoint is a folder of two files:
   options it was trained on, the ``policy`` class (a key of ``POLICIES``; missing in older
   checkpoints, which are ``mlp``), ``net_arch``, the feature observation's leaf shapes and the
   number of actions (checked against the env on load, so a changed feature layout fails
-  loudly), the
-  ``observation_normalization`` the policy was trained with (``{}``, or ``clip``, ``epsilon`` and
-  per standardized leaf its ``mean`` and ``var``: the policy sees ``clip((x - mean) /
-  sqrt(var + epsilon), -clip, clip)``, as SB3's ``VecNormalize`` computes it), the training step
-  and seed, and the provenance of the training run.
+  loudly), the ``observation_normalization`` the policy was trained with (``{}``, or
+  ``clip``, ``epsilon`` and per standardized leaf its ``mean`` and ``var``: the policy sees
+  ``clip((x - mean) / sqrt(var + epsilon), -clip, clip)``, as SB3's ``VecNormalize`` computes
+  it), the training step and seed, and the provenance of the training run.
 
 SB3's own zip (pickled) is never read here.
 """

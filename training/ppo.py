@@ -5,9 +5,9 @@
    file, one machine) or ``rllib`` (``training.rllib_ppo``, Ray RLlib, one machine or a cluster).
 2. ``make_vec_env`` (``training.ppo_envs``): ``n_envs`` copies of the env's feature observation
    on its training split, in one process (``DummyVecEnv``) or one process each
-   (``SubprocVecEnv``). Each env keeps its
-   finished episode record under ``info[RECORD_KEY]``; SB3's ``Monitor`` then writes its own
-   ``info["episode"]`` (return and length, for SB3's ``ep_rew_mean``).
+   (``SubprocVecEnv``). Each env keeps its finished episode record under ``info[RECORD_KEY]``;
+   SB3's ``Monitor`` then writes its own ``info["episode"]`` (return and length, for SB3's
+   ``ep_rew_mean``).
 3. ``TrainingCurve`` (``training.ppo_curve``), which both backends write through: after every
    rollout, the mean of the family's ``episode_scalars`` over the training episodes that
    finished in it; every ``eval_every`` steps a checkpoint (``agents.ppo``: safetensors + JSON)
@@ -173,7 +173,7 @@ class PPOSettings:
         return {**self.env_options, **self.train_env_options}
 
 
-# -- 4. the sb3 backend (2. is training.ppo_envs, 3. training.ppo_curve) ------------------------------------------
+# -- 4. the sb3 backend (2. is training.ppo_envs, 3. training.ppo_curve) ------------------
 class SB3Log(BaseCallback):
     """Feeds the curve from SB3's hooks: finished episodes and due evaluations after every env
     step, the ``train`` row at the end of every rollout."""

@@ -4,9 +4,10 @@ observation, curve and checkpoint format as the sb3 backend. Read top to bottom:
 
 1. ``FlatFeatureEnv``: the env exactly as the sb3 backend trains on it (``make_training_env``:
    feature observation, training split, the finished episode record under ``info[RECORD_KEY]``),
-   built by RLlib from ``env_config`` on each env runner. Its measured leaves are standardized by
-   the fixed statistics ``training.ppo_envs.measured_statistics`` took before training (the sb3 backend
-   keeps running ones); every checkpoint records them. Its observation is flattened as SB3's
+   built by RLlib from ``env_config`` on each env runner. Its measured leaves are standardized
+   by the fixed statistics ``training.ppo_envs.measured_statistics`` took before training (the
+   sb3 backend keeps running ones); every checkpoint records them. Its observation is flattened
+   as SB3's
    ``CombinedExtractor`` flattens it (the Dict leaves in the space's key order, ``action_mask``
    included) under ``"observations"``, with the mask again under ``"action_mask"``.
 2. ``MaskedActorCritic``: a ``TorchRLModule`` with ``ValueFunctionAPI`` built, named and
@@ -20,8 +21,8 @@ observation, curve and checkpoint format as the sb3 backend. Read top to bottom:
 4. ``ppo_config``: ``PPOSettings`` mapped onto ``PPOConfig``; the PPO settings PPOSettings does not
    expose follow MaskablePPO's defaults where RLlib's differ.
 5. ``learn_rllib``: ``algo.train()`` until ``total_steps`` env steps are sampled, a ``train`` row
-   per iteration and the evaluations through ``training.ppo_curve.TrainingCurve``. Ray starts locally
-   unless ``RAY_ADDRESS`` names a cluster (``ray.init()`` reads it).
+   per iteration and the evaluations through ``training.ppo_curve.TrainingCurve``. Ray starts
+   locally unless ``RAY_ADDRESS`` names a cluster (``ray.init()`` reads it).
 
 With ``env_runners=0`` (sampling in the driver) the same settings and seed give the same curve
 and weights (RLlib seeds torch, NumPy and each env runner's envs); RLlib does not promise that

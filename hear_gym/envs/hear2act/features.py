@@ -179,16 +179,21 @@ class FeatureObservation(gym.ObservationWrapper):
         }
         rows = np.zeros((N_CANDIDATES + 1, FIT_COLUMNS), dtype=np.float32)
         for row, cand in zip(rows[:N_CANDIDATES], scenario.candidates, strict=True):
-            key = (domain.domain_id, cand.description)
-            described = self._described.get(key)
-            if described is None:
-                described = self._described[key] = domain.described(cand.description)
+            described = self._what_is_described(domain, cand.description)
             met = sum(described.get(need, False) for need in needs)
             row[0] = cand.price <= scenario.budget.max_price and met == len(needs)
             row[1] = met / len(needs) if needs else 1.0
             row[2] = cand.option_id in asked
         rows[N_CANDIDATES] = rows[current_option - 1]  # the current option's row again
         return rows.reshape(-1)
+
+    def _what_is_described(self, domain, description: str) -> dict[str, bool]:
+        """``domain.described(description)``, memoized: the descriptions are fixed per scenario."""
+        key = (domain.domain_id, description)
+        described = self._described.get(key)
+        if described is None:
+            described = self._described[key] = domain.described(description)
+        return described
 
     def prosody(self) -> dict[str, np.ndarray]:
         current, request = self._turn_features(-1), self._turn_features(0)
@@ -236,7 +241,7 @@ class FeatureObservation(gym.ObservationWrapper):
             rows = np.zeros((N_CANDIDATES, OPTION_COLUMNS), dtype=np.float32)
             for row, cand in zip(rows, scenario.candidates, strict=True):
                 row[:2] = cand.price / budget, cand.rating / 5.0
-                described = domain.described(cand.description)
+                described = self._what_is_described(domain, cand.description)
                 for slot, dim in enumerate(domain.concern_dimensions):
                     row[2 + slot] = {True: 1.0, False: -1.0}.get(described.get(dim.key), 0.0)
             self._options_for = (scenario.scenario_id, rows.reshape(-1))
