@@ -44,9 +44,12 @@ class NormalizedMLP:
         return {**report, "balanced": float(np.mean(list(report.values()))), "n": int(len(y))}
 
     def predict_features(self, x: np.ndarray) -> np.ndarray:
+        return self.logits(x).argmax(dim=-1).numpy()
+
+    def logits(self, x: np.ndarray) -> torch.Tensor:
+        """The model's class scores, one row per feature row."""
         with torch.no_grad():
-            logits = self.model(torch.from_numpy(((x - self.mean) / self.std).astype(np.float32)))
-        return logits.argmax(dim=-1).numpy()
+            return self.model(torch.from_numpy(((x - self.mean) / self.std).astype(np.float32)))
 
     def save_checkpoint(self, path: Path, metadata: dict[str, str]) -> None:
         """Written next to ``path`` and moved into place: a failed save never leaves half a file

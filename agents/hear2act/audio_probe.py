@@ -13,6 +13,15 @@ Training renders the training-split scenarios' reactions (every candidate option
 realizations) with the chosen renderer and delivery plan table (``prosody``); the held-out report
 uses the test split. A checkpoint is one safetensors file: the weights, the feature
 normalization, and the config and report as JSON metadata.
+
+A concern probe can be given an operating point (``max_false_resolved``): it then says
+"resolved" only above the log-odds of resolved at which at most that share of the dev split's
+reluctant acceptances would (prosody-mediated shared assents, the one decision the words leave
+open). A listener that confirms on "resolved" trades missed genuine acceptances (a turn each) for
+false ones (the gold, each); how many of each pays depends on the turn cost. Nothing else in the
+project selects on the dev split. ``assents_only`` trains a concern probe on those shared assents
+alone (``ASSENT_DRAWS`` realizations each), the decision such a listener makes, instead of on
+every reaction.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from agents.classifier import NormalizedMLP, train_mlp
 from hear_gym.envs.hear2act.audio import AFFECT_LABELS, user_turn_request
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
-from hear_gym.envs.hear2act.user.engine import UserEngine
+from hear_gym.envs.hear2act.user.engine import ReactionKind, UserEngine
 from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
 from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, RESOLVED_DELIVERY_LABELS, Feedback
 from hear_gym.speech.cache import RenderCache
@@ -56,6 +65,9 @@ AFFECT_OF_DELIVERY = {
     "firm": "angry",
 }
 FEATURE_KINDS = ("prosody", "prosody_relative", "logmel")
+RESOLVED, UNRESOLVED = CONCERN_CLASSES.index("resolved"), CONCERN_CLASSES.index("unresolved")
+CALIBRATION_SPLIT = "dev"
+ASSENT_DRAWS = 3  # realizations of each assent when calibrating and reporting: ~1,150 reluctant ones
 
 
 @dataclass(frozen=True)
@@ -69,10 +81,21 @@ class ProbeConfig:
     learning_rate: float = 0.01
     seed: int = 0
     max_scenarios: int | None = None  # per split; None = all
+    # concern probes: the operating point, calibrated on the dev split's reluctant acceptances
+    # (None: the more likely class)
+    max_false_resolved: float | None = None
+    assents_only: bool = False  # concern probes: learn from the prosody shared assents alone
 
     def __post_init__(self) -> None:
         if self.task not in ("concern", "affect"):
             raise ValueError(f"task must be 'concern' or 'affect', got {self.task!r}")
+        if self.max_false_resolved is not None:
+            if self.task != "concern":
+                raise ValueError("max_false_resolved sets a concern probe's operating point")
+            if not 0.0 <= self.max_false_resolved < 1.0:
+                raise ValueError(f"max_false_resolved must be in [0, 1), got {self.max_false_resolved}")
+        if self.assents_only and self.task != "concern":
+            raise ValueError("assents_only trains a concern probe (affect probes hear every reaction)")
         if self.features not in FEATURE_KINDS:
             raise ValueError(f"features must be one of {FEATURE_KINDS}, got {self.features!r}")
         check_prosody(self.prosody)
@@ -105,39 +128,62 @@ class ProbeData:
     y: np.ndarray
 
 
-def build_data(config: ProbeConfig, split: str, cache: RenderCache, seed: int) -> ProbeData:
-    """Render every reaction of the split's scenarios (both feedbacks) and featurize it."""
+def build_data(
+    config: ProbeConfig, split: str, cache: RenderCache, seed: int, assents: bool = False
+) -> ProbeData:
+    """Render every reaction of the split's scenarios (both feedbacks) and featurize it; with
+    ``assents``, only the prosody-mediated shared assents, ``ASSENT_DRAWS`` realizations each."""
     rng = np.random.default_rng(seed)
     scenarios = scenarios_for(split)[: config.max_scenarios]
+    feedbacks, draws = ((Feedback.PROSODY,), ASSENT_DRAWS) if assents else (tuple(Feedback), 1)
     rows, labels = [], []
-    for scenario in track(scenarios, description=f"{config.task} probe: {split} audio"):
+    what = "assents" if assents else "audio"
+    for scenario in track(scenarios, description=f"{config.task} probe: {split} {what}"):
         domain, speaker = domain_by_id(scenario.domain), scenario.scenario_id
         reference = cache.render(
             user_turn_request(speaker, scenario.request, REQUEST_DELIVERY, config.prosody)
         ).waveform
-        for feedback in Feedback:
+        for feedback in feedbacks:
             engine = UserEngine(scenario, feedback)
             for cand in scenario.candidates:
                 reaction = engine.react_to_recommendation(cand.option_id, frozenset())
-                delivery = choose_delivery(reaction.state, rng)
-                text = realize(reaction, scenario, domain, rng)
-                wave = cache.render(user_turn_request(speaker, text, delivery, config.prosody)).waveform
-                rows.append(turn_features(config.features, wave, reference))
-                labels.append(config.classes.index(label_of(config.task, delivery)))
-    return ProbeData(np.array(rows, dtype=np.float32), np.array(labels))
+                if assents and reaction.kind is not ReactionKind.SHARED_ASSENT:
+                    continue
+                for _ in range(draws):
+                    delivery = choose_delivery(reaction.state, rng)
+                    text = realize(reaction, scenario, domain, rng)
+                    wave = cache.render(user_turn_request(speaker, text, delivery, config.prosody)).waveform
+                    rows.append(turn_features(config.features, wave, reference))
+                    labels.append(config.classes.index(label_of(config.task, delivery)))
+    return ProbeData(np.array(rows, dtype=np.float32), np.array(labels, dtype=np.int64))
 
 
 class AudioProbe(NormalizedMLP):
-    """A trained probe (``config``: its ``ProbeConfig``): featurize a turn, normalize, classify."""
+    """A trained probe (``config``: its ``ProbeConfig``): featurize a turn, normalize, classify.
+    A calibrated concern probe (``threshold``) says resolved only above those log-odds."""
+
+    threshold: float | None = None
 
     def predict(self, waveform: np.ndarray, reference: np.ndarray | None = None) -> str:
         x = turn_features(self.config.features, waveform, reference)[None, :]
         return self.config.classes[int(self.predict_features(x)[0])]
 
+    def predict_features(self, x: np.ndarray) -> np.ndarray:
+        if self.threshold is None:
+            return super().predict_features(x)
+        return np.where(self.resolved_log_odds(x) > self.threshold, RESOLVED, UNRESOLVED)
+
+    def resolved_log_odds(self, x: np.ndarray) -> np.ndarray:
+        """log p(resolved) - log p(unresolved) per row (logits, so a confident probe's scores
+        stay apart where its probabilities would round to 1)."""
+        logits = self.logits(x)
+        return (logits[:, RESOLVED] - logits[:, UNRESOLVED]).numpy()
+
     def save(self, path: Path) -> None:
-        self.save_checkpoint(
-            path, {"config": json.dumps(asdict(self.config)), "report": json.dumps(self.report)}
-        )
+        metadata = {"config": json.dumps(asdict(self.config)), "report": json.dumps(self.report)}
+        if self.threshold is not None:
+            metadata["threshold"] = repr(self.threshold)
+        self.save_checkpoint(path, metadata)
 
     @classmethod
     def load(cls, path: str | Path) -> AudioProbe:
@@ -147,7 +193,12 @@ class AudioProbe(NormalizedMLP):
         # checkpoints from before plan tables existed were trained on what is now "clear"
         config = ProbeConfig(**{"prosody": "clear", **json.loads(meta["config"])})
         model, mean, std = cls.load_weights(path, config.hidden, len(config.classes))
-        return cls(config, model, mean, std, json.loads(meta.get("report", "{}")))
+        probe = cls(config, model, mean, std, json.loads(meta.get("report", "{}")))
+        if config.max_false_resolved is not None:
+            if "threshold" not in meta:
+                raise ValueError(f"{path}: a calibrated concern probe without its threshold")
+            probe.threshold = float(meta["threshold"])
+        return probe
 
 
 def fit(config: ProbeConfig, train: ProbeData) -> AudioProbe:
@@ -161,13 +212,31 @@ def per_class_accuracy(probe: AudioProbe, data: ProbeData) -> dict[str, float]:
     return probe.class_report(data.x, data.y, probe.config.classes)
 
 
+def calibrate(probe: AudioProbe, dev: ProbeData) -> float:
+    """The log-odds of resolved above which at most ``max_false_resolved`` of ``dev``'s
+    unresolved rows read resolved."""
+    scores = np.sort(probe.resolved_log_odds(dev.x[dev.y == UNRESOLVED]))[::-1]
+    if not len(scores):
+        raise ValueError("no reluctant acceptances to calibrate on")
+    return float(scores[int(np.floor(probe.config.max_false_resolved * len(scores)))])
+
+
 def train_probe(config: ProbeConfig, out: Path | None = None) -> AudioProbe:
-    """Train on the train split, report held-out (test split) accuracy, optionally save."""
+    """Train on the train split, calibrate a concern probe's operating point on the dev split if
+    asked, report held-out (test split) accuracy, optionally save. Concern probes also report the
+    test split's shared assents (``test assents``): resolved = genuine ones heard, unresolved =
+    reluctant ones not taken for genuine."""
     cache = RenderCache(make_renderer(config.renderer), max_bytes=64 * 2**20)
-    train = build_data(config, "train", cache, seed=config.seed)
+    train = build_data(config, "train", cache, seed=config.seed, assents=config.assents_only)
     test = build_data(config, "test", cache, seed=config.seed + 1)
     probe = fit(config, train)
+    if config.max_false_resolved is not None:
+        dev = build_data(config, CALIBRATION_SPLIT, cache, seed=config.seed + 2, assents=True)
+        probe.threshold = calibrate(probe, dev)
     probe.report = {"test": per_class_accuracy(probe, test), "train": per_class_accuracy(probe, train)}
+    if config.task == "concern":
+        assents = build_data(config, "test", cache, seed=config.seed + 3, assents=True)
+        probe.report["test assents"] = per_class_accuracy(probe, assents)
     if out is not None:
         probe.save(out)
     return probe

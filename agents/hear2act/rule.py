@@ -13,6 +13,15 @@ differ in one decision, whether the current option is resolved:
   the reading (``reads_resolved``) is one word list, applied verbatim to each.
 * ``AskBeforeConfirmAgent`` (access T) asks one general question about every option before
   confirming it, whatever the user sounded like.
+* ``AskUntilDisclosedAgent`` (access T) is the cleverest transcript policy we know: it asks
+  before confirming only while some of the user's three concerns is still unsaid. Once the user
+  has stated three needs in words, an option meeting all of them is the gold, so it confirms
+  without asking: the text-only way to save the turn a listener saves.
+* ``AskUnlessResolvedAgent`` (access T+S, T+S^ or T+SER) is a listener with a safety net: it
+  confirms at once when the state channel reads resolved and otherwise plays
+  ``AskUntilDisclosedAgent``. A missed genuine acceptance costs it one turn, not the gold
+  (``StateAwareAgent`` sets such an option aside), so its return against the best transcript
+  policy is what listening is worth with a given listener.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from typing import Any
 
 from agents.hear2act.lexicon import DialogueView, Lexicon, OptionView, domain_named, parse_options
 from hear_gym.envs.hear2act.actions import ASK_GENERAL, CONFIRM, RECOMMEND0
+from hear_gym.envs.hear2act.scenarios.model import CONCERN_LEVELS
 from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
 
 
@@ -96,6 +106,7 @@ class TranscriptOnlyAgent(_RuleAgent):
 
 
 STATE_CHANNELS = ("concern_state", "inferred_state", "affect")
+STATE_ACCESS = ("T+S", "T+S^", "T+SER")
 # Words that say "this works for me"; everything else (including "unresolved") does not.
 _POSITIVE = re.compile(r"\b(?:" + "|".join(sorted(RESOLVED_DELIVERY_LABELS | {"resolved", "happy"})) + r")\b")
 
@@ -106,17 +117,21 @@ def reads_resolved(text: str) -> bool:
     return bool(_POSITIVE.search(lowered)) and not re.search(r"\b(?:not|un\w*resolved)\b", lowered)
 
 
+def state_channel(observation: dict[str, Any], agent: str) -> str:
+    channel = next((observation[k] for k in STATE_CHANNELS if k in observation), None)
+    if channel is None:
+        raise KeyError(f"{agent} needs a state channel, one of {STATE_CHANNELS}")
+    return channel
+
+
 class StateAwareAgent(_RuleAgent):
     """Uses a state channel (T+S tag, T+S^ sentence or T+SER label) to decide between confirming
     and eliciting."""
 
-    required_access = ("T+S", "T+S^", "T+SER")
+    required_access = STATE_ACCESS
 
     def resolved(self, observation, view) -> bool:
-        channel = next((observation[k] for k in STATE_CHANNELS if k in observation), None)
-        if channel is None:
-            raise KeyError(f"StateAwareAgent needs a state channel, one of {STATE_CHANNELS}")
-        return reads_resolved(channel)
+        return reads_resolved(state_channel(observation, type(self).__name__))
 
     def elicit(self, observation, view, current: int) -> int:
         if current not in self._set_aside:
@@ -142,3 +157,24 @@ class AskBeforeConfirmAgent(_RuleAgent):
     def elicit(self, observation, view, current: int) -> int:
         self._asked.add(current)
         return ASK_GENERAL
+
+
+class AskUntilDisclosedAgent(AskBeforeConfirmAgent):
+    """``AskBeforeConfirmAgent`` that stops asking once the user has said three needs in words:
+    every user hides exactly three concerns (L1-L3), so an option consistent with three stated
+    needs meets them all. Transcript only."""
+
+    def resolved(self, observation, view) -> bool:
+        return len(view.stated_needs) >= len(CONCERN_LEVELS) or super().resolved(observation, view)
+
+
+class AskUnlessResolvedAgent(AskUntilDisclosedAgent):
+    """Confirms at once when the state channel reads resolved; otherwise plays
+    ``AskUntilDisclosedAgent`` (it asks one general question about the option before confirming
+    it, unless the user has said all three needs)."""
+
+    required_access = STATE_ACCESS
+
+    def resolved(self, observation, view) -> bool:
+        heard = reads_resolved(state_channel(observation, type(self).__name__))
+        return heard or super().resolved(observation, view)

@@ -8,11 +8,15 @@ import torch
 
 from agents.hear2act.audio_probe import (
     AFFECT_OF_DELIVERY,
+    ASSENT_DRAWS,
+    RESOLVED,
+    UNRESOLVED,
     AffectPredictor,
     AudioProbe,
     ConcernInferrer,
     ProbeConfig,
     build_data,
+    calibrate,
     fit,
     per_class_accuracy,
 )
@@ -100,3 +104,54 @@ def test_wrong_probe_kinds_and_files_are_refused(concern, tmp_path):
         ProbeConfig(task="emotion")
     with pytest.raises(ValueError, match="unknown prosody plan table"):
         ProbeConfig(prosody="subtle")
+
+
+@pytest.fixture(scope="module")
+def calibrated(cache):
+    config = ProbeConfig(task="concern", assents_only=True, max_false_resolved=0.0, **SMALL)
+    probe = fit(config, build_data(config, "train", cache, seed=0, assents=True))
+    dev = build_data(config, "dev", cache, seed=2, assents=True)
+    probe.threshold = calibrate(probe, dev)
+    return probe, dev
+
+
+def test_assent_data_holds_only_shared_assents_of_both_kinds(calibrated):
+    _, dev = calibrated
+    # 4 scenarios x ASSENT_DRAWS draws of each assenting candidate; both classes occur
+    assert len(dev.y) % ASSENT_DRAWS == 0 and set(dev.y.tolist()) == {RESOLVED, UNRESOLVED}
+
+
+def test_calibration_bounds_false_resolved_on_the_calibration_split(calibrated):
+    probe, dev = calibrated
+    reluctant = dev.x[dev.y == UNRESOLVED]
+    assert not (probe.predict_features(reluctant) == RESOLVED).any()  # max_false_resolved=0
+    loose = ProbeConfig(task="concern", max_false_resolved=0.5, **SMALL)
+    half = AudioProbe(loose, probe.model, probe.mean, probe.std)
+    half.threshold = calibrate(half, dev)
+    share = (half.predict_features(reluctant) == RESOLVED).mean()
+    assert share <= 0.5 and half.threshold <= probe.threshold
+    # the threshold only moves the boundary: scores above it read resolved, the rest do not
+    scores = probe.resolved_log_odds(dev.x)
+    assert np.array_equal(probe.predict_features(dev.x) == RESOLVED, scores > probe.threshold)
+
+
+def test_calibrated_probes_round_trip_and_need_their_threshold(calibrated, tmp_path):
+    probe, dev = calibrated
+    path = tmp_path / "calibrated.safetensors"
+    probe.save(path)
+    loaded = AudioProbe.load(path)
+    assert loaded.threshold == probe.threshold
+    assert np.array_equal(loaded.predict_features(dev.x), probe.predict_features(dev.x))
+    config = json.dumps(asdict(probe.config))
+    probe.save_checkpoint(tmp_path / "cut.safetensors", {"config": config, "report": "{}"})
+    with pytest.raises(ValueError, match="without its threshold"):
+        AudioProbe.load(tmp_path / "cut.safetensors")
+
+
+def test_operating_point_options_are_checked():
+    with pytest.raises(ValueError, match="concern probe's operating point"):
+        ProbeConfig(task="affect", max_false_resolved=0.01)
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\)"):
+        ProbeConfig(max_false_resolved=1.0)
+    with pytest.raises(ValueError, match="assents_only trains a concern probe"):
+        ProbeConfig(task="affect", assents_only=True)

@@ -237,6 +237,19 @@ def test_train_a_probe_then_evaluate_with_it(tmp_path):
     assert missing.exit_code == 2 and "no probe checkpoint" in missing.output
 
 
+def test_a_calibrated_assent_probe_drives_the_listener_with_a_safety_net(tmp_path):
+    probe = tmp_path / "assents.safetensors"
+    flags = ("--max-scenarios", "3", "--assents-only", "--max-false-resolved", "0.02")
+    result = invoke("train", "probe", "--out", str(probe), *flags)
+    assert result.exit_code == 0, result.output
+    assert "calibrated on dev" in result.output and "test assents" in result.output
+    run = ("--limit", "2", "--no-progress", "--feedback", "prosody", "--state-probe", str(probe))
+    result = invoke("eval", "--out", str(tmp_path / "run"), "--cell", "ask_unless_resolved@T+S^", *run)
+    assert result.exit_code == 0, result.output
+    bad = invoke("train", "probe", "--out", str(tmp_path / "p.safetensors"), "--max-false-resolved", "1.5")
+    assert bad.exit_code == 2 and "must be in [0, 1)" in bad.output
+
+
 @pytest.mark.parametrize("command", [["train", "probe"], ["voicegate", "train-gate"]])
 def test_checkpoint_paths_are_checked_before_training(tmp_path, command, monkeypatch):
     import agents.hear2act.audio_probe

@@ -242,6 +242,17 @@ def train_probe_command(
     renderer: Annotated[str, typer.Option(help="Renderer whose audio to learn from.")] = "espeak",
     prosody: ProsodyOption = DEFAULT_PROSODY,
     max_scenarios: Annotated[int | None, typer.Option(min=1, help="Per split, for quick runs.")] = None,
+    max_false_resolved: Annotated[
+        float | None,
+        typer.Option(
+            help="Concern probes: say resolved only where at most this share of the dev split's "
+            "reluctant acceptances would (e.g. 0.01). Default: the more likely class."
+        ),
+    ] = None,
+    assents_only: Annotated[
+        bool,
+        typer.Option(help="Concern probes: learn from the prosody-mediated shared assents alone."),
+    ] = False,
     seed: int = 0,
 ) -> None:
     """Train an audio probe on rendered training-split audio; reports held-out accuracy."""
@@ -255,6 +266,8 @@ def train_probe_command(
             renderer=renderer,
             prosody=prosody,
             max_scenarios=max_scenarios,
+            max_false_resolved=max_false_resolved,
+            assents_only=assents_only,
             seed=seed,
         )
     except ValueError as exc:
@@ -274,4 +287,6 @@ def train_probe_command(
             str(report["n"]),
         )
     console.print(table)
+    if probe.threshold is not None:
+        console.print(f"says resolved above log-odds {probe.threshold:.3f} (calibrated on dev)")
     console.print(f"checkpoint: {out}")

@@ -1,0 +1,192 @@
+"""What hearing the user is worth in Hear2Act, per turn cost: honest listeners against the best
+transcript policy, under prosody-mediated feedback.
+
+A listener saves the turn a transcript policy spends asking about an option the user genuinely
+accepted, and loses the gold whenever it takes a reluctant acceptance for a genuine one. How
+that trade comes out depends on how well the audio can be heard and on what a turn costs; this
+benchmark measures it with rule agents, so the answer says what the environment allows before
+any learning (``benchmarks/ppo_curves.py`` asks whether PPO finds it).
+
+1. One concern probe (``agents.hear2act.audio_probe``, prosodic features relative to the
+   speaker's request) trained on the training split's shared assents (``assents_only``), and
+   calibrated on the dev split at each ``OPERATING_POINTS`` share of reluctant acceptances it
+   may take for genuine (``max_false_resolved``). Held-out (test) recall and false-resolved rate
+   of each are reported.
+2. On the test split, ``ROLLOUTS`` rollouts per scenario, at each turn cost of ``TURN_COSTS``
+   (reward ``success``): ``state_aware@T+S`` (the ground-truth ceiling), ``ask_before_confirm@T``
+   (blanket asking), ``ask_until_disclosed@T`` (the best transcript policy we know: it stops
+   asking once the user has said all three needs) and ``ask_unless_resolved@T+S^`` with each
+   calibrated probe (confirm when the probe hears a genuine acceptance, else play
+   ``ask_until_disclosed``).
+3. Returns with scenario-bootstrap CIs and paired contrasts (same scenarios, same episode seeds)
+   against the two transcript policies.
+
+Writes run folders and probes under benchmarks/out/listening_value/ and the figures to
+benchmarks/out/listening_value.json; a rerun resumes finished runs and loads saved probes.
+
+    python benchmarks/hear2act_listening_value.py
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from agents.hear2act.audio_probe import (
+    AudioProbe,
+    ConcernInferrer,
+    ProbeConfig,
+    build_data,
+    calibrate,
+    fit,
+    per_class_accuracy,
+)
+from agents.hear2act.rule import (
+    AskBeforeConfirmAgent,
+    AskUnlessResolvedAgent,
+    AskUntilDisclosedAgent,
+    StateAwareAgent,
+)
+from hear_gym.envs.hear2act.family import cell, run_config
+from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
+from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
+from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.provenance import file_fingerprint
+from hear_gym.eval.results import read_results
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.renderers import make_renderer
+from hear_gym.stats.bootstrap import Estimate, contrast_ci
+
+OUT = Path(__file__).parent / "out" / "listening_value"
+OPERATING_POINTS = (0.005, 0.01, 0.02, 0.05)
+TURN_COSTS = (0.05, 0.10, 0.15)
+ROLLOUTS = 3
+AGENTS = {
+    "state_aware": StateAwareAgent,
+    "ask_before_confirm": AskBeforeConfirmAgent,
+    "ask_until_disclosed": AskUntilDisclosedAgent,
+    "ask_unless_resolved": AskUnlessResolvedAgent,
+}
+REFERENCES = (("state_aware", "T+S"), ("ask_before_confirm", "T"), ("ask_until_disclosed", "T"))
+TRANSCRIPT_POLICIES = ("ask_until_disclosed@T", "ask_before_confirm@T")
+METRICS = ("return", "1st%", "premature closure%")
+
+
+def calibrated_probes(cache: RenderCache) -> dict[float, AudioProbe]:
+    """One trained probe, calibrated at every operating point (saved, or loaded if saved)."""
+    paths = {point: probe_path(point) for point in OPERATING_POINTS}
+    if all(path.exists() for path in paths.values()):
+        return {point: AudioProbe.load(path) for point, path in paths.items()}
+    config = ProbeConfig(task="concern", assents_only=True, max_false_resolved=OPERATING_POINTS[0])
+    trained = fit(config, build_data(config, "train", cache, seed=config.seed, assents=True))
+    dev = build_data(config, "dev", cache, seed=config.seed + 2, assents=True)
+    test = build_data(config, "test", cache, seed=config.seed + 3, assents=True)
+    probes = {}
+    for point, path in paths.items():
+        probe = AudioProbe(
+            replace(config, max_false_resolved=point), trained.model, trained.mean, trained.std
+        )
+        probe.threshold = calibrate(probe, dev)
+        probe.report = {"test assents": per_class_accuracy(probe, test)}
+        probe.save(path)
+        probes[point] = probe
+    return probes
+
+
+def probe_path(point: float) -> Path:
+    return OUT / f"concern_assents_{point}.safetensors"
+
+
+def runs(probes: dict[float, AudioProbe]) -> dict[str, tuple[list, dict, tuple]]:
+    """Run name -> (cells, plug-in objects, their provenance); one run per probe (an env has
+    one inferrer)."""
+    out = {"references": ([cell(a, access, "prosody") for a, access in REFERENCES], {}, ())}
+    for point, probe in probes.items():
+        out[f"listener_{point}"] = (
+            [cell("ask_unless_resolved", "T+S^", "prosody")],
+            {"state_inferrer": ConcernInferrer(probe)},
+            (("state_inferrer", file_fingerprint(probe_path(point))),),
+        )
+    return out
+
+
+def main() -> dict:
+    OUT.mkdir(parents=True, exist_ok=True)
+    console = Console(width=160)
+    start = time.perf_counter()
+    cache = RenderCache(make_renderer("espeak"), max_bytes=512 * 2**20)
+    probes = calibrated_probes(cache)
+    probe_table = Table(
+        "max false resolved (dev)",
+        "log-odds threshold",
+        "genuine heard (test)",
+        "reluctant taken (test)",
+        title="concern probe on the test split's shared assents",
+    )
+    report: dict = {"probes": {}, "turn_costs": {}}
+    for point, probe in probes.items():
+        assents = probe.report["test assents"]
+        report["probes"][str(point)] = {"threshold": probe.threshold, **assents}
+        probe_table.add_row(
+            f"{point:.3f}",
+            f"{probe.threshold:.2f}",
+            f"{assents['resolved']:.3f}",
+            f"{1 - assents['unresolved']:.3f}",
+        )
+    console.print(probe_table)
+    scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
+    for turn_cost in TURN_COSTS:
+        sums = {}
+        for name, (cells, objects, plugins) in runs(probes).items():
+            config = run_config(
+                cells, scenario_ids, rollouts=ROLLOUTS, plugins=plugins, turn_cost=turn_cost, reward="success"
+            )
+            folder = OUT / f"cost{turn_cost}_{name}"
+            evaluate(folder, config, AGENTS, progress=True, env_objects=objects)
+            for record_cell, episodes in _by_cell(read_results(folder / "results.jsonl")).items():
+                label = record_cell.removesuffix("/prosody")
+                if name != "references":
+                    label = f"{label} ({name.removeprefix('listener_')})"
+                sums[label] = {m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in METRICS}
+        report["turn_costs"][str(turn_cost)] = rows = {}
+        table = Table(
+            "cell",
+            *METRICS,
+            *(f"return - {t}" for t in TRANSCRIPT_POLICIES),
+            title=f"turn cost {turn_cost}: {len(scenario_ids)} test scenarios x {ROLLOUTS} rollouts",
+        )
+        for label, by_metric in sums.items():
+            row = {m: contrast_ci([(1.0, by_metric[m])]) for m in METRICS}
+            for policy in TRANSCRIPT_POLICIES:
+                row[f"return - {policy}"] = contrast_ci(
+                    [(1.0, by_metric["return"]), (-1.0, sums[policy]["return"])]
+                )
+            rows[label] = {k: v.as_dict() for k, v in row.items()}
+            table.add_row(label, *(_show(k, v) for k, v in row.items()))
+        console.print(table)
+    report["seconds"] = time.perf_counter() - start
+    (OUT.parent / "listening_value.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def _by_cell(records: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for record in records:
+        out.setdefault(record["cell"], []).append(record)
+    return out
+
+
+def _show(key: str, estimate: Estimate) -> str:
+    if key in ("1st%", "premature closure%"):
+        return estimate.percent()
+    sign = "+" if key.startswith("return - ") else ""
+    return f"{estimate.point:{sign}.3f} [{estimate.low:{sign}.3f}, {estimate.high:{sign}.3f}]"
+
+
+if __name__ == "__main__":
+    main()
