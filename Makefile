@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/speech_validation.py
 	$(PY) benchmarks/speed_speech.py
 	$(PY) benchmarks/hear2act_audio_grid.py
+	$(PY) benchmarks/hear2act_listening_value.py
 	$(PY) -m benchmarks.speed_grid
 	$(PY) benchmarks/hear2act_llm_rows.py
 	$(PY) benchmarks/voicegate_baselines.py

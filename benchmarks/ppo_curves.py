@@ -5,17 +5,19 @@ benchmarks/out/ppo_curves/<study>/; a finished run with the same settings is reu
 trained on the training split and evaluated on held-out test episodes through the runner:
 
 * Hear2Act under prosody-mediated feedback with a turn cost: PPO on audio features (A+T) vs PPO
-  on transcript features (T), against the rule references ``state_aware@T+S`` and
-  ``ask_before_confirm@T``, with the default ``mlp`` policy and with the ``per_option`` policy
+  on transcript features (T), against the rule references ``state_aware@T+S``,
+  ``ask_before_confirm@T`` and ``ask_until_disclosed@T``, with the default ``mlp`` policy and with the ``per_option`` policy
   (``-opt`` runs: one shared network scores each option's row); then the same policies under
   explicit feedback, where the words already say everything and audio and transcript should be
   level. Hear2Act policies train with twin users (``hidden_users="resample"``, training envs
   only); one control run per seed trains the T policy on the bank's own users (``ppo-T-bank``)
   to show what that costs on held-out scenarios.
-* Hear2Act under prosody with a turn cost three times higher (``hear2act-prosody-cost0.15``,
-  ``per_option`` only): blanket asking loses more there, so listening has more to win. Trained
-  from scratch (``-opt``) and fine-tuned from the prosody study's checkpoint of the same seed
-  (``-opt-tuned``, ``--init-from``).
+* Hear2Act under prosody with higher turn costs (``hear2act-prosody-cost0.1`` and
+  ``hear2act-prosody-cost0.15``, ``per_option`` only): asking loses more there, so listening has
+  more to win (``benchmarks/hear2act_listening_value.py``: with a calibrated probe, a rule
+  listener beats the best transcript policy from turn cost 0.1 on). Fine-tuned from the prosody
+  study's checkpoint of the same seed (``-opt-tuned``, ``--init-from``); at 0.15 also trained
+  from scratch (``-opt``).
 * VoiceGate (speaker-switch items): PPO on audio features (A+T) vs text features (T): switch mute
   and false execution.
 
@@ -23,8 +25,8 @@ Whether a Hear2Act policy listens is read off its replies to a shared assent (th
 whatever the user feels): how often it confirms after a genuine and after a reluctant one. The T
 policies cannot hear the difference, so a gap there would mean a leak.
 
-The final checkpoints of every seed and the references play the same test episodes in one run
-per study, each checkpoint twice (sampling its actions, and ``-greedy``: the most likely action),
+The final checkpoints of every seed and the references play the same test episodes
+(``EVAL_ROLLOUTS`` rollouts each) in one run per study, each checkpoint twice (sampling its actions, and ``-greedy``: the most likely action),
 so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstrap for
 VoiceGate). Trainings run ``--workers`` at a time.
 
@@ -58,11 +60,12 @@ OUT = Path(__file__).parent / "out"
 HEAR2ACT = "hear_gym/Hear2Act-v0"
 VOICEGATE = "hear_gym/VoiceGate-v0"
 TURN_COST = 0.05
-# A second prosody study (per_option only) where each turn costs three times as much: blanket
-# asking then loses 0.15 per dialogue to state_aware, so listening has more to win.
-COSTLY = "hear2act-prosody-cost0.15"
-HIGH_TURN_COST = 0.15
-TURN_COSTS = {"hear2act-prosody": TURN_COST, "hear2act-explicit": TURN_COST, COSTLY: HIGH_TURN_COST}
+# Prosody studies (per_option only) where each turn costs more: asking then loses more per
+# dialogue to state_aware, so listening has more to win.
+COSTLY = {"hear2act-prosody-cost0.1": 0.10, "hear2act-prosody-cost0.15": 0.15}
+FROM_SCRATCH = ("hear2act-prosody-cost0.15",)  # the others are only fine-tuned
+TURN_COSTS = {"hear2act-prosody": TURN_COST, "hear2act-explicit": TURN_COST, **COSTLY}
+EVAL_ROLLOUTS = 3  # per test scenario in the paired evaluations
 TWINS = {"hidden_users": "resample"}  # Hear2Act training envs only
 BANK_TAG = "-bank"  # the control trained on the bank's own users
 OPTION_TAG = "-opt"  # the per_option policy (agents.hear2act.option_policy)
@@ -109,10 +112,11 @@ def studies(steps: int, seeds: int, root: Path, option_seeds: int | None = None)
     for access in ("A+T", "T"):
         prosody = {"feedback": "prosody", "turn_cost": TURN_COST}
         add("hear2act-prosody", HEAR2ACT, access, prosody, TWINS, OPTION_TAG, n_seeds, policy="per_option")
-    for access in ("A+T", "T"):
-        costly = {"feedback": "prosody", "turn_cost": HIGH_TURN_COST}
-        add(COSTLY, HEAR2ACT, access, costly, TWINS, OPTION_TAG, n_seeds, policy="per_option")
-        add(COSTLY, HEAR2ACT, access, costly, TWINS, TUNED_TAG, n_seeds, policy="per_option")
+    for (study, turn_cost), access in itertools.product(COSTLY.items(), ("A+T", "T")):
+        costly = {"feedback": "prosody", "turn_cost": turn_cost}
+        if study in FROM_SCRATCH:
+            add(study, HEAR2ACT, access, costly, TWINS, OPTION_TAG, n_seeds, policy="per_option")
+        add(study, HEAR2ACT, access, costly, TWINS, TUNED_TAG, n_seeds, policy="per_option")
     for access in ("A+T", "T"):
         add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"}, {})
     for access in ("A+T", "T"):
@@ -143,7 +147,9 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
     cell_options = tuple((k, str(env_options[k])) for k in env_family.cell_options)
     cells, agents = [], {}
     references = (
-        [("state_aware", "T+S"), ("ask_before_confirm", "T")] if env_id == HEAR2ACT else [("text_only", "T")]
+        [("state_aware", "T+S"), ("ask_before_confirm", "T"), ("ask_until_disclosed", "T")]
+        if env_id == HEAR2ACT
+        else [("text_only", "T")]
     )
     from importlib.metadata import entry_points
 
@@ -165,7 +171,7 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
     if env_id == VOICEGATE:
         shared = {}  # the items name their family
     env_kwargs = tuple(sorted(shared.items()))
-    config = RunConfig(env_id, tuple(cells), tuple(episodes), seed=0, env_kwargs=env_kwargs)
+    config = RunConfig(env_id, tuple(cells), tuple(episodes), EVAL_ROLLOUTS, seed=0, env_kwargs=env_kwargs)
     return evaluate(root / study / "paired_eval", config, agents, progress=False)
 
 
@@ -193,6 +199,8 @@ def audio_vs_transcript(study_dir: Path, members: list[dict], variant: str, tag:
         out[f"A+T, {metric}"] = pooled_ci([sums[a] for a in audio]).as_dict()
         out[f"T, {metric}"] = pooled_ci([sums[t] for t in text]).as_dict()
         out[f"state_aware@T+S, {metric}"] = pooled_ci([sums["state_aware"]]).as_dict()
+        best_text = [(-1.0, sums["ask_until_disclosed"])]  # the best transcript policy we know
+        out[f"A+T - ask_until_disclosed@T, {metric}"] = contrast_ci(terms[: len(audio)] + best_text).as_dict()
     reference = out["state_aware@T+S, return"]["point"]
     for side in ("A+T", "T"):
         out[f"{side} return / state_aware return"] = out[f"{side}, return"]["point"] / reference
