@@ -31,6 +31,7 @@ so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstr
 VoiceGate). Trainings run ``--workers`` at a time.
 
     python benchmarks/ppo_curves.py [--steps N] [--seeds K] [--option-seeds K] [--workers W]
+                                    [--only STUDY] [--policy mlp|per_option]
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
-from agents.ppo import DEFAULT_POLICY, GreedyPPOAgent, PPOAgent
+from agents.ppo import DEFAULT_POLICY, POLICIES, GreedyPPOAgent, PPOAgent
 from hear_gym.core.registry import family
 from hear_gym.envs.hear2act.user.engine import ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState
@@ -139,8 +140,8 @@ def train_one(run: dict, root: Path) -> dict:
     return {**run, "checkpoint": result["checkpoint"], "curve": curve}
 
 
-def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
-    """Final checkpoints and references on the same held-out episodes, one run."""
+def paired_evaluation(trained: list[dict], eval_dir: Path) -> dict:
+    """Final checkpoints and references on the same held-out episodes, one run in ``eval_dir``."""
     env_id = trained[0]["settings"]["env_id"]
     env_options = trained[0]["settings"]["env_options"]
     env_family = family(env_id)
@@ -172,10 +173,10 @@ def paired_evaluation(study: str, trained: list[dict], root: Path) -> dict:
         shared = {}  # the items name their family
     env_kwargs = tuple(sorted(shared.items()))
     config = RunConfig(env_id, tuple(cells), tuple(episodes), EVAL_ROLLOUTS, seed=0, env_kwargs=env_kwargs)
-    return evaluate(root / study / "paired_eval", config, agents, progress=False)
+    return evaluate(eval_dir, config, agents, progress=False)
 
 
-def audio_vs_transcript(study_dir: Path, members: list[dict], variant: str, tag: str = "") -> dict:
+def audio_vs_transcript(eval_dir: Path, members: list[dict], variant: str, tag: str = "") -> dict:
     """Hear2Act, for one ``variant_of`` run played one way (``tag``: a key of ``PLAYERS``): the
     seed-averaged A+T policy minus the seed-averaged T policy (twin users), paired by scenario
     (return and 1st%), and each policy's return as a share of state_aware@T+S's."""
@@ -183,7 +184,7 @@ def audio_vs_transcript(study_dir: Path, members: list[dict], variant: str, tag:
     from hear_gym.eval.results import read_results
     from hear_gym.stats.bootstrap import contrast_ci, pooled_ci
 
-    records = read_results(study_dir / "paired_eval" / "results.jsonl")
+    records = read_results(eval_dir / "results.jsonl")
     scenarios = sorted({r["scenario_id"] for r in records})
     by_agent: dict[str, list] = {}
     for record in records:
@@ -213,7 +214,7 @@ def variant_of(run: dict) -> str:
     return f"{policy}, fine-tuned" if run["settings"].get("init_from") else policy
 
 
-def assent_responses(study_dir: Path) -> dict[str, dict]:
+def assent_responses(eval_dir: Path) -> dict[str, dict]:
     """Does a policy listen? After a shared assent (the same words whatever the user feels), the
     share of replies that confirm, split by the user's hidden state at that assent: genuine or
     reluctant acceptance. A policy that hears the user confirms the first and not the second; one
@@ -226,7 +227,7 @@ def assent_responses(study_dir: Path) -> dict[str, dict]:
     from hear_gym.eval.results import read_results
     from hear_gym.stats.bootstrap import RatioSums, contrast_ci, ratio_ci
 
-    records = read_results(study_dir / "paired_eval" / "results.jsonl")
+    records = read_results(eval_dir / "results.jsonl")
     scenarios = sorted({r["scenario_id"] for r in records})
     index = {scenario: i for i, scenario in enumerate(scenarios)}
     states = (ConcernState.GENUINE_ACCEPTANCE.value, ConcernState.RELUCTANT_ACCEPTANCE.value)
@@ -308,10 +309,15 @@ def main() -> dict:
     parser.add_argument("--option-seeds", type=int, default=None, help="Seeds of the per_option runs.")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", default=None, help="Run one study (hear2act-prosody, ...).")
+    parser.add_argument(
+        "--policy", default=None, choices=sorted(POLICIES), help="Only the runs of this policy network."
+    )
     args = parser.parse_args()
     root = OUT / "ppo_curves"
     runs = studies(args.steps, args.seeds, root, args.option_seeds)
     runs = [r for r in runs if args.only in (None, r["study"])]
+    runs = [r for r in runs if args.policy in (None, r["settings"].get("policy", DEFAULT_POLICY))]
+    policy_tag = "" if args.policy is None else f"-{args.policy}"  # evaluated apart from the whole study
     trained = []
     with ProcessPoolExecutor(args.workers) as pool:
         # fine-tuned runs after the rest: they start from checkpoints of the first wave
@@ -324,7 +330,8 @@ def main() -> dict:
     report = {}
     for study in sorted({r["study"] for r in trained}):
         members = [r for r in trained if r["study"] == study]
-        metadata = paired_evaluation(study, members, root)
+        eval_dir = root / study / f"paired_eval{policy_tag}"
+        metadata = paired_evaluation(members, eval_dir)
         env_family = family(members[0]["settings"]["env_id"])
         for table in env_family.tables(metadata):
             console.print(table)
@@ -342,14 +349,14 @@ def main() -> dict:
         if members[0]["settings"]["env_id"] == HEAR2ACT:
             console.print(train_vs_held_out(study, members, metadata))
             if members[0]["settings"]["env_options"]["feedback"] == "prosody":  # the shared assent
-                listening = assent_responses(root / study)
+                listening = assent_responses(eval_dir)
                 console.print(listening_table(study, listening))
             contrast = {}
             for variant, (tag, player) in itertools.product(
                 sorted({variant_of(r) for r in members}), PLAYERS.items()
             ):
                 key = f"{variant}, {player.__name__}"
-                contrast[key] = audio_vs_transcript(root / study, members, variant, tag)
+                contrast[key] = audio_vs_transcript(eval_dir, members, variant, tag)
                 summary = Table("measure", "point [95% CI]", title=f"{study}, {key}: audio vs transcript")
                 for name, value in contrast[key].items():
                     text = (
@@ -372,7 +379,7 @@ def main() -> dict:
             "audio_vs_transcript": contrast,
             "replies_to_shared_assent": listening,
         }
-        (root / f"{study}.json").write_text(json.dumps(report[study], indent=2, default=str))
+        (root / f"{study}{policy_tag}.json").write_text(json.dumps(report[study], indent=2, default=str))
     return report
 
 
