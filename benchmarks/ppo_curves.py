@@ -326,7 +326,7 @@ def main() -> dict:
             [r for r in runs if "init_from" in r["settings"]],
         ):
             trained += list(pool.map(train_one, wave, [root] * len(wave)))
-    console = Console()
+    console = Console(width=200)  # wide tables stay readable in a log file
     report = {}
     for study in sorted({r["study"] for r in trained}):
         members = [r for r in trained if r["study"] == study]
