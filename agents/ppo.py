@@ -48,9 +48,24 @@ def _per_option_policy():
     return PerOptionPolicy
 
 
+def _listening_option_policy():
+    from agents.hear2act.option_policy import ListeningOptionPolicy
+
+    return ListeningOptionPolicy
+
+
 # each policy class by name, imported when used: "mlp", sb3-contrib's MultiInputPolicy (both
-# backends); "per_option", Hear2Act's shared option scorer (agents.hear2act.option_policy)
-POLICIES = {"mlp": _mlp_policy, "per_option": _per_option_policy}
+# backends); "per_option", Hear2Act's shared option scorer, and "per_option_listening", the same
+# with a listening head on the confirm logit (agents.hear2act.option_policy)
+POLICIES = {
+    "mlp": _mlp_policy,
+    "per_option": _per_option_policy,
+    "per_option_listening": _listening_option_policy,
+}
+# policy -> the policy whose checkpoints it may start from (--init-from): it has all of that
+# policy's layers, and its own extra ones keep their initialization (EXTRA_LAYERS: name prefixes)
+EXTENDS = {"per_option_listening": "per_option"}
+EXTRA_LAYERS = {"per_option_listening": ("action_net.listen.",)}
 
 
 def space_shapes(space: gym.spaces.Dict) -> dict[str, list[int]]:

@@ -17,7 +17,8 @@ trained on the training split and evaluated on held-out test episodes through th
   more to win (``benchmarks/hear2act_listening_value.py``: with a calibrated probe, a rule
   listener beats the best transcript policy from turn cost 0.1 on). Fine-tuned from the prosody
   study's checkpoint of the same seed (``-opt-tuned``, ``--init-from``); at 0.15 also trained
-  from scratch (``-opt``).
+  from scratch (``-opt``); at 0.1 also the audio policy with a listening head
+  (``-listen-tuned``, ``per_option_listening``, from the same checkpoint).
 * VoiceGate (speaker-switch items): PPO on audio features (A+T) vs text features (T): switch mute
   and false execution.
 
@@ -48,7 +49,7 @@ from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
-from agents.ppo import DEFAULT_POLICY, POLICIES, GreedyPPOAgent, PPOAgent
+from agents.ppo import DEFAULT_POLICY, EXTENDS, POLICIES, GreedyPPOAgent, PPOAgent
 from hear_gym.core.registry import family
 from hear_gym.envs.hear2act.user.engine import ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState
@@ -71,6 +72,9 @@ TWINS = {"hidden_users": "resample"}  # Hear2Act training envs only
 BANK_TAG = "-bank"  # the control trained on the bank's own users
 OPTION_TAG = "-opt"  # the per_option policy (agents.hear2act.option_policy)
 TUNED_TAG = "-opt-tuned"  # per_option, fine-tuned from the prosody study's checkpoint of its seed
+# per_option_listening (a listening head on the confirm logit), fine-tuned from the same checkpoint
+LISTEN_TAG = "-listen-tuned"
+LISTEN_STUDY = "hear2act-prosody-cost0.1"
 # Each checkpoint plays twice: sampling its actions as in training (cell ``NAME``) and taking the
 # most likely action as SB3's evaluate_policy does (cell ``NAME-greedy``).
 GREEDY_TAG = "-greedy"
@@ -118,6 +122,8 @@ def studies(steps: int, seeds: int, root: Path, option_seeds: int | None = None)
         if study in FROM_SCRATCH:
             add(study, HEAR2ACT, access, costly, TWINS, OPTION_TAG, n_seeds, policy="per_option")
         add(study, HEAR2ACT, access, costly, TWINS, TUNED_TAG, n_seeds, policy="per_option")
+        if study == LISTEN_STUDY and access == "A+T":
+            add(study, HEAR2ACT, access, costly, TWINS, LISTEN_TAG, n_seeds, policy="per_option_listening")
     for access in ("A+T", "T"):
         add("voicegate-switch", VOICEGATE, access, {"family": "speaker_switch"}, {})
     for access in ("A+T", "T"):
@@ -127,8 +133,9 @@ def studies(steps: int, seeds: int, root: Path, option_seeds: int | None = None)
         add("hear2act-explicit", HEAR2ACT, access, explicit, TWINS, OPTION_TAG, n_seeds, policy="per_option")
     for run in runs:
         run["settings"].update(HYPER, total_steps=steps, eval_every=max(steps // 4, 1), eval_limit=48)
-        if TUNED_TAG in run["name"]:  # starts from the same seed's turn-cost-0.05 checkpoint
-            start = run["name"].replace(TUNED_TAG, OPTION_TAG)
+        tuned = next((tag for tag in (TUNED_TAG, LISTEN_TAG) if tag in run["name"]), None)
+        if tuned:  # starts from the same seed's turn-cost-0.05 per_option checkpoint
+            start = run["name"].replace(tuned, OPTION_TAG)
             run["settings"]["init_from"] = str(root / "hear2act-prosody" / start / "checkpoints" / "final")
     return runs
 
@@ -178,8 +185,10 @@ def paired_evaluation(trained: list[dict], eval_dir: Path) -> dict:
 
 def audio_vs_transcript(eval_dir: Path, members: list[dict], variant: str, tag: str = "") -> dict:
     """Hear2Act, for one ``variant_of`` run played one way (``tag``: a key of ``PLAYERS``): the
-    seed-averaged A+T policy minus the seed-averaged T policy (twin users), paired by scenario
-    (return and 1st%), and each policy's return as a share of state_aware@T+S's."""
+    seed-averaged A+T policy minus the seed-averaged T policy (twin users; for a policy that
+    ``EXTENDS`` another with audio-only layers, that policy's T runs), paired by scenario (return
+    and 1st%), minus ``ask_until_disclosed@T``, and each policy's return as a share of
+    state_aware@T+S's."""
     from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
     from hear_gym.eval.results import read_results
     from hear_gym.stats.bootstrap import contrast_ci, pooled_ci
@@ -189,9 +198,13 @@ def audio_vs_transcript(eval_dir: Path, members: list[dict], variant: str, tag: 
     by_agent: dict[str, list] = {}
     for record in records:
         by_agent.setdefault(record["agent"], []).append(record)
-    twins = [r for r in members if variant_of(r) == variant and BANK_TAG not in r["name"]]
-    audio = [r["name"] + tag for r in twins if r["settings"]["access"] == "A+T"]
-    text = [r["name"] + tag for r in twins if r["settings"]["access"] == "T"]
+    twins = [r for r in members if BANK_TAG not in r["name"]]
+    audio = [r["name"] + tag for r in twins if variant_of(r) == variant and r["settings"]["access"] == "A+T"]
+    text = [r["name"] + tag for r in twins if variant_of(r) == variant and r["settings"]["access"] == "T"]
+    if not text:  # a listening head has nothing to hear under T: its T twin is the policy it extends
+        policy = variant.split(",")[0]
+        plain = variant.replace(policy, EXTENDS[policy], 1)
+        text = [r["name"] + tag for r in twins if variant_of(r) == plain and r["settings"]["access"] == "T"]
     out = {}
     for metric in ("return", "1st%"):
         sums = {a: scenario_sums(e, scenarios, METRICS_BY_NAME[metric]) for a, e in by_agent.items()}

@@ -42,7 +42,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
 
-from agents.ppo import DEFAULT_POLICY, POLICIES, load_policy, read_config, save_policy
+from agents.ppo import DEFAULT_POLICY, EXTENDS, EXTRA_LAYERS, POLICIES, load_policy, read_config, save_policy
 from hear_gym.core.registry import family
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
@@ -153,6 +153,8 @@ class PPOSettings:
             "policy": self.policy,
             "net_arch": list(self.net_arch),
         }
+        if theirs["policy"] == EXTENDS.get(self.policy):  # e.g. per_option_listening from per_option
+            mine["policy"] = theirs["policy"]
         for key in theirs:
             if theirs[key] != mine[key]:
                 raise ValueError(
@@ -201,12 +203,16 @@ def save_checkpoint(model: MaskablePPO, settings: PPOSettings, folder: Path, ste
     return save_policy(model.policy.state_dict(), model.observation_space, model.action_space.n, folder, meta)
 
 
-def start_from(model: MaskablePPO, folder: Path) -> None:
+def start_from(model: MaskablePPO, folder: Path, policy_name: str) -> None:
     """``model``'s policy takes the weights of the checkpoint at ``folder`` (checked against the
-    settings by ``PPOSettings``); its ``VecNormalize``, if any, takes the checkpoint's statistics
-    and stops updating them."""
+    settings by ``PPOSettings``; a policy that ``EXTENDS`` the checkpoint's keeps its extra layers
+    as initialized); its ``VecNormalize``, if any, takes the checkpoint's statistics and stops
+    updating them."""
     policy, config = load_policy(folder)
-    model.policy.load_state_dict(policy.state_dict())
+    extra = EXTRA_LAYERS.get(policy_name, ()) if config.get("policy") != policy_name else ()
+    missing, unexpected = model.policy.load_state_dict(policy.state_dict(), strict=not extra)
+    if unexpected or any(not key.startswith(extra) for key in missing):
+        raise ValueError(f"init_from {folder}: layers do not match ({missing + unexpected})")
     envs = model.get_vec_normalize_env()
     if envs is not None:
         for key, stats in config["observation_normalization"]["leaves"].items():
@@ -240,7 +246,7 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
     )
     model.set_logger(silent_logger())
     if settings.init_from is not None:
-        start_from(model, Path(settings.init_from))
+        start_from(model, Path(settings.init_from), settings.policy)
     curve = TrainingCurve(settings, functools.partial(save_checkpoint, model, settings), wandb_run)
     try:
         model.learn(

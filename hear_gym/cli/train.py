@@ -105,8 +105,9 @@ def train_ppo_command(
     policy: Annotated[
         str,
         typer.Option(
-            help="Policy network: mlp (MultiInputPolicy) or per_option (Hear2Act: one shared "
-            "network scores every option's row for its recommend action; sb3 only)."
+            help="Policy network: mlp (MultiInputPolicy), per_option (Hear2Act: one shared "
+            "network scores every option's row for its recommend action; sb3 only) or "
+            "per_option_listening (per_option with a listening head on the confirm logit; A or A+T)."
         ),
     ] = "mlp",
     normalize_observation: Annotated[

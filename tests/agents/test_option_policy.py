@@ -11,7 +11,13 @@ import pytest
 pytest.importorskip("sb3_contrib")
 import torch  # noqa: E402
 
-from agents.hear2act.option_policy import CURRENT, RECOMMENDED, PerOptionPolicy  # noqa: E402
+from agents.hear2act.option_policy import (  # noqa: E402
+    AUDIO_LEAVES,
+    CURRENT,
+    RECOMMENDED,
+    ListeningOptionPolicy,
+    PerOptionPolicy,
+)
 from agents.ppo import PPOAgent, read_config  # noqa: E402
 from hear_gym.envs.hear2act.actions import CONFIRM, N_ACTIONS, RECOMMEND0  # noqa: E402
 from hear_gym.envs.hear2act.features import FIT_COLUMNS, OPTION_COLUMNS  # noqa: E402
@@ -101,3 +107,66 @@ def test_bad_policy_settings_are_refused(tmp_path, kwargs, match):
     settings = {"env_options": HEAR2ACT, "policy": "per_option", **kwargs}
     with pytest.raises(ValueError, match=match):
         PPOSettings(out=tmp_path, **settings)
+
+
+AUDIO_TINY = dict(
+    total_steps=128, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, eval_every=0, eval_limit=2
+)
+
+
+def _listening_policy():
+    env = gym.make("hear_gym/Hear2Act-v0", access="A+T", observation="features", **HEAR2ACT)
+    obs, _ = env.reset(seed=4)
+    obs, *_ = env.step(RECOMMEND0 + 2)
+    policy = ListeningOptionPolicy(env.observation_space, env.action_space, lambda _: 3e-4, net_arch=[32, 32])
+    return policy, obs
+
+
+def test_the_listening_head_hears_the_audio_leaves_and_moves_only_confirm():
+    policy, obs = _listening_policy()
+    tensor, _ = policy.obs_to_tensor(obs)
+    with torch.no_grad():
+        features = policy.extract_features(tensor)[0].numpy()
+    audio = np.concatenate([obs[key] for key in AUDIO_LEAVES])
+    np.testing.assert_array_equal(features[-policy.features_extractor.audio_dim :], audio)
+    with torch.no_grad():
+        latent = policy.mlp_extractor.forward_actor(policy.extract_features(tensor))
+        silent = _logits(policy, latent)
+        for parameter in policy.action_net.listen.parameters():
+            parameter.copy_(torch.randn_like(parameter))
+    heard = _logits(policy, latent)
+    moved = np.flatnonzero(~np.isclose(heard, silent))
+    assert moved.tolist() == [CONFIRM]  # the head adds to the confirm logit, nothing else
+    # it starts silent: an untrained listening head changes no logit
+    fresh, _ = _listening_policy()
+    with torch.no_grad():
+        latent = fresh.mlp_extractor.forward_actor(fresh.extract_features(fresh.obs_to_tensor(obs)[0]))
+        assert torch.equal(
+            fresh.action_net.listen(latent[:, -fresh.features_extractor.audio_dim :]), torch.zeros(1, 1)
+        )
+
+
+def test_a_listening_policy_starts_from_a_per_option_checkpoint(tmp_path):
+    common = dict(access="A+T", env_options=HEAR2ACT, wandb_project=None, progress=False, **AUDIO_TINY)
+    train(PPOSettings(out=tmp_path / "plain", policy="per_option", **common))
+    start = tmp_path / "plain" / "checkpoints" / "final"
+    tuned = tmp_path / "tuned"
+    train(PPOSettings(out=tuned, policy="per_option_listening", init_from=start, learning_rate=0.0, **common))
+    plain, listening = (
+        PPOAgent.from_checkpoint(start),
+        PPOAgent.from_checkpoint(tuned / "checkpoints" / "final"),
+    )
+    assert isinstance(listening.policy, ListeningOptionPolicy)
+    env = gym.make("hear_gym/Hear2Act-v0", access="A+T", observation="features", **HEAR2ACT)
+    obs, _ = env.reset(seed=1)
+    obs, *_ = env.step(RECOMMEND0 + 4)
+    np.testing.assert_allclose(listening.probabilities(obs), plain.probabilities(obs), rtol=1e-6)
+    with pytest.raises(ValueError, match="its policy is 'per_option_listening', not 'per_option'"):
+        PPOSettings(
+            out=tmp_path / "back", policy="per_option", init_from=tuned / "checkpoints" / "final", **common
+        )
+
+
+def test_the_listening_policy_needs_audio():
+    with pytest.raises(ValueError, match="under access A or A"):
+        PPOSettings(out="unused", env_options=HEAR2ACT, policy="per_option_listening")
