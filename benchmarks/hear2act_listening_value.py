@@ -38,6 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.hear2act.audio_probe import (
+    CALIBRATION_SPLIT,
     AudioProbe,
     ConcernInferrer,
     ProbeConfig,
@@ -84,7 +85,7 @@ def calibrated_probes(cache: RenderCache) -> dict[float, AudioProbe]:
         return {point: AudioProbe.load(path) for point, path in paths.items()}
     config = ProbeConfig(task="concern", assents_only=True, max_false_resolved=OPERATING_POINTS[0])
     trained = fit(config, build_data(config, "train", cache, seed=config.seed, assents=True))
-    dev = build_data(config, "dev", cache, seed=config.seed + 2, assents=True)
+    dev = build_data(config, CALIBRATION_SPLIT, cache, seed=config.seed + 2, assents=True)
     test = build_data(config, "test", cache, seed=config.seed + 3, assents=True)
     probes = {}
     for point, path in paths.items():
