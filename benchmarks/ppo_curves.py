@@ -6,8 +6,8 @@ trained on the training split and evaluated on held-out test episodes through th
 
 * Hear2Act under prosody-mediated feedback with a turn cost: PPO on audio features (A+T) vs PPO
   on transcript features (T), against the rule references ``state_aware@T+S``,
-  ``ask_before_confirm@T`` and ``ask_until_disclosed@T``, with the default ``mlp`` policy and with the ``per_option`` policy
-  (``-opt`` runs: one shared network scores each option's row); then the same policies under
+  ``ask_before_confirm@T`` and ``ask_until_disclosed@T``, with the default ``mlp`` policy and
+  with the ``per_option`` policy (``-opt`` runs: one shared network scores each option's row); then the same policies under
   explicit feedback, where the words already say everything and audio and transcript should be
   level. Hear2Act policies train with twin users (``hidden_users="resample"``, training envs
   only); one control run per seed trains the T policy on the bank's own users (``ppo-T-bank``)
@@ -27,12 +27,12 @@ whatever the user feels): how often it confirms after a genuine and after a relu
 policies cannot hear the difference, so a gap there would mean a leak.
 
 The final checkpoints of every seed and the references play the same test episodes
-(``EVAL_ROLLOUTS`` rollouts each) in one run per study, each checkpoint twice (sampling its actions, and ``-greedy``: the most likely action),
-so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstrap for
+(``EVAL_ROLLOUTS`` rollouts each) in one run per study, each checkpoint twice (sampling its
+actions, and ``-greedy``: the most likely action), so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstrap for
 VoiceGate). Trainings run ``--workers`` at a time.
 
     python benchmarks/ppo_curves.py [--steps N] [--seeds K] [--option-seeds K] [--workers W]
-                                    [--only STUDY] [--policy mlp|per_option]
+                                    [--only STUDY] [--policy NAME]
 """
 
 from __future__ import annotations
@@ -199,12 +199,14 @@ def audio_vs_transcript(eval_dir: Path, members: list[dict], variant: str, tag: 
     for record in records:
         by_agent.setdefault(record["agent"], []).append(record)
     twins = [r for r in members if BANK_TAG not in r["name"]]
-    audio = [r["name"] + tag for r in twins if variant_of(r) == variant and r["settings"]["access"] == "A+T"]
-    text = [r["name"] + tag for r in twins if variant_of(r) == variant and r["settings"]["access"] == "T"]
-    if not text:  # a listening head has nothing to hear under T: its T twin is the policy it extends
-        policy = variant.split(",")[0]
-        plain = variant.replace(policy, EXTENDS[policy], 1)
-        text = [r["name"] + tag for r in twins if variant_of(r) == plain and r["settings"]["access"] == "T"]
+    heard = [r for r in twins if variant_of(r) == variant and r["settings"]["access"] == "A+T"]
+    # a listening head has nothing to hear under T: the T twin of a policy is the one it extends
+    policy = heard[0]["settings"].get("policy", DEFAULT_POLICY)
+    text_variant = variant_of({"settings": {**heard[0]["settings"], "policy": EXTENDS.get(policy, policy)}})
+    audio = [r["name"] + tag for r in heard]
+    text = [
+        r["name"] + tag for r in twins if variant_of(r) == text_variant and r["settings"]["access"] == "T"
+    ]
     out = {}
     for metric in ("return", "1st%"):
         sums = {a: scenario_sums(e, scenarios, METRICS_BY_NAME[metric]) for a, e in by_agent.items()}
