@@ -22,6 +22,11 @@ trained on the training split and evaluated on held-out test episodes through th
 * VoiceGate (speaker-switch items): PPO on audio features (A+T) vs text features (T): switch mute
   and false execution.
 
+Beside the references, the rule listener ``ask_unless_resolved@T+S^`` (the calibrated assent
+probe of ``benchmarks/hear2act_listening_value.py``) plays the prosody studies' test episodes in
+a run of its own: the listener minus the T policies is the most we know a listener to win over
+them, the ceiling of the A+T - T contrast. Analysis: ``benchmarks/ppo_curves_analysis.py``.
+
 Whether a Hear2Act policy listens is read off its replies to a shared assent (the same words
 whatever the user feels): how often it confirms after a genuine and after a reluctant one. The T
 policies cannot hear the difference, so a gap there would mean a leak.
@@ -44,18 +49,29 @@ import json
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
+from hear2act_listening_value import calibrated_probes, probe_path  # the sibling benchmark's probe
+from ppo_curves_analysis import (
+    BANK_TAG,
+    LISTENER,
+    assent_responses,
+    audio_vs_transcript,
+    listening_table,
+    train_vs_held_out,
+    variant_of,
+)
 from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
-from agents.ppo import DEFAULT_POLICY, EXTENDS, POLICIES, GreedyPPOAgent, PPOAgent
+from agents.hear2act.audio_probe import ConcernInferrer
+from agents.ppo import DEFAULT_POLICY, POLICIES, GreedyPPOAgent, PPOAgent
 from hear_gym.core.registry import family
-from hear_gym.envs.hear2act.user.engine import ReactionKind
-from hear_gym.envs.hear2act.user.states import ConcernState
 from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.provenance import file_fingerprint
+from hear_gym.eval.results import read_results
 from hear_gym.eval.runner import Cell, RunConfig
-from hear_gym.stats.bootstrap import Estimate
+from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.renderers import make_renderer
 from training.ppo import PPOSettings, train
 
 OUT = Path(__file__).parent / "out"
@@ -69,7 +85,6 @@ FROM_SCRATCH = ("hear2act-prosody-cost0.15",)  # the others are only fine-tuned
 TURN_COSTS = {"hear2act-prosody": TURN_COST, "hear2act-explicit": TURN_COST, **COSTLY}
 EVAL_ROLLOUTS = 3  # per test scenario in the paired evaluations
 TWINS = {"hidden_users": "resample"}  # Hear2Act training envs only
-BANK_TAG = "-bank"  # the control trained on the bank's own users
 OPTION_TAG = "-opt"  # the per_option policy (agents.hear2act.option_policy)
 TUNED_TAG = "-opt-tuned"  # per_option, fine-tuned from the prosody study's checkpoint of its seed
 # per_option_listening (a listening head on the confirm logit), fine-tuned from the same checkpoint
@@ -79,6 +94,7 @@ LISTEN_STUDY = "hear2act-prosody-cost0.1"
 # most likely action as SB3's evaluate_policy does (cell ``NAME-greedy``).
 GREEDY_TAG = "-greedy"
 PLAYERS = {"": PPOAgent, GREEDY_TAG: GreedyPPOAgent}
+LISTENER_POINT = 0.01  # the rule listener's probe operating point (hear2act_listening_value)
 HYPER = dict(n_envs=8, n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, ent_coef=0.01)
 
 
@@ -150,18 +166,15 @@ def train_one(run: dict, root: Path) -> dict:
 def paired_evaluation(trained: list[dict], eval_dir: Path) -> dict:
     """Final checkpoints and references on the same held-out episodes, one run in ``eval_dir``."""
     env_id = trained[0]["settings"]["env_id"]
-    env_options = trained[0]["settings"]["env_options"]
     env_family = family(env_id)
-    cell_options = tuple((k, str(env_options[k])) for k in env_family.cell_options)
+    cell_options, episodes, env_kwargs = held_out_episodes(trained)
     cells, agents = [], {}
     references = (
         [("state_aware", "T+S"), ("ask_before_confirm", "T"), ("ask_until_disclosed", "T")]
         if env_id == HEAR2ACT
         else [("text_only", "T")]
     )
-    from importlib.metadata import entry_points
-
-    registered = {ep.name: ep for ep in entry_points(group=env_family.agent_group)}
+    registered = registered_agents(env_family)
     for agent, access in references:
         cells.append(Cell(agent, access, cell_options))
         agents[agent] = registered[agent].load()
@@ -170,151 +183,50 @@ def paired_evaluation(trained: list[dict], eval_dir: Path) -> dict:
             name = run["name"] + tag
             cells.append(Cell(name, run["settings"]["access"], cell_options))
             agents[name] = functools.partial(player.from_checkpoint, run["checkpoint"])
-    episodes = env_family.episode_ids("test")
-    if env_id == VOICEGATE:
-        from hear_gym.envs.voicegate.family import item_ids
-
-        episodes = item_ids("test", ("speaker_switch",))
-    shared = {k: v for k, v in env_options.items() if k not in dict(cell_options) and k != "audio_cache_dir"}
-    if env_id == VOICEGATE:
-        shared = {}  # the items name their family
-    env_kwargs = tuple(sorted(shared.items()))
-    config = RunConfig(env_id, tuple(cells), tuple(episodes), EVAL_ROLLOUTS, seed=0, env_kwargs=env_kwargs)
+    config = RunConfig(env_id, tuple(cells), episodes, EVAL_ROLLOUTS, seed=0, env_kwargs=env_kwargs)
     return evaluate(eval_dir, config, agents, progress=False)
 
 
-def audio_vs_transcript(eval_dir: Path, members: list[dict], variant: str, tag: str = "") -> dict:
-    """Hear2Act, for one ``variant_of`` run played one way (``tag``: a key of ``PLAYERS``): the
-    seed-averaged A+T policy minus the seed-averaged T policy (twin users; for a policy that
-    ``EXTENDS`` another with audio-only layers, that policy's T runs), paired by scenario (return
-    and 1st%), minus ``ask_until_disclosed@T``, and each policy's return as a share of
-    state_aware@T+S's."""
-    from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
-    from hear_gym.eval.results import read_results
-    from hear_gym.stats.bootstrap import contrast_ci, pooled_ci
-
-    records = read_results(eval_dir / "results.jsonl")
-    scenarios = sorted({r["scenario_id"] for r in records})
-    by_agent: dict[str, list] = {}
-    for record in records:
-        by_agent.setdefault(record["agent"], []).append(record)
-    twins = [r for r in members if BANK_TAG not in r["name"]]
-    heard = [r for r in twins if variant_of(r) == variant and r["settings"]["access"] == "A+T"]
-    # a listening head has nothing to hear under T: the T twin of a policy is the one it extends
-    policy = heard[0]["settings"].get("policy", DEFAULT_POLICY)
-    text_variant = variant_of({"settings": {**heard[0]["settings"], "policy": EXTENDS.get(policy, policy)}})
-    audio = [r["name"] + tag for r in heard]
-    text = [
-        r["name"] + tag for r in twins if variant_of(r) == text_variant and r["settings"]["access"] == "T"
-    ]
-    out = {}
-    for metric in ("return", "1st%"):
-        sums = {a: scenario_sums(e, scenarios, METRICS_BY_NAME[metric]) for a, e in by_agent.items()}
-        terms = [(1 / len(audio), sums[a]) for a in audio] + [(-1 / len(text), sums[t]) for t in text]
-        out[f"A+T - T, {metric}"] = contrast_ci(terms).as_dict()
-        out[f"A+T, {metric}"] = pooled_ci([sums[a] for a in audio]).as_dict()
-        out[f"T, {metric}"] = pooled_ci([sums[t] for t in text]).as_dict()
-        out[f"state_aware@T+S, {metric}"] = pooled_ci([sums["state_aware"]]).as_dict()
-        best_text = [(-1.0, sums["ask_until_disclosed"])]  # the best transcript policy we know
-        out[f"A+T - ask_until_disclosed@T, {metric}"] = contrast_ci(terms[: len(audio)] + best_text).as_dict()
-    reference = out["state_aware@T+S, return"]["point"]
-    for side in ("A+T", "T"):
-        out[f"{side} return / state_aware return"] = out[f"{side}, return"]["point"] / reference
-    return out
-
-
-def variant_of(run: dict) -> str:
-    """The policy network, and whether it was fine-tuned from a checkpoint."""
-    policy = run["settings"].get("policy", DEFAULT_POLICY)
-    return f"{policy}, fine-tuned" if run["settings"].get("init_from") else policy
-
-
-def assent_responses(eval_dir: Path) -> dict[str, dict]:
-    """Does a policy listen? After a shared assent (the same words whatever the user feels), the
-    share of replies that confirm, split by the user's hidden state at that assent: genuine or
-    reluctant acceptance. A policy that hears the user confirms the first and not the second; one
-    that cannot (T) can still read the difference off the dialogue: once the user has disclosed
-    every concern, an assent to an option that meets them is genuine. So the gap is also taken
-    over the assents heard while some concern was still undisclosed, where the words leave
-    genuine and reluctant alike; a T gap there would mean a leak. Per agent: each rate and the
-    paired gap (genuine minus reluctant) with scenario-bootstrap CIs, the same before full
-    disclosure, and the assent counts."""
-    from hear_gym.eval.results import read_results
-    from hear_gym.stats.bootstrap import RatioSums, contrast_ci, ratio_ci
-
-    records = read_results(eval_dir / "results.jsonl")
-    scenarios = sorted({r["scenario_id"] for r in records})
-    index = {scenario: i for i, scenario in enumerate(scenarios)}
-    states = (ConcernState.GENUINE_ACCEPTANCE.value, ConcernState.RELUCTANT_ACCEPTANCE.value)
-    # agent -> [all assents / before full disclosure, state, (confirms, assents), scenario]
-    counts: dict[str, np.ndarray] = {}
-    for record in records:
-        table = counts.setdefault(record["agent"], np.zeros((2, 2, 2, len(scenarios))))
-        for heard, reply in itertools.pairwise(record["turns"]):
-            if heard["reaction"] == ReactionKind.SHARED_ASSENT.value and reply["action"]:
-                state = states.index(heard["concern_state"])
-                undisclosed = len(heard["disclosed"]) < len(record["hidden_concerns"])
-                for subset in (0, 1) if undisclosed else (0,):
-                    table[subset, state, 0, index[record["scenario_id"]]] += (
-                        reply["action"]["kind"] == "confirm"
-                    )
-                    table[subset, state, 1, index[record["scenario_id"]]] += 1
-    out = {}
-    for agent, table in counts.items():
-        genuine, reluctant = (RatioSums(table[0, i, 0], table[0, i, 1]) for i in range(2))
-        early = [RatioSums(table[1, i, 0], table[1, i, 1]) for i in range(2)]
-        out[agent] = {
-            "confirm after genuine": ratio_ci(genuine).as_dict(),
-            "confirm after reluctant": ratio_ci(reluctant).as_dict(),
-            "gap": contrast_ci([(1, genuine), (-1, reluctant)]).as_dict(),
-            "gap before full disclosure": contrast_ci([(1, early[0]), (-1, early[1])]).as_dict(),
-            "assents": {"genuine": int(table[0, 0, 1].sum()), "reluctant": int(table[0, 1, 1].sum())},
-        }
-    return out
-
-
-def listening_table(study: str, responses: dict[str, dict]) -> Table:
-    table = Table(
-        "agent",
-        "confirm after genuine assent %",
-        "confirm after reluctant assent %",
-        "gap, points [95% CI]",
-        "gap before full disclosure",
-        "assents (genuine / reluctant)",
-        title=f"{study}: replies to a shared assent",
+def listener_evaluation(trained: list[dict], eval_dir: Path) -> Path:
+    """The rule listener ``ask_unless_resolved@T+S^`` (hear2act_listening_value's assent probe at
+    ``LISTENER_POINT``, trained there if missing) on the paired evaluation's episodes (same
+    episode seeds, so its records pair with that run's), in a run of its own because an env has
+    one state inferrer. Its results file."""
+    probe = calibrated_probes(RenderCache(make_renderer("espeak"), max_bytes=512 * 2**20))[LISTENER_POINT]
+    cell_options, episodes, env_kwargs = held_out_episodes(trained)
+    plugins = (("state_inferrer", file_fingerprint(probe_path(LISTENER_POINT))),)
+    config = RunConfig(
+        HEAR2ACT,
+        (Cell(LISTENER, "T+S^", cell_options),),
+        episodes,
+        EVAL_ROLLOUTS,
+        seed=0,
+        env_kwargs=env_kwargs,
+        plugins=plugins,
     )
-    for agent, row in sorted(responses.items()):
-        assents = row["assents"]
-        table.add_row(
-            agent,
-            Estimate(**row["confirm after genuine"]).percent(),
-            Estimate(**row["confirm after reluctant"]).percent(),
-            Estimate(**row["gap"]).percent(signed=True),
-            Estimate(**row["gap before full disclosure"]).percent(signed=True),
-            f"{assents['genuine']} / {assents['reluctant']}",
-        )
-    return table
+    agents = {LISTENER: registered_agents(family(HEAR2ACT))[LISTENER].load()}
+    evaluate(eval_dir, config, agents, progress=False, env_objects={"state_inferrer": ConcernInferrer(probe)})
+    return eval_dir / "results.jsonl"
 
 
-def last_training_rollouts(curve: list[dict], metric: str, rollouts: int = 10) -> float:
-    """The mean of ``metric`` over the last ``rollouts`` training rows (the sampled policy on
-    training episodes)."""
-    rows = [r[metric] for r in curve if r["kind"] == "train" and metric in r][-rollouts:]
-    return sum(rows) / len(rows)
+def held_out_episodes(trained: list[dict]) -> tuple[tuple, tuple, tuple]:
+    """(cell options, test episode ids, shared env kwargs) of a study's evaluations."""
+    env_id = trained[0]["settings"]["env_id"]
+    env_options = trained[0]["settings"]["env_options"]
+    env_family = family(env_id)
+    cell_options = tuple((k, str(env_options[k])) for k in env_family.cell_options)
+    if env_id == VOICEGATE:
+        from hear_gym.envs.voicegate.family import item_ids
+
+        return cell_options, tuple(item_ids("test", ("speaker_switch",))), ()  # the items name their family
+    shared = {k: v for k, v in env_options.items() if k not in dict(cell_options) and k != "audio_cache_dir"}
+    return cell_options, tuple(env_family.episode_ids("test")), tuple(sorted(shared.items()))
 
 
-def train_vs_held_out(study: str, members: list[dict], metadata: dict) -> Table:
-    """1st% on the training episodes of the last rollouts vs on the held-out test scenarios: a
-    policy that learned the training scenarios by heart scores on the first, not the second."""
-    table = Table("run", "training users", "1st% train (last 10 rollouts)", "1st% held-out", title=study)
-    for run in members:
-        users = run["settings"]["train_env_options"].get("hidden_users", "bank")
-        cell = next(v for k, v in metadata["cells"].items() if k.startswith(f"{run['name']}@"))
-        held_out = cell["metrics"]["1st%"]["point"]
-        table.add_row(
-            run["name"], users, f"{last_training_rollouts(run['curve'], '1st%'):.1f}", f"{100 * held_out:.1f}"
-        )
-    return table
+def registered_agents(env_family) -> dict:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=env_family.agent_group)}
 
 
 def main() -> dict:
@@ -363,15 +275,18 @@ def main() -> dict:
         listening = None
         if members[0]["settings"]["env_id"] == HEAR2ACT:
             console.print(train_vs_held_out(study, members, metadata))
+            records = read_results(eval_dir / "results.jsonl")
             if members[0]["settings"]["env_options"]["feedback"] == "prosody":  # the shared assent
-                listening = assent_responses(eval_dir)
+                listener_dir = root / study / f"listener_eval-{LISTENER_POINT}"
+                records += read_results(listener_evaluation(members, listener_dir))
+                listening = assent_responses(records)
                 console.print(listening_table(study, listening))
             contrast = {}
             for variant, (tag, player) in itertools.product(
                 sorted({variant_of(r) for r in members}), PLAYERS.items()
             ):
                 key = f"{variant}, {player.__name__}"
-                contrast[key] = audio_vs_transcript(eval_dir, members, variant, tag)
+                contrast[key] = audio_vs_transcript(records, members, variant, tag)
                 summary = Table("measure", "point [95% CI]", title=f"{study}, {key}: audio vs transcript")
                 for name, value in contrast[key].items():
                     text = (
