@@ -1,17 +1,18 @@
 """PPO learning curves: does a policy that hears the user learn to use it?
 
 Prints tables and writes benchmarks/out/ppo_curves/<study>.json (plus every training run under
-benchmarks/out/ppo_curves/<study>/; a finished run with the same settings is reused). Two studies, each PPO on the feature observation, ``SEEDS`` seeds,
-trained on the training split and evaluated on held-out test episodes through the runner:
+benchmarks/out/ppo_curves/<study>/; a finished run with the same settings is reused). Each study
+is PPO on the feature observation, ``--seeds`` seeds, trained on the training split and
+evaluated on held-out test episodes through the runner:
 
 * Hear2Act under prosody-mediated feedback with a turn cost: PPO on audio features (A+T) vs PPO
   on transcript features (T), against the rule references ``state_aware@T+S``,
   ``ask_before_confirm@T`` and ``ask_until_disclosed@T``, with the default ``mlp`` policy and
-  with the ``per_option`` policy (``-opt`` runs: one shared network scores each option's row); then the same policies under
-  explicit feedback, where the words already say everything and audio and transcript should be
-  level. Hear2Act policies train with twin users (``hidden_users="resample"``, training envs
-  only); one control run per seed trains the T policy on the bank's own users (``ppo-T-bank``)
-  to show what that costs on held-out scenarios.
+  with the ``per_option`` policy (``-opt`` runs: one shared network scores each option's row);
+  then the same policies under explicit feedback, where the words already say everything and
+  audio and transcript should be level. Hear2Act policies train with twin users
+  (``hidden_users="resample"``, training envs only); one control run per seed trains the T
+  policy on the bank's own users (``ppo-T-bank``) to show what that costs on held-out scenarios.
 * Hear2Act under prosody with higher turn costs (``hear2act-prosody-cost0.1`` and
   ``hear2act-prosody-cost0.15``, ``per_option`` only): asking loses more there, so listening has
   more to win (``benchmarks/hear2act_listening_value.py``: with a calibrated probe, a rule
@@ -33,8 +34,9 @@ policies cannot hear the difference, so a gap there would mean a leak.
 
 The final checkpoints of every seed and the references play the same test episodes
 (``EVAL_ROLLOUTS`` rollouts each) in one run per study, each checkpoint twice (sampling its
-actions, and ``-greedy``: the most likely action), so the contrasts are paired (scenario bootstrap for Hear2Act, item-group bootstrap for
-VoiceGate). Trainings run ``--workers`` at a time.
+actions, and ``-greedy``: the most likely action), so the contrasts are paired (scenario
+bootstrap for Hear2Act, item-group bootstrap for VoiceGate). Trainings run ``--workers`` at a
+time.
 
     python benchmarks/ppo_curves.py [--steps N] [--seeds K] [--option-seeds K] [--workers W]
                                     [--only STUDY] [--policy NAME]
@@ -65,6 +67,7 @@ from rich.table import Table
 import hear_gym  # noqa: F401
 from agents.hear2act.audio_probe import ConcernInferrer
 from agents.ppo import DEFAULT_POLICY, POLICIES, GreedyPPOAgent, PPOAgent
+from hear_gym.cli.common import available_agents
 from hear_gym.core.registry import family
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import file_fingerprint
@@ -174,7 +177,7 @@ def paired_evaluation(trained: list[dict], eval_dir: Path) -> dict:
         if env_id == HEAR2ACT
         else [("text_only", "T")]
     )
-    registered = registered_agents(env_family)
+    registered = available_agents(env_family.agent_group)
     for agent, access in references:
         cells.append(Cell(agent, access, cell_options))
         agents[agent] = registered[agent].load()
@@ -204,7 +207,7 @@ def listener_evaluation(trained: list[dict], eval_dir: Path) -> Path:
         env_kwargs=env_kwargs,
         plugins=plugins,
     )
-    agents = {LISTENER: registered_agents(family(HEAR2ACT))[LISTENER].load()}
+    agents = {LISTENER: available_agents(family(HEAR2ACT).agent_group)[LISTENER].load()}
     evaluate(eval_dir, config, agents, progress=False, env_objects={"state_inferrer": ConcernInferrer(probe)})
     return eval_dir / "results.jsonl"
 
@@ -221,12 +224,6 @@ def held_out_episodes(trained: list[dict]) -> tuple[tuple, tuple, tuple]:
         return cell_options, tuple(item_ids("test", ("speaker_switch",))), ()  # the items name their family
     shared = {k: v for k, v in env_options.items() if k not in dict(cell_options) and k != "audio_cache_dir"}
     return cell_options, tuple(env_family.episode_ids("test")), tuple(sorted(shared.items()))
-
-
-def registered_agents(env_family) -> dict:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=env_family.agent_group)}
 
 
 def main() -> dict:
