@@ -1,7 +1,8 @@
-"""The run-folder lock: one writer at a time, released however the holder ends."""
+"""Run folders: one writer at a time (released however it ends), no link followed, strict JSON."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,12 +10,18 @@ import textwrap
 
 import pytest
 
-from hear_gym.core.run_lock import LOCK_FILE, RunFolderBusy, run_folder_lock
+from hear_gym.core.run_folder import (
+    LOCK_FILE,
+    RunFolderBusy,
+    open_append,
+    run_folder_lock,
+    write_json_atomic,
+)
 
 _HOLD = textwrap.dedent(
     """
     import sys, time
-    from hear_gym.core.run_lock import run_folder_lock
+    from hear_gym.core.run_folder import run_folder_lock
     with run_folder_lock(sys.argv[1]):
         print("held", flush=True)
         time.sleep(60)
@@ -65,3 +72,26 @@ def test_a_symlink_planted_as_the_lock_file_is_not_followed(tmp_path):
         with run_folder_lock(tmp_path / "run"):
             pass
     assert target.read_text() == "keep me"
+
+
+def test_appends_and_atomic_writes_never_write_through_a_planted_symlink(tmp_path):
+    target = tmp_path / "victim.txt"
+    target.write_text("keep me")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").symlink_to(target)
+    with pytest.raises(OSError, match="symbolic link is never followed"):
+        open_append(run / "results.jsonl")
+    (run / "metadata.json").symlink_to(target)
+    write_json_atomic(run / "metadata.json", {"episodes": 1})
+    assert target.read_text() == "keep me"
+    assert not (run / "metadata.json").is_symlink()
+    assert json.loads((run / "metadata.json").read_text()) == {"episodes": 1}
+    assert sorted(p.name for p in run.iterdir()) == ["metadata.json", "results.jsonl"]  # no temp left
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_json_is_written_strictly(tmp_path, bad):
+    with pytest.raises(ValueError):
+        write_json_atomic(tmp_path / "m.json", {"turn_cost": bad})
+    assert not list(tmp_path.iterdir())
