@@ -10,7 +10,7 @@ ENV_OPTIONS := --option reward=tiered --option turn_cost=0.02
 TRAIN_OPTIONS := --train-option hidden_users=resample
 PPO_STEPS ?= 20000
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-all lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -32,8 +32,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+## The default tier: every behaviour at smoke size (about 5 minutes of pytest on 2 cores).
 test: lint
 	$(VENV)/bin/pytest
+
+## Both tiers: the default one plus the `slow` tier (full-size statistical bounds, second seeded
+## runs, learning checks).
+test-all: lint
+	$(VENV)/bin/pytest -m ""
 
 ## Speed ratios and the baseline grid for benchmarks/RESULTS.md.
 bench: $(STAMP)

@@ -159,6 +159,7 @@ def train_selected_scalar(x_train, y_train, x_test, y_test) -> dict:
     return max(best_single_scalar(x_train, y_train, x_test, y_test), key=lambda r: r["train"])
 
 
+@pytest.mark.slow
 def test_paper_no_single_scalar_decides_but_all_cues_together_do(audits):
     x_train, y_train, x_test, y_test = audits["paper"]
     assert x_train.shape[1] == len(SCALAR_NAMES) and y_test.sum() == TEST_SCENARIOS
@@ -169,6 +170,7 @@ def test_paper_no_single_scalar_decides_but_all_cues_together_do(audits):
     assert accuracy >= 0.75, accuracy
 
 
+@pytest.mark.slow
 def test_clear_is_separable_by_one_scalar(audits):
     best = train_selected_scalar(*audits["clear"])
     assert best["test"] >= 0.95, best

@@ -103,6 +103,20 @@ def small_gate(tmp_path_factory, gate_cache):
     return train_gate(GateConfig(limit_per_family=80, epochs=200), path, gate_cache), path
 
 
+def test_gate_training_is_deterministic_and_round_trips_at_smoke_size(tmp_path):
+    # The full-size version (accuracy bounds) is in the slow tier, below.
+    config = GateConfig(limit_per_family=6, epochs=5)
+    gate = train_gate(config, tmp_path / "gate.safetensors")
+    again = train_gate(config)
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(gate.model.state_dict().values(), again.model.state_dict().values(), strict=True)
+    )
+    loaded = AudioGate.load(tmp_path / "gate.safetensors")
+    assert loaded.report == gate.report and np.array_equal(loaded.mean, gate.mean)
+
+
+@pytest.mark.slow
 def test_gate_is_learnable_deterministic_and_round_trips(small_gate, gate_cache):
     gate, path = small_gate
     held_out = gate.report["test"]  # held out, unseen voices, from 160 training inputs
@@ -129,6 +143,7 @@ def test_gate_checkpoint_errors(tmp_path):
         AudioGate.load(tmp_path / "other.safetensors")
 
 
+@pytest.mark.slow
 def test_gate_agent_mutes_switched_triggers(small_gate, tmp_path):
     gate, _ = small_gate
     records = run_gate(lambda: AudioGateAgent(gate), tmp_path, gate_config("audio_gate", ("speaker_switch",)))

@@ -12,6 +12,7 @@
   scalar there, which is the gap).
 
 Deterministic subsets keep this cheap: direction and threshold are fit on spread train items.
+The bounds fitted on whole held-out sets are in the ``slow`` tier (``make test-all``).
 """
 
 import numpy as np
@@ -58,6 +59,7 @@ def _side_talk_rules(cache, cue, n_train, n_test):
     return fit_side_talk(side_talk_table(train, cache), side_talk_table(test, cache), [i.group for i in test])
 
 
+@pytest.mark.slow
 def test_side_talk_single_scalar_rules_stay_near_chance(cache):
     rules = _side_talk_rules(cache, "none", 80, 80)
     assert set(REVIEWER_RULES) <= set(SIDE_TALK_SCALARS)
@@ -66,6 +68,7 @@ def test_side_talk_single_scalar_rules_stay_near_chance(cache):
     assert held_out["position"] == 0.5  # order is balanced exactly
 
 
+@pytest.mark.slow
 def test_the_same_probes_find_the_turned_away_cue(cache):
     rules = _side_talk_rules(cache, "turned_away", 40, 40)
     assert rule(rules, "centroid_khz").test.point >= 0.9  # "the brighter segment"
@@ -93,6 +96,7 @@ def _switch_zero_runs(cache, split, n_pairs, without_bed=False):
     return np.array(runs, float), labels, [i.group for i in items]
 
 
+@pytest.mark.slow
 def test_longest_zero_run_no_longer_tells_a_switch(cache):
     x_train, y_train, _ = _switch_zero_runs(cache, "train", 80)
     x_test, y_test, groups = _switch_zero_runs(cache, "test", 80)
