@@ -59,7 +59,7 @@ ProsodyOption = Annotated[
 def fail(message: str) -> NoReturn:
     """One line on the console, exit status 2, no traceback. The message is plain text: the
     brackets of ``pip install 'hear-gym[rllib]'`` are not rich markup."""
-    console.print(f"[red]error:[/red] {escape(message)}")
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # one line, however long
     raise typer.Exit(2)
 
 

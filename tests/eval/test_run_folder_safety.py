@@ -149,3 +149,11 @@ def test_provenance_runs_git_without_optional_locks(monkeypatch):
     monkeypatch.setattr(provenance.subprocess, "run", recording_run)
     provenance.git_commit()
     assert commands and all(cmd[:2] == ["git", "--no-optional-locks"] for cmd in commands)
+
+
+def test_a_file_given_as_the_run_folder_is_one_line(tmp_path):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine\n")
+    result = invoke("eval", "--out", taken, *ONE_EPISODE)
+    assert _one_line_error(result) and f"--out {taken} is a file" in result.output, result.output
+    assert taken.read_text() == "mine\n"
