@@ -80,7 +80,7 @@ def start_run(config: dict[str, Any], run_dir: Path, project: str):
         except wandb.errors.Error as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise WandbStartError(
-                f"W&B could not start a {settings['WANDB_MODE']} run in project {project!r}: {reason} "
+                f"W&B could not start the {settings['WANDB_MODE']} run in project {project!r}: {reason} "
                 "(check WANDB_API_KEY and WANDB_BASE_URL, or unset WANDB_API_KEY to log offline)"
             ) from None
 
