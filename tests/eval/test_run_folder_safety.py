@@ -157,3 +157,15 @@ def test_a_file_given_as_the_run_folder_is_one_line(tmp_path):
     result = invoke("eval", "--out", taken, *ONE_EPISODE)
     assert _one_line_error(result) and f"--out {taken} is a file" in result.output, result.output
     assert taken.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_an_episode_record_that_is_not_strict_json_is_refused_unwritten(tmp_path, value):
+    from hear_gym.eval.results import ResultsWriter
+
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path) as writer:
+        writer.write({"key": "a|0|0", "return": 1.0})
+        with pytest.raises(ValueError, match=r"episode b\|0\|0: its record holds NaN or infinity"):
+            writer.write({"key": "b|0|0", "return": value})
+    assert [_strict(line)["key"] for line in path.read_text().splitlines()] == ["a|0|0"]
