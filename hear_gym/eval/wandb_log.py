@@ -38,7 +38,7 @@ class WandbStartError(RuntimeError):
     """A W&B run could not be started (wrong key, no server, a link where its folder goes)."""
 
 
-def sdk_environment(environ: Mapping[str, str]) -> dict[str, str]:
+def _sdk_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The ``WANDB_*`` settings a run starts with, given the environment: offline unless an API
     key or an explicit ``WANDB_MODE`` says otherwise; values already set are kept."""
     mode = environ.get("WANDB_MODE") or ("online" if environ.get("WANDB_API_KEY") else "offline")
@@ -67,7 +67,7 @@ def start_run(config: dict[str, Any], run_dir: Path, project: str):
     folder = run_dir / "wandb"
     if folder.is_symlink():
         raise WandbStartError(f"{folder} is a symbolic link; W&B writes only into a real folder there")
-    settings = sdk_environment(os.environ)
+    settings = _sdk_environment(os.environ)
     with _environment(settings):  # read by the SDK as it imports, starts its service and the run
         try:
             import wandb
