@@ -25,10 +25,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import gymnasium as gym
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hear_gym.core.registry import env_ids
 
 CHECKPOINT_FORMAT = "hear_gym-ppo-1"
 DEFAULT_POLICY = "mlp"
@@ -98,16 +101,71 @@ def save_policy(
     return folder
 
 
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+Width = Annotated[int, Field(strict=True, gt=0)]
+
+
+class _Leaf(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mean: list[Number]
+    var: list[Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]]
+
+
+class _Normalization(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    clip: Number
+    epsilon: Number
+    leaves: dict[str, _Leaf]
+
+
+class _PolicyConfig(BaseModel):
+    """What ``policy.json`` must hold to rebuild its policy; other keys (step, seed, provenance)
+    are kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+    env_id: str
+    access: str
+    env_options: dict[str, Any] = {}
+    policy: str = DEFAULT_POLICY
+    net_arch: list[Width] | dict[str, list[Width]]
+    observation_shapes: dict[str, list[Annotated[int, Field(strict=True, ge=0)]]]
+    n_actions: Width
+    observation_normalization: dict[str, Any] = {}
+
+    @field_validator("env_id")
+    @classmethod
+    def _registered(cls, env_id: str) -> str:
+        if env_id not in env_ids():
+            raise ValueError(f"{env_id!r} is not a hear_gym env (one of {', '.join(env_ids())})")
+        return env_id
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """One line from pydantic's report: where in the file, what is wrong."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "the file"
+    message = error["msg"].removeprefix("Value error, ")
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {message}{more}"
+
+
 def read_config(folder: Path) -> dict[str, Any]:
+    """``policy.json`` of a checkpoint folder, checked: a missing or mistyped field, an env id
+    that is not a hear_gym env or statistics that are not numbers are a one-line ``ValueError``
+    naming the file."""
     path = Path(folder) / CONFIG_FILE
     if not path.is_file() or not (Path(folder) / WEIGHTS_FILE).is_file():
         raise ValueError(f"{folder} is not a PPO checkpoint (needs {CONFIG_FILE} and {WEIGHTS_FILE})")
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(config, dict) or config.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: format must be {CHECKPOINT_FORMAT!r}")
+    try:
+        _PolicyConfig.model_validate(config)
+    except ValidationError as exc:
+        raise ValueError(f"{path}: {_first_problem(exc)}") from None
     return config
 
 
@@ -118,13 +176,23 @@ def load_policy(folder: Path):
     name = config.get("policy", DEFAULT_POLICY)
     if name not in POLICIES:
         raise ValueError(f"{folder}: unknown policy {name!r}; known: {sorted(POLICIES)}")
+    _check_normalization(folder, config)
     try:
+        from safetensors import SafetensorError
         from safetensors.torch import load_file
 
         policy_class = POLICIES[name]()
     except ImportError as exc:
         raise RuntimeError("PPO checkpoints need sb3-contrib: pip install 'hear-gym[train]'") from exc
-    env = gym.make(config["env_id"], access=config["access"], observation="features", **config["env_options"])
+    try:
+        env = gym.make(
+            config["env_id"], access=config["access"], observation="features", **config["env_options"]
+        )
+    except (TypeError, ValueError, gym.error.Error) as exc:
+        raise ValueError(
+            f"{Path(folder) / CONFIG_FILE}: {config['env_id']} cannot be built with access "
+            f"{config['access']!r} and env_options {config['env_options']}: {exc}"
+        ) from None
     if (
         space_shapes(env.observation_space) != config["observation_shapes"]
         or env.action_space.n != (config["n_actions"])
@@ -135,14 +203,18 @@ def load_policy(folder: Path):
         )
     policy = policy_class(env.observation_space, env.action_space, lambda _: 0.0, net_arch=config["net_arch"])
     env.close()
+    weights = Path(folder) / WEIGHTS_FILE
     try:
-        policy.load_state_dict(load_file(str(Path(folder) / WEIGHTS_FILE)))
+        state = load_file(str(weights))
+    except (SafetensorError, OSError) as exc:
+        raise ValueError(f"{weights} is not a readable safetensors file ({exc})") from None
+    try:
+        policy.load_state_dict(state)
     except (RuntimeError, OSError) as exc:
         raise ValueError(
             f"{folder}: the weights do not fit the network the config describes: {exc}"
         ) from None
     policy.set_training_mode(False)
-    _check_normalization(folder, config)
     return policy, config
 
 
@@ -152,9 +224,15 @@ def _check_normalization(folder: Path, config: dict[str, Any]) -> None:
         return
     if not {"clip", "epsilon", "leaves"} <= set(normalization):
         raise ValueError(f"{folder}: observation_normalization needs clip, epsilon and leaves")
-    for key, stats in normalization["leaves"].items():
+    try:
+        checked = _Normalization.model_validate(normalization)
+    except ValidationError as exc:
+        raise ValueError(
+            f"{Path(folder) / CONFIG_FILE}: observation_normalization.{_first_problem(exc)}"
+        ) from None
+    for key, stats in checked.leaves.items():
         shape = config["observation_shapes"].get(key)
-        if shape is None or any(len(stats.get(name, ())) != shape[0] for name in ("mean", "var")):
+        if not shape or any(len(getattr(stats, name)) != shape[0] for name in ("mean", "var")):
             raise ValueError(f"{folder}: the normalization of leaf {key!r} does not fit its shape {shape}")
 
 

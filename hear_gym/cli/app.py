@@ -4,6 +4,8 @@ family's own commands, found through the registry."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from importlib import import_module
 from pathlib import Path
 from typing import Annotated
@@ -16,6 +18,7 @@ from hear_gym.cli.evaluate import eval_command
 from hear_gym.cli.train import train_app
 from hear_gym.cli.train_llm import train_grpo_command, train_sft_command  # noqa: F401  (train sft / grpo)
 from hear_gym.core.registry import env_ids, family
+from hear_gym.core.run_folder import RunFolderBusy, write_text_atomic
 from hear_gym.core.tables import print_tables, to_markdown
 
 # Plain Click help (rich_markup_mode=None): it wraps cleanly at 80 columns, rich's panels do not.
@@ -71,21 +74,23 @@ def report_command(
     ] = None,
 ) -> None:
     """Recompute and print the tables of finished runs (from results.jsonl); figures too."""
+    from hear_gym.eval.folder import writing_into
     from hear_gym.eval.pipeline import write_metadata
 
     chunks, summaries = [], []
     for run_dir in run_dirs:
         try:
-            metadata = write_metadata(run_dir)
-        except (FileNotFoundError, ValueError) as exc:
+            with writing_into(run_dir):  # a run still writing into it is refused
+                metadata = write_metadata(run_dir)
+                env_family = family(metadata["env_id"])
+                console.print(f"[bold]{run_dir}[/bold]")
+                tables = env_family.tables(metadata)
+                print_tables(tables, console)
+                if plots and env_family.figures is not None:
+                    for path in _write_figures(env_family, metadata, run_dir):
+                        console.print(f"figure: {path}")
+        except (ValueError, OSError, RunFolderBusy) as exc:
             fail(str(exc))
-        env_family = family(metadata["env_id"])
-        console.print(f"[bold]{run_dir}[/bold]")
-        tables = env_family.tables(metadata)
-        print_tables(tables, console)
-        if plots and env_family.figures is not None:
-            for path in env_family.figures(metadata, run_dir / "figures"):
-                console.print(f"figure: {path}")
         chunks.append(f"### {run_dir}\n\n{to_markdown(tables)}")
         summaries.append(metadata)
     if ladder is not None:
@@ -94,7 +99,21 @@ def report_command(
             fail("--ladder needs runs of one family that has a comparison figure (Hear2Act)")
         console.print(f"figure: {compare(summaries, ladder)}")
     if markdown is not None:
-        markdown.write_text("\n".join(chunks), encoding="utf-8")
+        write_text_atomic(markdown, "\n".join(chunks))
+
+
+def _write_figures(env_family, metadata: dict, run_dir: Path) -> list[Path]:
+    """The family's figures, drawn into a fresh folder and moved into ``run_dir/figures``: a
+    rename replaces a link planted under a figure's name instead of writing through it."""
+    figures = run_dir / "figures"
+    if figures.is_symlink():
+        raise OSError(f"{figures} is a symbolic link; figures are written only into a real folder")
+    figures.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=run_dir, prefix=".figures.") as staging:
+        made = [Path(path) for path in env_family.figures(metadata, Path(staging))]
+        for path in made:
+            os.replace(path, figures / path.name)
+    return [figures / path.name for path in made]
 
 
 @app.command("version")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -58,7 +59,7 @@ ProsodyOption = Annotated[
 def fail(message: str) -> NoReturn:
     """One line on the console, exit status 2, no traceback. The message is plain text: the
     brackets of ``pip install 'hear-gym[rllib]'`` are not rich markup."""
-    console.print(f"[red]error:[/red] {escape(message)}")
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # one line, however long
     raise typer.Exit(2)
 
 
@@ -120,11 +121,15 @@ def family_options(pairs: list[str] | None, **flags: Any) -> dict[str, Any]:
 
 
 def option_value(text: str) -> Any:
-    """A ``--option`` value as JSON when it parses (0.05, 3, true, null), else the plain string."""
+    """A ``--option`` value as JSON when it parses (0.05, 3, true, null), else the plain string.
+    NaN and infinities are refused: a run's configuration is written as strict JSON."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError:
         return text
+    if isinstance(value, float) and not math.isfinite(value):
+        raise typer.BadParameter(f"{text!r} is not a finite number", param_hint="--option")
+    return value
 
 
 def split_episode_ids(env: str, split: str, limit: int | None = None) -> tuple[str, ...]:

@@ -39,6 +39,7 @@ from hear_gym.cli.common import (
     split_episode_ids,
 )
 from hear_gym.core.registry import family
+from hear_gym.core.run_folder import RunFolderBusy, write_text_atomic
 from hear_gym.core.tables import print_tables, to_markdown
 from hear_gym.speech.plans import DEFAULT_PROSODY
 
@@ -75,31 +76,35 @@ def run_eval(
     wandb_project: str | None = None,
 ) -> dict:
     """Plan the request with its family, run it (resuming a folder with the same config), print
-    the tables; returns the run's metadata."""
+    the tables; returns the run's metadata. The run folder's writer lock is held throughout, so
+    a second run into the same folder is refused, not interleaved."""
+    from hear_gym.eval.folder import writing_into
     from hear_gym.eval.pipeline import evaluate
+    from hear_gym.eval.wandb_log import WandbStartError, log_to_wandb
 
+    if request.out.exists() and not request.out.is_dir():
+        fail(f"--out {request.out} is a file; give a run folder (it is created if missing)")
     config, agents, env_objects = family_cli(request.env, "plan_eval")(request)
     try:
-        metadata = evaluate(
-            request.out,
-            config,
-            agents,
-            progress=progress,
-            env_objects=env_objects,
-            workers=workers,
-            backend=backend,
-            batch_size=batch_size,
-        )
-    except ValueError as exc:
-        fail(str(exc))
-    tables = family(request.env).tables(metadata)
-    print_tables(tables, console)
-    if markdown is not None:
-        markdown.write_text(to_markdown(tables), encoding="utf-8")
-    if wandb_project is not None:
-        from hear_gym.eval.wandb_log import log_to_wandb
-
-        console.print(f"W&B run: {log_to_wandb(metadata, request.out, wandb_project)}")
+        with writing_into(request.out):
+            metadata = evaluate(
+                request.out,
+                config,
+                agents,
+                progress=progress,
+                env_objects=env_objects,
+                workers=workers,
+                backend=backend,
+                batch_size=batch_size,
+            )
+            tables = family(request.env).tables(metadata)
+            print_tables(tables, console)
+            if markdown is not None:
+                write_text_atomic(markdown, to_markdown(tables))
+            if wandb_project is not None:
+                console.print(f"W&B run: {log_to_wandb(metadata, request.out, wandb_project)}")
+    except (ValueError, OSError, RunFolderBusy, WandbStartError) as exc:
+        fail(str(exc))  # a bad setting, a busy folder, a link where a file goes, no W&B server
     console.print(f"results: {request.out / 'results.jsonl'}  metadata: {request.out / 'metadata.json'}")
     return metadata
 

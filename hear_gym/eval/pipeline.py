@@ -1,4 +1,7 @@
-"""Run an evaluation and aggregate it: ``results.jsonl`` in, ``metadata.json`` out, any family."""
+"""Run an evaluation and aggregate it: ``results.jsonl`` in, ``metadata.json`` out, any family.
+
+Both hold the run folder's writer lock (``hear_gym.eval.folder``); ``metadata.json`` is strict
+JSON, an undefined aggregate (a mean over zero episodes) written as ``null``."""
 
 from __future__ import annotations
 
@@ -9,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from hear_gym.core.registry import family
+from hear_gym.core.run_folder import write_json_atomic
+from hear_gym.eval.folder import writing_into
 from hear_gym.eval.provenance import provenance
-from hear_gym.eval.results import CONFIG_FILE, METADATA_FILE, RESULTS_FILE, read_results, write_json_atomic
+from hear_gym.eval.results import CONFIG_FILE, METADATA_FILE, RESULTS_FILE, read_results, undefined_as_null
 from hear_gym.eval.runner import AgentFactory, RunConfig, run_evaluation
 
 
@@ -24,17 +29,18 @@ def evaluate(
     backend: str = "processes",
     batch_size: int = 1,
 ) -> dict[str, Any]:
-    run_evaluation(
-        out_dir,
-        config,
-        agents,
-        progress=progress,
-        env_objects=env_objects,
-        workers=workers,
-        backend=backend,
-        batch_size=batch_size,
-    )
-    return write_metadata(out_dir)
+    with writing_into(out_dir):
+        run_evaluation(
+            out_dir,
+            config,
+            agents,
+            progress=progress,
+            env_objects=env_objects,
+            workers=workers,
+            backend=backend,
+            batch_size=batch_size,
+        )
+        return write_metadata(out_dir)
 
 
 def read_config(out_dir: Path) -> RunConfig:
@@ -49,15 +55,16 @@ def read_config(out_dir: Path) -> RunConfig:
 
 def write_metadata(out_dir: Path) -> dict[str, Any]:
     """Aggregate ``results.jsonl`` of a finished run into ``metadata.json``; returns it."""
-    config = read_config(out_dir)
-    records = read_results(out_dir / RESULTS_FILE)
-    metadata = {
-        "env_id": config.env_id,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "config": config.to_json(),
-        "provenance": provenance(config.env_id),
-        "n_episodes": len(records),
-        **family(config.env_id).summarize(records, config),
-    }
-    write_json_atomic(out_dir / METADATA_FILE, metadata)
+    config = read_config(out_dir)  # before the lock, which would create a missing folder
+    with writing_into(out_dir):
+        records = read_results(out_dir / RESULTS_FILE)
+        metadata = {
+            "env_id": config.env_id,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "config": config.to_json(),
+            "provenance": provenance(config.env_id),
+            "n_episodes": len(records),
+            **family(config.env_id).summarize(records, config),
+        }
+        write_json_atomic(out_dir / METADATA_FILE, undefined_as_null(metadata))
     return metadata

@@ -15,18 +15,20 @@ _PACKAGES = ("hear-gym", "gymnasium", "numpy", "scipy", "pydantic")
 
 
 def git_commit() -> str | None:
-    """The commit of the checkout hear_gym runs from (with '-dirty' if it has changes)."""
-    root = Path(__file__).resolve().parents[2]
+    """The commit of the checkout hear_gym runs from (with '-dirty' if it has changes). Git runs
+    without optional locks: ``git status`` would otherwise take the checkout's ``index.lock`` and
+    could make the user's own git command in that checkout fail meanwhile."""
+    git = ["git", "--no-optional-locks", "-C", str(Path(__file__).resolve().parents[2])]
     try:
         commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            [*git, "rev-parse", "HEAD"],
             capture_output=True,
             text=True,
             timeout=10,
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            [*git, "status", "--porcelain", "--untracked-files=no"],
             capture_output=True,
             text=True,
             timeout=10,

@@ -3,15 +3,21 @@
 Appending is crash-safe: each episode is one ``write`` of a complete line followed by a flush,
 so an interrupted run leaves at most one torn line at the very end. Opening the file again
 repairs only that tail; any other malformed line is an error that names the line, and nothing
-already written is ever rewritten.
+already written is ever rewritten. A key that appears twice (two writers in one folder) is an
+error that counts them, so no report double-counts an episode. Lines are strict JSON, and the
+file is never written through a symbolic link planted in its place.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from hear_gym.core.run_folder import open_append, strict_json
 
 RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"
@@ -40,7 +46,32 @@ def read_results(path: Path) -> list[dict[str, Any]]:
         if not isinstance(record, dict) or "key" not in record:
             raise ResultsFileError(f"{path}:{lineno}: episode record without a 'key'")
         records.append(record)
+    _refuse_duplicates(path, records)
     return records
+
+
+def _refuse_duplicates(path: Path, records: list[dict[str, Any]]) -> None:
+    counts = Counter(r["key"] for r in records)
+    repeated = {key: n for key, n in counts.items() if n > 1}
+    if repeated:
+        example = next(iter(repeated))
+        raise ResultsFileError(
+            f"{path}: {sum(repeated.values()) - len(repeated)} duplicate episode record(s) over "
+            f"{len(repeated)} key(s) (e.g. {example!r} x{repeated[example]}): two runs wrote into "
+            f"this folder; keep one line per key or rerun into a new folder"
+        )
+
+
+def undefined_as_null(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (an aggregate with no defined value, such as a
+    mean over zero episodes) replaced by ``None``, so it can be written as strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: undefined_as_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [undefined_as_null(v) for v in value]
+    return value
 
 
 class ResultsWriter:
@@ -48,28 +79,35 @@ class ResultsWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        existing = read_results(path)  # validates before we touch anything
+        self._fh = open_append(path)  # refuses a symbolic link planted in its place
+        try:
+            existing = read_results(path)  # validates before we touch anything
+            self._drop_torn_tail()
+        except BaseException:
+            self._fh.close()
+            raise
         self.keys = {r["key"] for r in existing}
-        if len(self.keys) != len(existing):
-            raise ResultsFileError(f"{path}: duplicate episode keys")
-        self._drop_torn_tail()
-        self._fh = open(path, "a", encoding="utf-8")
         self._unsynced = 0
 
     def _drop_torn_tail(self) -> None:
-        if not self.path.exists():
-            return
-        size = self.path.stat().st_size
-        with open(self.path, "rb+") as fh:
-            data = fh.read()
-            keep = data.rfind(b"\n") + 1
-            if keep < size:
-                fh.truncate(keep)
+        """Truncate through the descriptor opened above, never through a path a link may follow."""
+        size = os.fstat(self._fh.fileno()).st_size
+        with open(self.path, "rb") as fh:
+            keep = fh.read().rfind(b"\n") + 1
+        if keep < size:
+            os.ftruncate(self._fh.fileno(), keep)
 
     def write(self, record: dict[str, Any]) -> None:
         if record["key"] in self.keys:
             raise ValueError(f"episode {record['key']} is already in {self.path}")
-        self._fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        try:
+            line = strict_json(record, separators=(",", ":"))
+        except ValueError:
+            raise ValueError(
+                f"episode {record['key']}: its record holds NaN or infinity, which {self.path} "
+                f"(strict JSON) cannot hold"
+            ) from None
+        self._fh.write(line + "\n")
         self._fh.flush()
         self.keys.add(record["key"])
         self._unsynced += 1
@@ -88,9 +126,3 @@ class ResultsWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def write_json_atomic(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)

@@ -16,7 +16,6 @@ import hashlib
 import json
 import multiprocessing
 import os
-import shutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +25,10 @@ import gymnasium as gym
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from hear_gym.core.registry import family
+from hear_gym.core.run_folder import write_json_atomic
+from hear_gym.eval.folder import writing_into
 from hear_gym.eval.process import die_with_parent
-from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter, write_json_atomic
+from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,8 @@ def run_evaluation(
       episodes of a cell in lockstep, one batched call per turn; other agents play one by one.
 
     Every episode's seed is fixed by the config, so results are the same for any worker count,
-    backend or batch size, only written in another order."""
+    backend or batch size, only written in another order. The run holds the folder's writer lock
+    (``hear_gym.eval.folder``): a second writer is refused with ``RunFolderBusy``."""
     missing = sorted({c.agent for c in config.cells} - set(agents))
     if missing:
         raise ValueError(f"unknown agents {missing}; available: {sorted(agents)}")
@@ -222,10 +224,8 @@ def run_evaluation(
         raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
     if backend == "ray":
         _require_ray()
-    created = not out_dir.exists()
-    out_dir.mkdir(parents=True, exist_ok=True)
     results = out_dir / RESULTS_FILE
-    try:
+    with writing_into(out_dir):  # one writer per folder; a refused run leaves nothing behind
         _check_config(out_dir, config)
         with ResultsWriter(results) as writer:
             todo = list(_pending(config, writer.keys))
@@ -237,11 +237,6 @@ def run_evaluation(
                 ):
                     writer.write(record)
                     bar.advance(task)
-    except BaseException:
-        # A run that failed before its first episode leaves nothing behind; otherwise it resumes.
-        if created and not (results.exists() and results.stat().st_size):
-            shutil.rmtree(out_dir, ignore_errors=True)
-        raise
     return results
 
 

@@ -15,7 +15,6 @@ files are the same whatever the worker count.
 
 from __future__ import annotations
 
-import json
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -24,9 +23,9 @@ from pathlib import Path
 import soundfile as sf
 from rich.progress import Progress
 
+from hear_gym.core.run_folder import strict_json, write_json_atomic, write_text_atomic
 from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION, all_items
 from hear_gym.envs.voicegate.scenes import render_item
-from hear_gym.eval.results import write_json_atomic
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
 
@@ -49,6 +48,11 @@ def _render_chunk(args: tuple[list[int], str, str, str]) -> list[dict]:
     return manifests
 
 
+def _write_jsonl(path: Path, records) -> None:
+    """One strict JSON record per line, replacing ``path`` at once (never through a link)."""
+    write_text_atomic(path, "".join(strict_json(r, separators=(",", ":")) + "\n" for r in records))
+
+
 def build_items(
     out: Path, renderer: str = "espeak", workers: int = 2, progress: bool = True, side_talk_cue: str = "none"
 ) -> dict:
@@ -56,8 +60,7 @@ def build_items(
     items = all_items(side_talk_cue)
     audio_dir = out / "audio"
     audio_dir.mkdir(parents=True, exist_ok=True)
-    with open(out / "items.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(item.as_record(), separators=(",", ":")) + "\n" for item in items)
+    _write_jsonl(out / "items.jsonl", (item.as_record() for item in items))
     # Items sharing a speaker-switch command sit next to each other, so contiguous chunks let
     # each worker's render cache reuse the shared segments.
     with_audio = [i for i, item in enumerate(items) if item.has_audio]
@@ -77,8 +80,7 @@ def build_items(
             for chunk in map(_render_chunk, chunks):
                 manifests += chunk
                 bar.advance(task, len(chunk))
-    with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(manifest, separators=(",", ":")) + "\n" for manifest in manifests)
+    _write_jsonl(out / "manifest.jsonl", manifests)
     summary = {
         "generator": GENERATOR_VERSION,
         "renderer": renderer,
