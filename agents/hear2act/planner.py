@@ -54,7 +54,7 @@ from hear_gym.envs.hear2act.actions import ASK_GENERAL, ASK_SLOT0, CONFIRM, RECO
 from hear_gym.envs.hear2act.env import REWARDS, TIER_WEIGHTS
 from hear_gym.envs.hear2act.user.states import Feedback
 
-PLAN_DEPTH = 8  # turns planned ahead; every plan the model needs is shorter
+PLAN_DEPTH = 6  # turns planned ahead; the longest plan the model needs is 5
 MIN_PLANNING_COST = 1e-4  # per turn when the env charges none: shorter plans win ties
 _TIE = 1e-9
 

@@ -142,6 +142,17 @@ def test_the_planner_finds_every_twin_users_gold_from_what_it_observes(access):
                 assert seen.setdefault(history, action) == action, (scenario_id, user)
 
 
+def test_a_planner_assuming_prosody_reads_explicit_feedback_from_the_words():
+    """The env's feedback is not in the observation; the words of the first recommendation of
+    an option meeting L1 tell, and the planner reads the dialogue again under it."""
+    env = make(access="T", scenario_ids=DEV[:12], feedback="explicit", turn_cost=0.1)
+    for seed, scenario_id in enumerate(DEV[:12]):
+        _, record = play(
+            env, PlannerAgent(turn_cost=0.1, feedback="prosody"), seed, {"scenario_id": scenario_id}
+        )
+        assert record["success"], scenario_id
+
+
 def test_same_seed_same_dialogue():
     env = make(access="T+S", scenario_ids=DEV[:8], turn_cost=0.05)
     for seed, scenario_id in enumerate(DEV[:8]):
