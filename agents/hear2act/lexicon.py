@@ -72,7 +72,8 @@ class DialogueView:
     stated_needs: frozenset[str]
     recommended: tuple[int, ...]
     last_assistant_kind: str | None
-    user_lines: tuple[str, ...]
+    user_lines: tuple[str, ...]  # the request first, then one reply per assistant line
+    assistant_lines: tuple[str, ...]  # the opening recommendation first
 
     @classmethod
     def parse(cls, transcript: str, lexicon: Lexicon) -> DialogueView:
@@ -99,4 +100,5 @@ class DialogueView:
             recommended=recommended,
             last_assistant_kind=last_kind,
             user_lines=tuple(user_lines),
+            assistant_lines=tuple(assistant_lines),
         )

@@ -13,10 +13,11 @@ differ in one decision, whether the current option is resolved:
   the reading (``reads_resolved``) is one word list, applied verbatim to each.
 * ``AskBeforeConfirmAgent`` (access T) asks one general question about every option before
   confirming it, whatever the user sounded like.
-* ``AskUntilDisclosedAgent`` (access T) is the cleverest transcript policy we know: it asks
+* ``AskUntilDisclosedAgent`` (access T) is the cleverest rule-based transcript policy: it asks
   before confirming only while some of the user's three concerns is still unsaid. Once the user
   has stated three needs in words, an option meeting all of them is the gold, so it confirms
-  without asking: the text-only way to save the turn a listener saves.
+  without asking: the text-only way to save the turn a listener saves. (The planner,
+  ``agents.hear2act.planner``, plans better still; it is the reference for learned policies.)
 * ``AskUnlessResolvedAgent`` (access T+S, T+S^ or T+SER) is a listener with a safety net: it
   confirms at once when the state channel reads resolved and otherwise plays
   ``AskUntilDisclosedAgent``. A missed genuine acceptance costs it one turn, not the gold

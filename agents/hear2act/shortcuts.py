@@ -81,22 +81,31 @@ class OptionListView:
         return self.options[option_id - 1]
 
 
-def structural_votes(view: OptionListView) -> dict[int, int]:
-    """Per feasible option, the number of (L1, L2, L3) triples consistent with the construction
-    rules under which it is the option meeting all three."""
-    votes = dict.fromkeys(view.feasible(), 0)
-    hard = sorted(view.stated) or list(view.dimensions)
+def construction_users(view: OptionListView, hard: Sequence[str]) -> list[tuple[tuple[str, str, str], int]]:
+    """Every (L1, L2, L3) dimension triple, L1 among ``hard``, that the construction rules allow
+    (over the in-budget options the patterns over the triple are the eight patterns once each
+    plus a second (met, met, missed), and the opening misses L1), with its gold: the in-budget
+    option meeting all three."""
     in_budget = view.in_budget()
     expected = sorted(ALL_PATTERNS + (SAFE_ALTERNATIVE,))
+    users = []
     for l1 in hard:
         for l2, l3 in itertools.permutations([d for d in view.dimensions if d != l1], 2):
             triple = (l1, l2, l3)
             patterns = {i: tuple(view.features[i].get(d, False) for d in triple) for i in in_budget}
             if sorted(patterns.values()) != expected or patterns[view.opening][0]:
                 continue
-            gold = next(i for i, p in patterns.items() if all(p))
-            if gold in votes:
-                votes[gold] += 1
+            users.append((triple, next(i for i, p in patterns.items() if all(p))))
+    return users
+
+
+def structural_votes(view: OptionListView) -> dict[int, int]:
+    """Per feasible option, the number of (L1, L2, L3) triples consistent with the construction
+    rules under which it is the option meeting all three."""
+    votes = dict.fromkeys(view.feasible(), 0)
+    for _triple, gold in construction_users(view, sorted(view.stated) or list(view.dimensions)):
+        if gold in votes:
+            votes[gold] += 1
     return votes
 
 
