@@ -11,9 +11,13 @@ import pytest
 pytest.importorskip("transformers")
 from typer.testing import CliRunner  # noqa: E402
 
+from agents.onset.baselines import EncoderProbeAgent  # noqa: E402
 from agents.onset.encoder import SpeechEncoder  # noqa: E402
 from agents.onset.probes import Probe, prefix_rows  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
+from hear_gym.envs.onset.family import FAMILY  # noqa: E402
+from hear_gym.eval.results import read_results  # noqa: E402
+from hear_gym.eval.runner import Cell, RunConfig, run_evaluation  # noqa: E402
 from training.tiny_model import build_tiny_speech_encoder  # noqa: E402
 
 
@@ -40,6 +44,17 @@ def test_encoder_probe_needs_its_encoder_and_only_it_takes_one(encoder_dir, tmp_
         SpeechEncoder(tmp_path)
 
 
+def test_the_encoder_probe_plays_through_the_runner_at_smoke_size(encoder_dir, tmp_path):
+    # Fitted on two training groups; the CLI version below fits on the whole training split.
+    agent = EncoderProbeAgent.from_checkpoint(encoder_dir, rows=prefix_rows("train", limit_groups=2))
+    episodes = tuple(FAMILY.episode_ids("test")[:3])
+    config = RunConfig(FAMILY.env_id, (Cell.parse("encoder_probe@A"),), episodes)
+    run_evaluation(tmp_path, config, {"encoder_probe": lambda: agent}, progress=False)
+    records = read_results(tmp_path / "results.jsonl")
+    assert len(records) == 3 and all(len(r["predictions"]) == 5 for r in records)
+
+
+@pytest.mark.slow
 def test_eval_plays_the_encoder_probe_from_a_local_folder(encoder_dir, tmp_path):
     out = tmp_path / "run"
     result = CliRunner().invoke(
