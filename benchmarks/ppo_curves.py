@@ -177,7 +177,7 @@ def paired_evaluation(trained: list[dict], eval_dir: Path) -> dict:
         if env_id == HEAR2ACT
         else [("text_only", "T")]
     )
-    registered = available_agents(env_family.agent_group)
+    registered = available_agents(env_family)
     for agent, access in references:
         cells.append(Cell(agent, access, cell_options))
         agents[agent] = registered[agent].load()
@@ -207,7 +207,7 @@ def listener_evaluation(trained: list[dict], eval_dir: Path) -> Path:
         env_kwargs=env_kwargs,
         plugins=plugins,
     )
-    agents = {LISTENER: available_agents(family(HEAR2ACT).agent_group)[LISTENER].load()}
+    agents = {LISTENER: available_agents(family(HEAR2ACT))[LISTENER].load()}
     evaluate(eval_dir, config, agents, progress=False, env_objects={"state_inferrer": ConcernInferrer(probe)})
     return eval_dir / "results.jsonl"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hear_gym.envs.voicegate.access import GATE_ACCESS
+from hear_gym.envs.voicegate.access import ACCESS_CONDITIONS
 from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call
 
 _VEHICLE = r"(?:car|truck|van|minivan|pickup|jeep|suv|sedan|wagon|convertible|hatchback|engine|motor)"
@@ -105,7 +105,7 @@ def respond_to(text: str) -> str:
 class AlwaysMuteAgent:
     """Never acts: the paper's all-mute shortcut (perfect mute rates, zero positive controls)."""
 
-    required_access = GATE_ACCESS
+    required_access = tuple(ACCESS_CONDITIONS)
     action_format = "text"
 
     def reset(self, seed: int | None = None) -> None:

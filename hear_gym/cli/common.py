@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import warnings
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -15,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from hear_gym.core.family import EnvFamily
 from hear_gym.core.paths import writable_file
 from hear_gym.core.registry import env_ids, family
 from hear_gym.speech.plans import PROSODY_TABLES, check_prosody
@@ -142,9 +144,21 @@ def split_episode_ids(env: str, split: str, limit: int | None = None) -> tuple[s
     return env_family.episode_ids(split)[:limit]
 
 
-def available_agents(group: str) -> dict[str, object]:
-    """Agent factories registered under an entry-point group (a family's ``agent_group``)."""
-    return {ep.name: ep for ep in entry_points(group=group)}
+def available_agents(env_family: EnvFamily) -> dict[str, object]:
+    """Agent factories registered for a family: entry points of its ``agent_group``, plus those
+    still registered under one of its ``legacy_agent_groups`` (with a DeprecationWarning)."""
+    found = {ep.name: ep for ep in entry_points(group=env_family.agent_group)}
+    for group in env_family.legacy_agent_groups:
+        legacy = {ep.name: ep for ep in entry_points(group=group) if ep.name not in found}
+        if legacy:
+            warnings.warn(
+                f"agents {sorted(legacy)} are registered under the entry-point group {group!r}, "
+                f"which is read for one more release; register them under {env_family.agent_group!r}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            found.update(legacy)
+    return found
 
 
 def agent_spec(spec: str) -> tuple[str, str | None]:

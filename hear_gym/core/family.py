@@ -42,7 +42,6 @@ class EnvFamily:
     name: str
     access_conditions: tuple[str, ...]
     action_formats: tuple[str, ...]
-    agent_group: str  # entry-point group of the family's agents
     generator_version: str
     make: Callable[..., gym.Env]
     episode_ids: Callable[[str], tuple[str, ...]]
@@ -56,6 +55,14 @@ class EnvFamily:
     compare_figure: Callable[[list[dict[str, Any]], Path], Path] | None = None
     episode_scalars: Callable[[dict[str, Any]], dict[str, float]] | None = None
     cli: str | None = None
+    # entry-point groups this family's agents were registered under before ``agent_group``; still
+    # read, with a DeprecationWarning, for one release
+    legacy_agent_groups: tuple[str, ...] = ()
+
+    @property
+    def agent_group(self) -> str:
+        """The entry-point group of the family's agents: ``hear_gym.agents.<name>``."""
+        return f"hear_gym.agents.{self.name}"
 
     def check_access(self, access: str) -> str:
         if access not in self.access_conditions:

@@ -31,12 +31,12 @@ from hear_gym.envs.hear2act.audio import (
     InferredState,
     StateInferrer,
     TurnAudio,
-    hide_user_words,
     user_audio,
 )
 from hear_gym.speech.cache import shared_render_cache
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.speech.renderers import RENDERERS
+from hear_gym.wrappers.access import HiddenWords, apply_access_table
 
 
 class ConcernStateTag(gym.Wrapper):
@@ -61,6 +61,12 @@ class ConcernStateTag(gym.Wrapper):
 
     def _tag(self, obs: dict, info: dict) -> dict:
         return {**obs, self.KEY: info["delivery_label"]}
+
+
+def hide_user_words(env: gym.Env) -> gym.Env:
+    """The user's words become ``[speech]`` (transcript lines and the last utterance); the
+    assistant's own lines stay. Over ``user_audio`` it makes the audio-only condition A."""
+    return HiddenWords(env, keys=("last_user_utterance",), transcript_key="transcript", user_prefix="User: ")
 
 
 @dataclass
@@ -103,8 +109,4 @@ ACCESS_CONDITIONS: dict[str, Callable[[gym.Env, AccessContext], gym.Env]] = {
 
 
 def apply_access(env: gym.Env, access: str, context: AccessContext | None = None) -> gym.Env:
-    try:
-        build = ACCESS_CONDITIONS[access]
-    except KeyError:
-        raise ValueError(f"access must be one of {sorted(ACCESS_CONDITIONS)}, got {access!r}") from None
-    return build(env, context or AccessContext())
+    return apply_access_table(env, access, ACCESS_CONDITIONS, "Hear2Act", context or AccessContext())

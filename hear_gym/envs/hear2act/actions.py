@@ -150,6 +150,12 @@ def parse_p6a(text: str, domain: DomainSchema, assistant: AssistantKind) -> Pars
     return ParsedText(AssistantAction(kind, option=option), utterance)
 
 
+def parse_reply(env, reply: str) -> AssistantAction | InvalidAction:
+    """P6a text -> the action of ``env`` (a ``Hear2ActEnv``: its domain and assistant kind); an
+    ``InvalidAction`` for malformed text. ``TextActions`` calls it with the base env."""
+    return parse_p6a(reply, env.domain, env.assistant).action
+
+
 def ask_target(question: str, domain: DomainSchema) -> str | None:
     """The one attribute a question is about, or None for a general question.
 

@@ -8,9 +8,6 @@ current turn, only when a wrapper asks) and through a ``RenderCache``. The wrapp
 * ``user_audio`` (A+T) is the generic ``hear_gym.wrappers.audio.AudioObservation`` hearing the
   current turn: ``audio`` (float32, 16 kHz, zero-padded to ``MAX_AUDIO_SECONDS``, longer turns
   cut) and ``audio_length`` (valid samples, shape (1,): SB3 takes no 0-d Boxes).
-* ``hide_user_words`` replaces the user's words in the transcript with ``[speech]``: over
-  ``user_audio`` it makes the audio-only condition A (the agent hears the current turn and keeps
-  its own side of the dialogue in text).
 * ``InferredState`` (T+S^) adds ``inferred_state``: the text a pluggable ``StateInferrer`` writes
   after hearing the current turn's audio in its dialogue context (the transcript and the user's
   opening request as reference audio). The inferrer never sees the delivery label or any ground
@@ -27,9 +24,8 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.wrappers import TransformObservation
 
-from hear_gym.core.text import SPEECH_PLACEHOLDER, text_space
+from hear_gym.core.text import text_space
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.espeak import VOICES
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
@@ -92,19 +88,6 @@ class _AddKeys(gym.Wrapper):
 
 def user_audio(env: gym.Env, audio: TurnAudio) -> gym.Env:
     return AudioObservation(env, lambda inner: (audio.waveform(inner), {}))
-
-
-def _hide_words(obs: dict) -> dict:
-    lines = [
-        f"User: {SPEECH_PLACEHOLDER}" if line.startswith("User: ") else line
-        for line in obs["transcript"].split("\n")
-    ]
-    return {**obs, "transcript": "\n".join(lines), "last_user_utterance": SPEECH_PLACEHOLDER}
-
-
-def hide_user_words(env: gym.Env) -> gym.Env:
-    """The user's words become ``[speech]``; the assistant's own lines stay."""
-    return TransformObservation(env, _hide_words, env.observation_space)
 
 
 class StateInferrer(Protocol):

@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
 # -- hear-gym eval ----------------------------------------------------------------------------
 def plan_eval(request) -> tuple[Any, dict, dict]:
     """(RunConfig, agent factories, env objects) of a ``hear-gym eval`` request for Hear2Act."""
-    registered = available_agents(FAMILY.agent_group)
+    registered = available_agents(FAMILY)
     feedbacks = request.take("feedback", list(FEEDBACKS))
     cells = _cells(request.cells or list(DEFAULT_CELLS), feedbacks, registered)
     assistant = request.take("assistant", "text")
@@ -190,7 +190,7 @@ def listen(request) -> str:
             paths = write_label_gallery(every_label, out, voice, language, renderer, prosody)
         elif request.episode_id is not None:
             agent_name, _, access = spec.partition("@")
-            registered = available_agents(FAMILY.agent_group)
+            registered = available_agents(FAMILY)
             if agent_name not in registered:
                 raise typer.BadParameter(
                     f"unknown agent {agent_name!r}; registered: {sorted(registered)}", param_hint="--cell"
@@ -218,7 +218,7 @@ def render(request) -> str:
     ``feedback``s, ``rollouts`` each) and render every user turn into the disk cache."""
     from hear_gym.envs.hear2act.prerender import prerender
 
-    registered = available_agents(FAMILY.agent_group)
+    registered = available_agents(FAMILY)
     specs = request.take("cell") or list(DEFAULT_CELLS)
     cells = _cells(specs, request.take("feedback") or list(FEEDBACKS), registered)
     rollouts = request.take("rollouts", 1)

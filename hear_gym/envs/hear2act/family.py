@@ -10,7 +10,7 @@ import gymnasium as gym
 from hear_gym.core.family import EnvFamily
 from hear_gym.envs.hear2act import metrics, plots, report
 from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS, AccessContext, apply_access
-from hear_gym.envs.hear2act.actions import parse_p6a
+from hear_gym.envs.hear2act.actions import parse_reply
 from hear_gym.envs.hear2act.env import Hear2ActEnv
 from hear_gym.envs.hear2act.features import FeatureObservation
 from hear_gym.envs.hear2act.interventions import StateIntervention
@@ -23,11 +23,6 @@ from hear_gym.wrappers.text_actions import TextActions
 ENV_ID = "hear_gym/Hear2Act-v0"
 ACTION_FORMATS = ("discrete", "text")
 OBSERVATION_FORMATS = ("dict", "features")
-
-
-def parse_reply(env: Hear2ActEnv, reply: str):
-    """P6a text -> the env's action (an ``InvalidAction`` for malformed text)."""
-    return parse_p6a(reply, env.domain, env.assistant).action
 
 
 def make(
@@ -75,8 +70,8 @@ FAMILY = EnvFamily(
     name="hear2act",
     access_conditions=tuple(ACCESS_CONDITIONS),
     action_formats=ACTION_FORMATS,
-    agent_group="hear_gym.agents",
     generator_version=GENERATOR_VERSION,
+    legacy_agent_groups=("hear_gym.agents",),
     make=make,
     episode_ids=lambda split: tuple(s.scenario_id for s in scenarios_for(split)),
     episode_kwargs=lambda ids: {"scenario_ids": list(ids)},

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.wrappers import TransformObservation
 
-from hear_gym.core.text import SPEECH_PLACEHOLDER
+from hear_gym.wrappers.access import HiddenWords, apply_access_table
 from hear_gym.wrappers.audio import AudioObservation
-
-ONSET_ACCESS = ("A", "A+T", "T")
 
 
 def _prefix_clip(env: gym.Env) -> tuple[np.ndarray, dict]:
@@ -27,21 +24,17 @@ def prefix_audio(env: gym.Env) -> gym.Env:
     return AudioObservation(env, _prefix_clip)
 
 
-def _hide_words(obs: dict) -> dict:
-    return {**obs, "text": SPEECH_PLACEHOLDER}
+def hide_user_words(env: gym.Env) -> gym.Env:
+    """The prefix's text becomes ``[speech]``."""
+    return HiddenWords(env, keys=("text",))
 
 
-def hide_text(env: gym.Env) -> gym.Env:
-    # a module-level function: Gymnasium compares wrapper specs (kwargs included) on re-creation
-    return TransformObservation(env, _hide_words, env.observation_space)
+ACCESS_CONDITIONS = {
+    "A": lambda env: hide_user_words(prefix_audio(env)),
+    "A+T": prefix_audio,
+    "T": lambda env: env,
+}
 
 
-_WRAPPERS = {"A+T": (prefix_audio,), "A": (prefix_audio, hide_text), "T": ()}
-
-
-def apply_onset_access(env: gym.Env, access: str) -> gym.Env:
-    if access not in _WRAPPERS:
-        raise ValueError(f"Onset access must be one of {ONSET_ACCESS}, got {access!r}")
-    for wrapper in _WRAPPERS[access]:
-        env = wrapper(env)
-    return env
+def apply_access(env: gym.Env, access: str) -> gym.Env:
+    return apply_access_table(env, access, ACCESS_CONDITIONS, "Onset")

@@ -33,11 +33,11 @@ def _renderings(values: list[str]) -> tuple[str, ...]:
 
 def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     """(RunConfig, agent factories, env objects) of a ``hear-gym eval`` request for Onset. Cells
-    are ``agent@ACCESS`` (agents of ``hear_gym.onset_agents``; access A, A+T or T; default A).
+    are ``agent@ACCESS`` (agents of ``hear_gym.agents.onset``; access A, A+T or T; default A).
     Own option: ``rendering`` (repeatable: clean, noise15; default both where the split has them)."""
     renderings = _renderings(request.take("rendering", list(RENDERINGS)))
     request.refuse_the_rest()
-    registered = available_agents(FAMILY.agent_group)
+    registered = available_agents(FAMILY)
     cells, factories = [], {}
     for spec in request.cells or list(DEFAULT_CELLS):
         agent, _, access = spec.partition("@")

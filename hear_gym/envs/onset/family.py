@@ -6,12 +6,13 @@ import gymnasium as gym
 
 from hear_gym.core.family import EnvFamily
 from hear_gym.envs.onset import metrics, report
-from hear_gym.envs.onset.access import ONSET_ACCESS, apply_onset_access
+from hear_gym.envs.onset.access import ACCESS_CONDITIONS, apply_access
 from hear_gym.envs.onset.actions import parse_reply
 from hear_gym.envs.onset.env import OnsetEnv
-from hear_gym.envs.onset.features import OnsetFeatureObservation
+from hear_gym.envs.onset.features import FeatureObservation
 from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, episode_ids
 from hear_gym.envs.onset.groups.model import SPLITS
+from hear_gym.wrappers.access import check_access
 from hear_gym.wrappers.text_actions import TextActions
 
 ENV_ID = "hear_gym/Onset-v0"
@@ -28,24 +29,23 @@ def make(access: str = "A", actions: str = "discrete", observation: str = "dict"
         raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
     if observation not in OBSERVATION_FORMATS:
         raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
-    if access not in ONSET_ACCESS:
-        raise ValueError(f"Onset access must be one of {ONSET_ACCESS}, got {access!r}")
+    check_access(access, ACCESS_CONDITIONS, "Onset")
     env: gym.Env = OnsetEnv(**env_kwargs)
     if actions == "text":
         env = TextActions(env, lambda base, reply: parse_reply(reply))
-    env = apply_onset_access(env, access)
+    env = apply_access(env, access)
     if observation == "features":
-        env = OnsetFeatureObservation(env)
+        env = FeatureObservation(env)
     return env
 
 
 FAMILY = EnvFamily(
     env_id=ENV_ID,
     name="onset",
-    access_conditions=ONSET_ACCESS,
+    access_conditions=tuple(ACCESS_CONDITIONS),
     action_formats=ACTION_FORMATS,
-    agent_group="hear_gym.onset_agents",
     generator_version=GENERATOR_VERSION,
+    legacy_agent_groups=("hear_gym.onset_agents",),
     make=make,
     episode_ids=episode_ids,
     episode_kwargs=lambda ids: {"item_ids": list(ids)},

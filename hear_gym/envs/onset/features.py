@@ -7,7 +7,7 @@ control, and the SB3-ready feature observation (``observation="features"``).
   paper's mean-pooled WavLM vector.
 * ``scalar_acoustics``: the paper's scalar-audio control, ``SCALAR_NAMES``.
 
-``OnsetFeatureObservation`` is a Dict of 1-D float32 Boxes built from the access condition's
+``FeatureObservation`` is a Dict of 1-D float32 Boxes built from the access condition's
 observation, so each condition sees exactly what it grants: ``prefix`` (one-hot position),
 ``words`` (the token-fraction text as ``WORD_BINS`` hashed word bits; under A the placeholder's),
 ``acoustic`` (``prefix_representation`` of the audio on show; A and A+T only), ``action_mask``.
@@ -60,7 +60,7 @@ def scalar_acoustics(waveform: np.ndarray, sample_rate: int = AUDIO_RATE) -> np.
     )
 
 
-class OnsetFeatureObservation(gym.Wrapper):
+class FeatureObservation(gym.Wrapper):
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self.hears = "audio" in env.observation_space.spaces

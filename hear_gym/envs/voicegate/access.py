@@ -15,14 +15,11 @@ import copy
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.wrappers import TransformObservation
 
 from hear_gym.core.spaces import MAX_AUDIO_SAMPLES
-from hear_gym.core.text import SPEECH_PLACEHOLDER
 from hear_gym.envs.voicegate.scenes import room_tone
+from hear_gym.wrappers.access import HiddenWords, apply_access_table
 from hear_gym.wrappers.audio import AudioObservation
-
-GATE_ACCESS = ("A+T", "A", "T")
 
 
 def _item_clip(env: gym.Env) -> tuple[np.ndarray | None, dict]:
@@ -36,26 +33,21 @@ def _room_tone(env: gym.Env) -> np.ndarray:
     return room_tone(env.unwrapped.item, MAX_AUDIO_SAMPLES)
 
 
-def _hide_spoken_words(obs: dict) -> dict:
-    if obs["audio_length"][0] > 0:
-        obs = {**obs, "transcript": SPEECH_PLACEHOLDER}
-    return obs
-
-
 def item_audio(env: gym.Env) -> gym.Env:
     return AudioObservation(env, _item_clip, _room_tone)
 
 
-def hide_transcript(env: gym.Env) -> gym.Env:
-    return TransformObservation(env, _hide_spoken_words, env.observation_space)
+def hide_user_words(env: gym.Env) -> gym.Env:
+    """An input with audio shows ``[speech]`` for its words; a text-only input keeps them."""
+    return HiddenWords(env, keys=("transcript",), only_with_audio=True)
 
 
-_WRAPPERS = {"A+T": (item_audio,), "A": (item_audio, hide_transcript), "T": ()}
+ACCESS_CONDITIONS = {
+    "A+T": item_audio,
+    "A": lambda env: hide_user_words(item_audio(env)),
+    "T": lambda env: env,
+}
 
 
-def apply_gate_access(env: gym.Env, access: str) -> gym.Env:
-    if access not in _WRAPPERS:
-        raise ValueError(f"VoiceGate access must be one of {GATE_ACCESS}, got {access!r}")
-    for wrapper in _WRAPPERS[access]:
-        env = wrapper(env)
-    return env
+def apply_access(env: gym.Env, access: str) -> gym.Env:
+    return apply_access_table(env, access, ACCESS_CONDITIONS, "VoiceGate")

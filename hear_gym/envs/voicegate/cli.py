@@ -198,7 +198,7 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     checkpoint = request.take("gate_checkpoint", [None])[-1]
     request.refuse_the_rest()
     specs = request.cells or ["text_only@T"]
-    registered = available_agents(FAMILY.agent_group)
+    registered = available_agents(FAMILY)
     cells, factories = [], {}
     for spec in specs:
         agent, _, access = spec.partition("@")
@@ -245,7 +245,7 @@ def eval_command(
     out: Annotated[
         Path, typer.Option(help="Run folder (created; an existing one with the same config is resumed).")
     ],
-    agent: Annotated[str, typer.Option(help="A hear_gym.gate_agents entry point.")] = "text_only",
+    agent: Annotated[str, typer.Option(help="A hear_gym.agents.voicegate entry point.")] = "text_only",
     family: Annotated[
         list[str] | None,
         typer.Option(help=f"Repeatable; of {', '.join(FAMILIES)} [default: all but cue_validity]."),

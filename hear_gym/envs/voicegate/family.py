@@ -9,10 +9,10 @@ import gymnasium as gym
 
 from hear_gym.core.family import EnvFamily
 from hear_gym.envs.voicegate import metrics, report
-from hear_gym.envs.voicegate.access import GATE_ACCESS, apply_gate_access
+from hear_gym.envs.voicegate.access import ACCESS_CONDITIONS, apply_access
 from hear_gym.envs.voicegate.actions import parse_reply
 from hear_gym.envs.voicegate.env import VoiceGateEnv
-from hear_gym.envs.voicegate.features import GateFeatureObservation
+from hear_gym.envs.voicegate.features import FeatureObservation
 from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION, all_items
 from hear_gym.envs.voicegate.items.model import SPLITS
 from hear_gym.eval.runner import Cell, RunConfig
@@ -36,9 +36,9 @@ def make(access: str = "A+T", actions: str = "discrete", observation: str = "dic
     env: gym.Env = VoiceGateEnv(**env_kwargs)
     if actions == "text":
         env = TextActions(env, lambda base, reply: parse_reply(reply))
-    env = apply_gate_access(env, access)
+    env = apply_access(env, access)
     if observation == "features":
-        env = GateFeatureObservation(env)
+        env = FeatureObservation(env)
     return env
 
 
@@ -71,10 +71,10 @@ def run_config(
 FAMILY = EnvFamily(
     env_id=ENV_ID,
     name="voicegate",
-    access_conditions=GATE_ACCESS,
+    access_conditions=tuple(ACCESS_CONDITIONS),
     action_formats=ACTION_FORMATS,
-    agent_group="hear_gym.gate_agents",
     generator_version=GENERATOR_VERSION,
+    legacy_agent_groups=("hear_gym.gate_agents",),
     make=make,
     episode_ids=item_ids,
     episode_kwargs=lambda ids: {"item_ids": list(ids)},

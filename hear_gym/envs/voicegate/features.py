@@ -33,7 +33,7 @@ _BIG = np.float32(1e4)
 _CACHE_SIZE = 4096
 
 
-class GateFeatureObservation(gym.Wrapper):
+class FeatureObservation(gym.Wrapper):
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self.hears = "audio" in env.observation_space.spaces
