@@ -25,7 +25,8 @@ run: $(STAMP)
 		--steps $(PPO_STEPS) --eval-every 10000 --eval-limit 48 --no-progress
 	$(VENV)/bin/hear-gym eval --out $(RUN_DIR)/eval --split test --feedback prosody $(ENV_OPTIONS) \
 		--cell state_aware@T+S --cell ppo:$(RUN_DIR)/ppo/checkpoints/final@T --cell ask_before_confirm@T \
-		--cell ask_until_disclosed@T --cell transcript_only@T --cell random@T --wandb-project hear-gym --markdown $(RUN_DIR)/tables.md
+		--cell ask_until_disclosed@T --cell transcript_only@T --cell random@T --cell planner@T --cell planner@T+S \
+		--wandb-project hear-gym --markdown $(RUN_DIR)/tables.md
 
 ## The declared ruff config: lint and one formatting style (part of make test).
 lint: $(STAMP)

@@ -13,7 +13,10 @@ class Agent(Protocol):
     (e.g. ``"T+S"`` for the concern-state tag, or a tuple of alternatives); the runner checks it.
     An optional ``action_format = "text"`` makes the runner build the env with P6a text actions,
     and ``observation_format = "features"`` with the SB3-ready numeric observation (policies
-    trained with ``hear-gym train ppo``).
+    trained with ``hear-gym train ppo``). An optional ``configure(env_options)`` is called once
+    by the runner after construction with the cell's env kwargs (the run's plus the cell's
+    options, JSON values; ``hear_gym.eval.runner``), for settings the observation does not carry
+    (a turn cost, the reward); an agent without it is built as before.
     """
 
     required_access: str | tuple[str, ...]

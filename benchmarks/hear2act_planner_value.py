@@ -3,11 +3,11 @@ Bayesian planning over the users the construction allows, ``agents.hear2act.plan
 
 For every turn cost of ``TURN_COSTS`` (reward ``success``), on all 480 scenarios, one rollout
 each, under prosody-mediated feedback: ``planner@T``, ``planner@T+S`` (the same planner hearing
-the ground-truth tag), ``ask_until_disclosed@T`` (the best rule-based transcript policy) and
-``state_aware@T+S`` (the paper's listener). Explicit feedback, where the words say everything
+the ground-truth tag, read as its graded state), ``ask_until_disclosed@T`` (the best rule-based
+transcript policy) and ``state_aware@T+S`` (the paper's listener). Explicit feedback, where the words say everything
 the tag does, is the control at ``CONTROL_TURN_COST``: there hearing must be worth (almost)
-nothing. Each planner is built with its run's turn cost and feedback (the env's options are not
-in the observation). Paired contrasts (same scenarios, same episode seeds) with
+nothing. The runner tells each planner its run's turn cost and feedback (``configure``; the env's
+options are not in the observation). Paired contrasts (same scenarios, same episode seeds) with
 scenario-bootstrap CIs:
 
 * ``planner@T - ask_until_disclosed@T`` and ``planner@T - state_aware@T+S``: what a better
@@ -15,7 +15,8 @@ scenario-bootstrap CIs:
 * ``planner@T+S - planner@T``: what listening is worth against the right reference.
 
 Writes run folders under benchmarks/out/planner_value/ and the figures to
-benchmarks/out/planner_value.json; a rerun resumes finished runs. About 10 minutes on one core.
+benchmarks/out/planner_value.json; a rerun resumes finished runs. About 18 minutes on a busy
+2-core machine.
 
     python benchmarks/hear2act_planner_value.py
 """
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import json
 import time
-from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -59,7 +59,7 @@ def conditions() -> list[tuple[str, float]]:
 def play(feedback: str, turn_cost: float, scenario_ids: tuple[str, ...]) -> dict[str, list[dict]]:
     """Cell (without the feedback) -> its episode records, from a finished or resumed run."""
     agents = {
-        "planner": partial(PlannerAgent, turn_cost=turn_cost, feedback=feedback),
+        "planner": PlannerAgent,
         "ask_until_disclosed": AskUntilDisclosedAgent,
         "state_aware": StateAwareAgent,
     }

@@ -3,11 +3,15 @@
 ``PlannerAgent`` is the reference a learned or LLM policy should be measured against. It keeps
 the users the visible world allows (``agents.hear2act.user_model``: every (L1, L2, L3) triple the
 generator's construction permits, uniform as the generator draws them), removes every user whose
-reaction to each turn so far is not what the user actually said, and, under T+S, T+S^ or T+SER,
-weighs the rest by the state channel's reading of each turn (``reads_resolved``, the rule
-agents' reading). Under T it reads the words alone: ``planner@T`` is the best transcript policy,
-``planner@T+S`` (the same planner hearing the ground-truth concern state) the ceiling of
-listening.
+reaction to each turn so far is not what the user actually said, and, with a state channel,
+weighs the rest by its reading of each turn. Under T+S the tag is read as its graded state
+(``GradedStateChannel``: genuine or reluctant acceptance, voiced concern or rejection, the label
+sets of ``hear_gym.envs.hear2act.user.states``), so the planner updates on everything the tag
+says; a rejection of an option missing L1 tells, for instance, that it misses L2 as well.
+Under T+S^ and T+SER the channel's text says resolved or not (a probe's two classes, a generic
+affect label), so it is read as the rule agents read it (``reads_resolved``). Under T it reads
+the words alone: ``planner@T`` is the best transcript policy, ``planner@T+S`` (the same planner
+hearing the ground-truth concern state) the ceiling of listening.
 
 Decision rule. With belief ``b`` over users, current option ``o`` and ``n`` turns left to plan,
 
@@ -18,8 +22,8 @@ Decision rule. With belief ``b`` over users, current option ``o`` and ``n`` turn
 where ``R(u, o)`` is the env's final reward for option ``o`` if ``u`` is the user (``success``:
 o is u's gold; ``tiered``: the weights of the concerns o meets, 0 over budget), ``c`` the turn
 cost, ``r`` ranges over what the reply can show (the dimension its words name, whether they come
-from the shared acceptance pool, whether the user commits, and under a state channel whether
-it reads resolved) and ``o'`` is the option after ``a``. ``n`` is the env's remaining turns, capped
+from the shared acceptance pool, whether the user commits, and under a state channel its
+reading) and ``o'`` is the option after ``a``. ``n`` is the env's remaining turns, capped
 at ``PLAN_DEPTH``; at ``n = 0`` the episode ends on ``o`` (truncation, exact when the cap does not
 bind). The recursion is exact enumeration with memoization over (b, o, n), so ``planner`` plays
 the Bayes-optimal policy of this model for the horizon.
@@ -35,24 +39,29 @@ Choices the rule makes:
 * feedback: the planner assumes ``feedback`` (the env's default, prosody); when the words
   contradict every user under it (a recommendation answered in words under explicit feedback)
   it reads the dialogue again under the other feedback and plays that;
-* a state channel is taken at ``state_recall`` / ``state_false_resolved`` (exact by default, as
-  T+S is); if its readings and the words leave no user, the readings are dropped.
+* a binary channel (T+S^, T+SER) is taken at ``state_recall`` / ``state_false_resolved``
+  (exact by default); if the readings and the words leave no user, the readings are dropped;
+* the graded tag of a turn that recommends nothing repeats the grade of the current option's
+  last recommendation, already heard, so plans count only the tags of recommendations.
 
-The env's ``turn_cost``, ``reward`` and ``max_turns`` are not in the observation; the agent takes
-them as keyword arguments with the env's defaults, so a run at another turn cost must build it
-with that cost (``functools.partial(PlannerAgent, turn_cost=0.1)``).
+The env's ``turn_cost``, ``reward``, ``feedback`` and ``max_turns`` are not in the observation.
+The agent takes them as keyword arguments with the env's defaults, and ``configure`` (the
+evaluation runner's hook, ``hear_gym.eval.runner``) sets them from the cell's env kwargs, so
+``hear-gym eval --cell planner@T --option turn_cost=0.1`` plans at the run's cost.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from agents.hear2act.lexicon import DialogueView
 from agents.hear2act.rule import STATE_ACCESS, STATE_CHANNELS, reads_resolved, state_channel
-from agents.hear2act.user_model import StateChannel, UserModel
+from agents.hear2act.user_model import GradedStateChannel, StateChannel, UserModel
+from hear_gym.envs.hear2act.access import ConcernStateTag
 from hear_gym.envs.hear2act.actions import ASK_GENERAL, ASK_SLOT0, CONFIRM, RECOMMEND0
 from hear_gym.envs.hear2act.env import REWARDS, TIER_WEIGHTS
-from hear_gym.envs.hear2act.user.states import Feedback
+from hear_gym.envs.hear2act.user.states import STATE_OF_LABEL, ConcernState, Feedback
 
 PLAN_DEPTH = 6  # turns planned ahead; the longest plan the model needs is 5
 MIN_PLANNING_COST = 1e-4  # per turn when the env charges none: shorter plans win ties
@@ -64,17 +73,25 @@ class Planner:
 
     Beliefs are unnormalized weights over ``model.users`` and values are unnormalized too
     (``U(w) = sum(w) * V(w / sum(w))``), so words alone keep every weight 0 or 1 and a belief is
-    its own memo key; a noisy state channel's beliefs are normalized for the key."""
+    its own memo key; a noisy state channel's beliefs are normalized for the key. Under a graded
+    channel the state also holds the users whose L1 is disclosed (a recommendation missing a
+    disclosed L1 is a rejection)."""
 
-    def __init__(self, model: UserModel, turn_cost: float, reward: str, channel: StateChannel | None) -> None:
+    def __init__(
+        self,
+        model: UserModel,
+        turn_cost: float,
+        reward: str,
+        channel: StateChannel | GradedStateChannel | None,
+    ) -> None:
         self.model = model
         self.cost = max(turn_cost, MIN_PLANNING_COST)
         self.final = tuple(
             tuple(self._final(reward, user, o.option_id) for user in model.users) for o in model.view.options
         )
-        self.readings = (None,) if channel is None else (True, False)
         self.channel = channel
-        self.exact = channel is None or {channel.recall, channel.false_resolved} <= {0.0, 1.0}
+        self.exact = channel is None or channel.exact
+        self.graded = channel is not None and channel.graded
         in_budget = [o.option_id for o in model.view.options if o.option_id not in model.over_budget]
         self.feasible = tuple(
             frozenset(o for o in in_budget if model.view.features[o].get(user.levels[0], False))
@@ -82,7 +99,7 @@ class Planner:
         )
         n_dims = len(model.lexicon.domain.concern_dimensions)
         self.asks = (ASK_GENERAL, *(ASK_SLOT0 + i for i in range(n_dims)))
-        self._outcomes: dict[tuple[int, int], tuple[tuple[bool, tuple[float, ...]], ...] | None] = {}
+        self._outcomes: dict[tuple, tuple[tuple[tuple[bool, tuple[float, ...]], ...], frozenset[int]]] = {}
         self._memo: dict[tuple, float] = {}
 
     def _final(self, reward: str, user, option: int) -> float:
@@ -93,36 +110,45 @@ class Planner:
         missed = self.model.missed(user, option)
         return sum(w for w, level in zip(TIER_WEIGHTS, user.levels, strict=True) if level not in missed)
 
-    def best_action(self, weights: list[float], current: int, turns_left: int) -> int:
+    def best_action(
+        self, weights: list[float], current: int, turns_left: int, l1_disclosed: frozenset[int] = frozenset()
+    ) -> int:
         belief = self._key(weights)
+        disclosed = self._disclosed(belief, l1_disclosed)
         depth = max(1, min(turns_left, PLAN_DEPTH))
         best, best_q = CONFIRM, float("-inf")
         for action in self._actions(belief, current):
-            q = self._q(action, belief, current, depth)
+            q = self._q(action, belief, current, depth, disclosed)
             if q is not None and q > best_q + _TIE:
                 best, best_q = action, q
         return best
 
     # -- the recursion --------------------------------------------------------------------
-    def _value(self, weights: tuple[float, ...], current: int, depth: int) -> float:
+    def _value(
+        self, weights: tuple[float, ...], current: int, depth: int, disclosed: frozenset[int]
+    ) -> float:
         mass = sum(weights)
         if depth == 0:
             return self._expected_final(weights, current)
         belief = self._key(weights)
-        key = (belief, current, depth)
+        disclosed = self._disclosed(belief, disclosed)
+        key = (belief, current, depth, disclosed)
         if key not in self._memo:
-            qs = (self._q(a, belief, current, depth) for a in self._actions(belief, current))
+            qs = (self._q(a, belief, current, depth, disclosed) for a in self._actions(belief, current))
             self._memo[key] = max(
                 (q for q in qs if q is not None), default=self._expected_final(belief, current)
             )
         return self._memo[key] * (mass / sum(belief))
 
-    def _q(self, action: int, belief: tuple[float, ...], current: int, depth: int) -> float | None:
+    def _q(
+        self, action: int, belief: tuple[float, ...], current: int, depth: int, disclosed: frozenset[int]
+    ) -> float | None:
         """Unnormalized expected return of ``action`` then planning on; None when it can change
         neither the belief nor the option."""
-        after = action - RECOMMEND0 + 1 if RECOMMEND0 <= action < CONFIRM else current
+        after = action - RECOMMEND0 + 1 if _recommends(action) else current
+        outcomes, disclosed_after = self._outcomes_of(action, current, disclosed)
         branches = []
-        for ended, likelihood in self._outcomes_of(action, current):
+        for ended, likelihood in outcomes:
             posterior = tuple(w * p for w, p in zip(belief, likelihood, strict=True))
             if any(posterior):
                 branches.append((ended, posterior))
@@ -133,23 +159,45 @@ class Planner:
             if ended:
                 q += self._expected_final(posterior, current)
             else:
-                q += self._value(posterior, after, depth - 1)
+                q += self._value(posterior, after, depth - 1, disclosed_after)
         return q
 
-    def _outcomes_of(self, action: int, current: int) -> tuple[tuple[bool, tuple[float, ...]], ...]:
-        """Each reply ``action`` can get, as (whether the user commits, its likelihood per user)."""
-        key = (action, current)
+    def _outcomes_of(
+        self, action: int, current: int, disclosed: frozenset[int]
+    ) -> tuple[tuple[tuple[bool, tuple[float, ...]], ...], frozenset[int]]:
+        """Each reply ``action`` can get, as (whether the user commits, its likelihood per user),
+        and the users whose L1 is disclosed after it."""
+        key = (action, current, disclosed)
         if key not in self._outcomes:
-            reactions = self.model.reactions(action, current)
+            by_flag = [self.model.reactions(action, current, flag) for flag in (False, True)]
+            reactions = [by_flag[i in disclosed][i] for i in range(len(self.model.users))]
             groups: dict[tuple, list[float]] = {}
             for i, reaction in enumerate(reactions):
-                for reading in self.readings:
-                    p = 1.0 if reading is None else self.channel.likelihood(reading, reaction.resolved)
+                for reading in self._readings(action):
+                    p = (
+                        1.0
+                        if reading is None
+                        else self.channel.likelihood(reading, reaction.resolved, reaction.grade)
+                    )
                     if p > 0:
                         shown = (reaction.named, reaction.pooled, reaction.ended, reading)
                         groups.setdefault(shown, [0.0] * len(reactions))[i] = p
-            self._outcomes[key] = tuple((shown[2], tuple(lik)) for shown, lik in groups.items())
+            newly = (i for i, r in enumerate(reactions) if r.named == self.model.users[i].levels[0])
+            after = disclosed.union(newly) if self.graded else frozenset()
+            self._outcomes[key] = (tuple((shown[2], tuple(lik)) for shown, lik in groups.items()), after)
         return self._outcomes[key]
+
+    def _readings(self, action: int) -> tuple[bool | ConcernState | None, ...]:
+        """What the channel can read on the reply to ``action``; (None,): nothing new."""
+        if self.channel is None or (self.graded and not _recommends(action)):
+            return (None,)
+        return self.channel.readings
+
+    def _disclosed(self, belief: tuple[float, ...], disclosed: frozenset[int]) -> frozenset[int]:
+        """Those of ``disclosed`` the belief keeps; only a graded channel's readings need them."""
+        if not self.graded:
+            return frozenset()
+        return frozenset(i for i in disclosed if belief[i] > 0)
 
     def _actions(self, belief: tuple[float, ...], current: int) -> list[int]:
         options = frozenset().union(*(self.feasible[i] for i, w in enumerate(belief) if w > 0))
@@ -166,11 +214,16 @@ class Planner:
         return tuple(round(w / total, 12) for w in weights)
 
 
+def _recommends(action: int) -> bool:
+    return RECOMMEND0 <= action < CONFIRM
+
+
 class PlannerAgent:
     """Plays ``Planner`` (module docstring). Reads a state channel when the access condition
-    provides one (T+S, T+S^, T+SER); under T, words alone."""
+    provides one (T+S graded, T+S^ and T+SER as resolved or not); under T, words alone."""
 
     required_access = ("T", *STATE_ACCESS)
+    ENV_OPTIONS = ("turn_cost", "reward", "feedback", "max_turns")  # what ``configure`` reads
 
     def __init__(
         self,
@@ -181,6 +234,19 @@ class PlannerAgent:
         state_recall: float = 1.0,
         state_false_resolved: float = 0.0,
     ) -> None:
+        self._set_env_options(turn_cost, reward, feedback, max_turns)
+        self.channel = StateChannel(state_recall, state_false_resolved)
+        self.reset()
+
+    def configure(self, env_options: Mapping[str, Any]) -> None:
+        """The evaluation runner's hook: the cell's env kwargs. Takes the env's ``turn_cost``,
+        ``reward``, ``feedback`` and ``max_turns`` from them; one a run leaves out keeps the
+        agent's own (the env's default unless built otherwise)."""
+        current = {"turn_cost": self.turn_cost, "reward": self.reward}
+        current |= {"feedback": self.feedback.value, "max_turns": self.max_turns}
+        self._set_env_options(*(env_options.get(name, current[name]) for name in self.ENV_OPTIONS))
+
+    def _set_env_options(self, turn_cost: float, reward: str, feedback: str, max_turns: int) -> None:
         if not isinstance(turn_cost, (int, float)) or isinstance(turn_cost, bool) or turn_cost < 0:
             raise ValueError(f"planner turn_cost must be a number >= 0 (the env's), got {turn_cost!r}")
         if reward not in REWARDS:
@@ -189,49 +255,67 @@ class PlannerAgent:
             raise ValueError(
                 f"planner feedback must be one of {[f.value for f in Feedback]}, got {feedback!r}"
             )
-        if not isinstance(max_turns, int) or max_turns < 1:
+        if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
             raise ValueError(f"planner max_turns must be a positive int (the env's), got {max_turns!r}")
         self.turn_cost, self.reward, self.max_turns = float(turn_cost), reward, max_turns
         self.feedback = Feedback(feedback)
-        self.channel = StateChannel(state_recall, state_false_resolved)
-        self._episode_key: tuple[str, str] | None = None
-        self.reset()
+        self._episode_key: tuple[str, str] | None = None  # planners are built for these settings
 
     def reset(self, seed: int | None = None) -> None:
-        self._readings: dict[int, bool] = {}
+        self._readings: dict[int, bool | ConcernState] = {}
 
     def act(self, observation: dict[str, Any]) -> int:
-        listening = any(key in observation for key in STATE_CHANNELS)
-        if listening:
-            self._readings[int(observation["turn"])] = reads_resolved(
-                state_channel(observation, type(self).__name__)
-            )
-        planner, weights = self._belief(observation, listening)
+        channel = self._channel(observation)
+        if channel is not None:
+            self._readings[int(observation["turn"])] = self._read(observation)
+        planner, weights, disclosed = self._belief(observation, channel)
         turns_left = self.max_turns - int(observation["turn"])
-        return planner.best_action(weights, int(observation["current_option"]), turns_left)
+        return planner.best_action(weights, int(observation["current_option"]), turns_left, disclosed)
 
-    def _belief(self, observation: dict[str, Any], listening: bool) -> tuple[Planner, list[float]]:
+    def _channel(self, observation: dict[str, Any]) -> StateChannel | GradedStateChannel | None:
+        if ConcernStateTag.KEY in observation:
+            return GradedStateChannel()
+        return self.channel if any(key in observation for key in STATE_CHANNELS) else None
+
+    def _read(self, observation: dict[str, Any]) -> bool | ConcernState:
+        if ConcernStateTag.KEY not in observation:
+            return reads_resolved(state_channel(observation, type(self).__name__))
+        tag = observation[ConcernStateTag.KEY]
+        if tag not in STATE_OF_LABEL:
+            raise ValueError(
+                f"planner: concern_state {tag!r} is none of the delivery labels {sorted(STATE_OF_LABEL)}"
+            )
+        return STATE_OF_LABEL[tag]
+
+    def _belief(
+        self, observation: dict[str, Any], channel: StateChannel | GradedStateChannel | None
+    ) -> tuple[Planner, list[float], frozenset[int]]:
         """The planner of the first reading of the dialogue that leaves some user: the assumed
-        feedback with the state readings, without them, then the other feedback likewise."""
+        feedback with the state readings, without them, then the other feedback likewise; with
+        the users whose L1 the dialogue disclosed."""
         key = (observation["domain"], observation["options"])
         if key != self._episode_key:
             self._episode_key, self._planners = key, {}
         other = Feedback.EXPLICIT if self.feedback is Feedback.PROSODY else Feedback.PROSODY
-        readings = (self._readings, {}) if listening else ({},)
+        readings = ({},) if channel is None else (self._readings, {})
         fallback = None
         for feedback in (self.feedback, other):
-            planner = self._planner(observation, feedback, listening)
+            planner = self._planner(observation, feedback, channel)
             dialogue = DialogueView.parse(observation["transcript"], planner.model.lexicon)
             for heard in readings:
-                weights = planner.model.posterior(dialogue, heard, self.channel)
+                weights, disclosed = planner.model.belief(dialogue, heard, channel or self.channel)
                 if sum(weights) > 0:
-                    return planner, weights
-            fallback = fallback or (planner, [1.0] * len(weights))
+                    return planner, weights, disclosed
+            fallback = fallback or (planner, [1.0] * len(weights), frozenset())
         return fallback  # words no user would say: plan from the prior
 
-    def _planner(self, observation: dict[str, Any], feedback: Feedback, listening: bool) -> Planner:
-        if feedback not in self._planners:
+    def _planner(
+        self,
+        observation: dict[str, Any],
+        feedback: Feedback,
+        channel: StateChannel | GradedStateChannel | None,
+    ) -> Planner:
+        if (feedback, channel) not in self._planners:
             model = UserModel.from_observation(observation, feedback)
-            channel = self.channel if listening else None
-            self._planners[feedback] = Planner(model, self.turn_cost, self.reward, channel)
-        return self._planners[feedback]
+            self._planners[feedback, channel] = Planner(model, self.turn_cost, self.reward, channel)
+        return self._planners[feedback, channel]

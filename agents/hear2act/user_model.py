@@ -14,7 +14,11 @@ user gives one ``Reaction``, as far as the transcript and a state channel can sh
 =================  ==============================================================================
 recommend(o)       over budget: no dimension named; misses L1: names L1; otherwise, prosody: words
                    from the shared acceptance pool; explicit: names L2 if o misses it, else L3 if
-                   o misses it, else a genuine acceptance (no dimension, not from the pool)
+                   o misses it, else a genuine acceptance (no dimension, not from the pool).
+                   Graded state: over budget, rejection; misses L1, rejection when L1 was
+                   disclosed before or o also misses L2, else voiced concern; misses L2 (L1
+                   met), voiced concern (explicit) or reluctant acceptance (prosody); misses only
+                   L3, reluctant acceptance; misses none, genuine acceptance
 confirm            ends the episode iff the user's reaction to the current option assented
                    (in budget, meets L1, and under explicit feedback meets L2); else declines
 ask(a)             names a iff a is one of the user's three dimensions (not modelled when a's label
@@ -25,21 +29,23 @@ clarify, invalid   not modelled (the planner uses neither): any reply is consist
 =================  ==============================================================================
 
 The concern state is resolved (a genuine acceptance) iff the option the turn is about, the
-recommended one or else the current one, is the user's gold.
+recommended one or else the current one, is the user's gold. A turn that recommends nothing keeps
+the graded state of the current option's last recommendation; a concern is disclosed once the
+user's words have named it (by any reaction, including the opening's).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from agents.hear2act.lexicon import DialogueView, Lexicon, domain_named
 from agents.hear2act.shortcuts import OptionListView, construction_users
 from hear_gym.envs.hear2act.actions import AssistantKind, InvalidAction, decode, encode, parse_p6a
 from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction
 from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
-from hear_gym.envs.hear2act.user.states import Feedback
+from hear_gym.envs.hear2act.user.states import ConcernState, Feedback
 
 _POOL = frozenset(SHARED_ACCEPTANCE_POOL)
 
@@ -50,6 +56,7 @@ class Reaction:
     pooled: bool  # words from the shared acceptance pool
     ended: bool  # the user commits (an accepted confirm)
     resolved: bool  # the turn's concern state is a genuine acceptance
+    grade: ConcernState | None  # a recommendation's graded state; None: the current option's
 
 
 @dataclass(frozen=True)
@@ -60,12 +67,14 @@ class User:
 
 @dataclass(frozen=True)
 class StateChannel:
-    """How a state channel's reading (``reads_resolved``) depends on the true state: heard as
-    resolved with probability ``recall`` when it is, ``false_resolved`` when it is not. The
-    ground-truth tag (T+S) is (1, 0)."""
+    """How a binary state channel's reading (``reads_resolved``: True or False) depends on the
+    true state: heard as resolved with probability ``recall`` when it is, ``false_resolved`` when
+    it is not. Exact at (1, 0)."""
 
     recall: float = 1.0
     false_resolved: float = 0.0
+    graded: ClassVar[bool] = False
+    readings: ClassVar[tuple[bool, ...]] = (True, False)
 
     def __post_init__(self) -> None:
         for name in ("recall", "false_resolved"):
@@ -73,9 +82,27 @@ class StateChannel:
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
                 raise ValueError(f"state channel {name} must be a probability in [0, 1], got {value!r}")
 
-    def likelihood(self, heard_resolved: bool, resolved: bool) -> float:
+    @property
+    def exact(self) -> bool:
+        return {self.recall, self.false_resolved} <= {0.0, 1.0}
+
+    def likelihood(self, heard_resolved: bool, resolved: bool, grade: ConcernState) -> float:
         p = self.recall if resolved else self.false_resolved
         return p if heard_resolved else 1.0 - p
+
+
+@dataclass(frozen=True)
+class GradedStateChannel:
+    """The ground-truth tag (T+S) read as the graded state its delivery label belongs to
+    (``STATE_OF_LABEL``): exact, and it tells a rejection from a voiced concern from a reluctant
+    acceptance, which a binary reading cannot."""
+
+    graded: ClassVar[bool] = True
+    exact: ClassVar[bool] = True
+    readings: ClassVar[tuple[ConcernState, ...]] = tuple(ConcernState)
+
+    def likelihood(self, heard: ConcernState, resolved: bool, grade: ConcernState) -> float:
+        return float(heard is grade)
 
 
 class UserModel:
@@ -90,7 +117,7 @@ class UserModel:
         self.unreadable = frozenset(
             d.key for d in lexicon.domain.concern_dimensions if lexicon.mentioned(d.label)
         )
-        self._reactions: dict[tuple[int, int | None], tuple[Reaction, ...] | None] = {}
+        self._reactions: dict[tuple[int, int | None, bool], tuple[Reaction, ...]] = {}
 
     @classmethod
     def from_observation(cls, observation: dict[str, Any], feedback: Feedback) -> UserModel:
@@ -100,34 +127,67 @@ class UserModel:
         opening = DialogueView.parse(observation["transcript"], lexicon).recommended[0]
         return cls(replace(view, opening=opening), lexicon, feedback)
 
-    def reactions(self, action: int, current: int | None) -> tuple[Reaction, ...] | None:
-        """Each user's reaction to a Discrete action on ``current``; None when not modelled."""
-        key = (action, current)
+    def reactions(
+        self, action: int, current: int | None, l1_disclosed: bool = False
+    ) -> tuple[Reaction, ...] | None:
+        """Each user's reaction to a Discrete action on ``current`` (every user's L1 disclosed
+        before it, or none's); None when the words of the reply are not modelled."""
+        decoded = self._decoded(action)
+        if decoded is None or decoded.attribute in self.unreadable:
+            return None
+        return self._engine_reactions(action, current, l1_disclosed)
+
+    def _decoded(self, action: int) -> AssistantAction | None:
+        """The action, or None for one no user reacts to in a way the model follows."""
+        decoded = decode(action, self.lexicon.domain, AssistantKind.TEXT)
+        if isinstance(decoded, InvalidAction) or decoded.kind is ActionKind.CLARIFY:
+            return None
+        return decoded
+
+    def _engine_reactions(
+        self, action: int, current: int | None, l1_disclosed: bool
+    ) -> tuple[Reaction, ...] | None:
+        """Every user's reaction, readable words or not; None for clarify and invalid actions."""
+        decoded = self._decoded(action)
+        if decoded is None:
+            return None
+        disclosed = l1_disclosed and decoded.kind is ActionKind.RECOMMEND  # only there it matters
+        key = (action, current, disclosed)
         if key not in self._reactions:
-            decoded = decode(action, self.lexicon.domain, AssistantKind.TEXT)
-            modelled = not (
-                isinstance(decoded, InvalidAction)
-                or decoded.kind is ActionKind.CLARIFY
-                or decoded.attribute in self.unreadable
-            )
-            self._reactions[key] = (
-                tuple(self._react(user, decoded, current) for user in self.users) if modelled else None
+            self._reactions[key] = tuple(
+                self._react(user, decoded, current, disclosed) for user in self.users
             )
         return self._reactions[key]
 
-    def _react(self, user: User, action: AssistantAction, current: int | None) -> Reaction:
+    def _react(
+        self, user: User, action: AssistantAction, current: int | None, l1_disclosed: bool
+    ) -> Reaction:
         if action.kind is ActionKind.RECOMMEND:
             named, pooled = self._recommendation_words(user, action.option)
-            return Reaction(named, pooled, False, action.option == user.gold)
+            grade = self._grade(user, action.option, l1_disclosed)
+            return Reaction(named, pooled, False, grade.resolved, grade)
         resolved = current == user.gold
         if action.kind is ActionKind.CONFIRM:
-            return Reaction(None, False, self.assents(user, current), resolved)
+            return Reaction(None, False, self.assents(user, current), resolved, None)
         if action.attribute is not None:
             return Reaction(
-                action.attribute if action.attribute in user.levels else None, False, False, resolved
+                action.attribute if action.attribute in user.levels else None, False, False, resolved, None
             )
         missed = [] if current is None or current in self.over_budget else self.missed(user, current)
-        return Reaction(missed[0] if missed else None, False, False, resolved)
+        return Reaction(missed[0] if missed else None, False, False, resolved, None)
+
+    def _grade(self, user: User, option: int, l1_disclosed: bool) -> ConcernState:
+        """The graded state of recommending ``option`` to ``user`` (the engine's rule table)."""
+        if option in self.over_budget:
+            return ConcernState.REJECTION
+        missed = self.missed(user, option)
+        l1, l2, _ = user.levels
+        if l1 in missed:
+            harsh = l1_disclosed or l2 in missed
+            return ConcernState.REJECTION if harsh else ConcernState.VOICED_CONCERN
+        if l2 in missed and self.feedback is Feedback.EXPLICIT:
+            return ConcernState.VOICED_CONCERN
+        return ConcernState.RELUCTANT_ACCEPTANCE if missed else ConcernState.GENUINE_ACCEPTANCE
 
     def missed(self, user: User, option: int) -> list[str]:
         """The user's dimensions ``option`` misses, in priority order."""
@@ -170,22 +230,40 @@ class UserModel:
         return out
 
     def posterior(
-        self, dialogue: DialogueView, readings: Mapping[int, bool], channel: StateChannel
+        self, dialogue: DialogueView, readings: Mapping[int, Any], channel: StateChannel | GradedStateChannel
     ) -> list[float]:
         """Unnormalized weights of the users given the dialogue's words (0 or 1) and the state
         channel's readings by turn (the opening's reply is turn 1)."""
-        weights = [1.0] * len(self.users)
+        return self.belief(dialogue, readings, channel)[0]
+
+    def belief(
+        self, dialogue: DialogueView, readings: Mapping[int, Any], channel: StateChannel | GradedStateChannel
+    ) -> tuple[list[float], frozenset[int]]:
+        """``posterior``, and the users (indices) whose L1 the dialogue has disclosed."""
+        n = len(self.users)
+        weights, l1_disclosed = [1.0] * n, [False] * n
+        grades: list[ConcernState | None] = [None] * n  # of the current option, per user
         for turn, (action, current, reply) in enumerate(self.exchanges(dialogue), start=1):
-            predicted = None if action is None else self.reactions(action, current)
+            readable = action is not None and self.reactions(action, current) is not None
+            variants = (  # indexed by whether the user's L1 was disclosed before this turn
+                (None, None)
+                if action is None
+                else tuple(self._engine_reactions(action, current, flag) for flag in (False, True))
+            )
             heard = self.heard(reply)
             reading = readings.get(turn)
             for i, user in enumerate(self.users):
-                if predicted is not None and not says(predicted[i], heard):
+                reaction = None if variants[0] is None else variants[l1_disclosed[i]][i]
+                if readable and not says(reaction, heard):
                     weights[i] = 0.0
-                elif reading is not None:
-                    resolved = predicted[i].resolved if predicted is not None else current == user.gold
-                    weights[i] *= channel.likelihood(reading, resolved)
-        return weights
+                    continue
+                if reaction is not None:
+                    grades[i] = reaction.grade or grades[i]
+                    l1_disclosed[i] = l1_disclosed[i] or reaction.named == user.levels[0]
+                if reading is not None:
+                    resolved = reaction.resolved if reaction is not None else current == user.gold
+                    weights[i] *= channel.likelihood(reading, resolved, grades[i])
+        return weights, frozenset(i for i, flag in enumerate(l1_disclosed) if flag)
 
 
 def says(reaction: Reaction, heard: tuple[frozenset[str], bool]) -> bool:

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import gymnasium as gym
@@ -252,8 +253,9 @@ class _Player:
         self.cell_agents: dict[Cell, Any] = {}
 
     def _env(self, cell: Cell, slot: int = 0) -> gym.Env:
+        env_options = {**dict(self.config.env_kwargs), **dict(cell.options)}
         if cell not in self.cell_agents:
-            self.cell_agents[cell] = _make_agent(self.agents[cell.agent], cell)
+            self.cell_agents[cell] = _make_agent(self.agents[cell.agent], cell, env_options)
             self.envs[cell] = []
         envs = self.envs[cell]
         while len(envs) <= slot:
@@ -265,8 +267,7 @@ class _Player:
                     observation=getattr(self.cell_agents[cell], "observation_format", "dict"),
                     disable_env_checker=True,
                     **self.family.episode_kwargs(self.config.episode_ids),
-                    **dict(self.config.env_kwargs),
-                    **dict(cell.options),
+                    **env_options,
                     **self.env_objects,
                 )
             )
@@ -386,14 +387,22 @@ def _play_all(chunks, config, agents, env_objects, workers, backend, batch_size)
     yield from BACKENDS[backend](chunks, config, agents, env_objects, workers, batch_size)
 
 
-def _make_agent(factory: AgentFactory, cell: Cell):
+def _make_agent(factory: AgentFactory, cell: Cell, env_options: Mapping[str, Any]):
     """An agent reads what its ``required_access`` (one condition or several) provides; any
-    condition also carries the transcript, so a transcript-only agent runs everywhere."""
+    condition also carries the transcript, so a transcript-only agent runs everywhere.
+
+    An agent with a ``configure(env_options)`` method is told, once, what its env was built
+    with beyond the access condition: the run's env kwargs and the cell's options (JSON values;
+    never the plug-in objects), the settings an observation does not carry (a turn cost, a
+    reward). Agents without it are built as before."""
     agent = factory()
     needed = getattr(agent, "required_access", "T")
     accepted = (needed,) if isinstance(needed, str) else tuple(needed)
     if "T" not in accepted and cell.access not in accepted:
         raise ValueError(f"{cell.name}: agent {cell.agent!r} needs access {' or '.join(accepted)}")
+    configure = getattr(agent, "configure", None)
+    if callable(configure):
+        configure(MappingProxyType(dict(env_options)))
     return agent
 
 

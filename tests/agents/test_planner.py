@@ -16,14 +16,14 @@ from agents.hear2act.rule import (
     reads_resolved,
 )
 from agents.hear2act.shortcuts import OptionListShortcutAgent
-from agents.hear2act.user_model import StateChannel, UserModel
+from agents.hear2act.user_model import GradedStateChannel, StateChannel, UserModel
 from agents.random_agent import RandomAgent
 from hear_gym.envs.hear2act.family import cell, make, run_config
 from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
 from hear_gym.envs.hear2act.scenarios.bank import get_scenario, scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
 from hear_gym.envs.hear2act.scenarios.twins import HiddenUser, consistent_pairs
-from hear_gym.envs.hear2act.user.states import Feedback
+from hear_gym.envs.hear2act.user.states import STATE_OF_LABEL, Feedback
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.results import read_results
 from hear_gym.stats.bootstrap import contrast_ci
@@ -95,22 +95,31 @@ def play(env, agent, seed: int, options: dict) -> tuple[list, dict]:
             return steps, info["episode"]
 
 
+READINGS = {  # how a channel reads the T+S tag
+    "binary": (reads_resolved, StateChannel()),
+    "graded": (STATE_OF_LABEL.__getitem__, GradedStateChannel()),
+}
+
+
 @pytest.mark.parametrize("feedback", ["prosody", "explicit"])
-@pytest.mark.parametrize("access", ["T", "T+S"])
-def test_the_model_never_loses_the_real_user(feedback, access):
+@pytest.mark.parametrize(("access", "reading"), [("T", None), ("T+S", "binary"), ("T+S", "graded")])
+def test_the_model_never_loses_the_real_user(feedback, access, reading):
     """Under whatever a dialogue brings (random actions), the user the bank hides stays among the
-    users the planner's model keeps, reading the words and, under T+S, the tag."""
+    users the planner's model keeps, reading the words and, under T+S, the tag: as resolved or
+    not, or as its graded state (which must follow the engine's rule table exactly, disclosure
+    of L1 included, or some real user is lost)."""
     env = make(access=access, scenario_ids=DEV, feedback=feedback, max_turns=12)
+    read, channel = READINGS.get(reading, (None, StateChannel()))
     for seed, scenario_id in enumerate(DEV):
         truth = tuple(c.attribute for c in get_scenario(scenario_id).concerns)
         steps, _ = play(env, RandomAgent(), seed, {"scenario_id": scenario_id})
         model = UserModel.from_observation(steps[0][0], Feedback(feedback))
         readings = {}
         for observation, _ in steps:
-            if access == "T+S":
-                readings[observation["turn"]] = reads_resolved(observation["concern_state"])
+            if read is not None:
+                readings[observation["turn"]] = read(observation["concern_state"])
             dialogue = DialogueView.parse(observation["transcript"], model.lexicon)
-            weights = model.posterior(dialogue, readings, StateChannel())
+            weights = model.posterior(dialogue, readings, channel)
             kept = {user.levels for user, w in zip(model.users, weights, strict=True) if w > 0}
             assert truth in kept, (scenario_id, observation["turn"], observation["transcript"][-300:])
 
@@ -151,6 +160,26 @@ def test_a_planner_assuming_prosody_reads_explicit_feedback_from_the_words():
             env, PlannerAgent(turn_cost=0.1, feedback="prosody"), seed, {"scenario_id": scenario_id}
         )
         assert record["success"], scenario_id
+
+
+def test_the_planner_plans_at_the_turn_cost_the_run_sets(tmp_path):
+    """Built without arguments (as ``hear-gym eval`` builds agents), the planner gets the cell's
+    env kwargs from the runner (``configure``) and plays as one built with the run's turn cost;
+    at that cost it plays differently from a planner at no cost."""
+    scenario_ids = DEV[:12]
+    costly = 0.6
+    agents = {"planner": PlannerAgent, "planner_built": partial(PlannerAgent, turn_cost=costly)}
+    cells = [cell("planner", "T", "prosody"), cell("planner_built", "T", "prosody")]
+    evaluate(tmp_path / "costly", run_config(cells, scenario_ids, turn_cost=costly), agents, progress=False)
+    evaluate(tmp_path / "free", run_config(cells[:1], scenario_ids), agents, progress=False)
+
+    def dialogues(folder, agent):
+        records = sorted(read_results(folder / "results.jsonl"), key=lambda r: r["episode_id"])
+        return [(r["episode_id"], r["turns"]) for r in records if r["agent"] == agent]
+
+    configured = dialogues(tmp_path / "costly", "planner")
+    assert configured == dialogues(tmp_path / "costly", "planner_built")
+    assert configured != dialogues(tmp_path / "free", "planner")
 
 
 def test_same_seed_same_dialogue():

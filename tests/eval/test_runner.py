@@ -122,3 +122,27 @@ def test_table5_pairs_each_agent_under_t_and_t_plus_s(tmp_path):
         assert row["delta"]["1st%"]["point"] == 0.0
         assert row["T"]["1st%"] == row["T+S"]["1st%"]
     assert "T vs T+S per model" in to_markdown(metadata)
+
+
+def test_agents_with_configure_are_told_their_cells_env_options(tmp_path):
+    """``configure(env_options)`` is called once per cell with what ``gym.make`` gets beyond the
+    access condition (the run's env kwargs and the cell's options); an agent without it plays
+    exactly as in a run where no agent has it."""
+    told = []
+
+    class ConfiguredRandomAgent(RandomAgent):
+        def configure(self, env_options):
+            told.append(dict(env_options))
+
+    run = config(
+        cells=(cell("random", "T", "prosody"), cell("told", "T", "prosody"), cell("told", "T", "explicit")),
+        turn_cost=0.2,
+    )
+    run_evaluation(tmp_path / "told", run, {**AGENTS, "told": ConfiguredRandomAgent}, progress=False)
+    assert told == [{**dict(run.env_kwargs), "feedback": feedback} for feedback in ("prosody", "explicit")]
+    assert told[0]["turn_cost"] == 0.2
+
+    alone = config(cells=(cell("random", "T", "prosody"),), turn_cost=0.2)
+    run_evaluation(tmp_path / "alone", alone, AGENTS, progress=False)
+    plain = [r for r in read_results(tmp_path / "told" / "results.jsonl") if r["agent"] == "random"]
+    assert canonical(plain) == canonical(read_results(tmp_path / "alone" / "results.jsonl"))
