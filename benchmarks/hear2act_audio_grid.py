@@ -36,13 +36,13 @@ from agents.hear2act.audio_probe import (
     per_class_accuracy,
 )
 from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
+from hear_gym.core.run_config import Cell
 from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
 from hear_gym.envs.hear2act.plots import LADDER_RUNGS, ladder_plot
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.results import read_results
-from hear_gym.eval.runner import Cell
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import RENDERERS, make_renderer

@@ -69,10 +69,10 @@ from agents.hear2act.audio_probe import ConcernInferrer
 from agents.ppo import DEFAULT_POLICY, POLICIES, GreedyPPOAgent, PPOAgent
 from hear_gym.cli.common import available_agents
 from hear_gym.core.registry import family
+from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import file_fingerprint
 from hear_gym.eval.results import read_results
-from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import make_renderer
 from training.ppo import PPOSettings, train

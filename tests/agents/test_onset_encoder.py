@@ -15,9 +15,10 @@ from agents.onset.baselines import EncoderProbeAgent  # noqa: E402
 from agents.onset.encoder import SpeechEncoder  # noqa: E402
 from agents.onset.probes import Probe, prefix_rows  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
+from hear_gym.core.run_config import Cell, RunConfig  # noqa: E402
 from hear_gym.envs.onset.family import FAMILY  # noqa: E402
 from hear_gym.eval.results import read_results  # noqa: E402
-from hear_gym.eval.runner import Cell, RunConfig, run_evaluation  # noqa: E402
+from hear_gym.eval.runner import run_evaluation  # noqa: E402
 from training.tiny_model import build_tiny_speech_encoder  # noqa: E402
 
 

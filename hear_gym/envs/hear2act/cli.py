@@ -23,6 +23,7 @@ from hear_gym.cli.common import (
     prosody_table,
 )
 from hear_gym.cli.train import train_app
+from hear_gym.core.run_config import Cell
 from hear_gym.envs.hear2act.env import MIN_TURNS
 from hear_gym.envs.hear2act.family import FAMILY, cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
@@ -120,15 +121,18 @@ def _cells(specs: list[str], feedbacks: list[str], registered: dict) -> list:
     """agent[@ACCESS] x feedback -> Cells, grouped by feedback (the first cell is the contrast base)."""
     cells = []
     for spec in specs:
-        agent, sep, access = spec.partition("@")
-        if agent_spec(agent)[0] not in registered:
+        try:
+            parsed = Cell.from_spec(spec, default_access="T")
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--cell") from None
+        if agent_spec(parsed.agent)[0] not in registered:
             raise typer.BadParameter(
-                f"unknown agent {agent!r}; registered: {sorted(registered)}", param_hint="--cell"
+                f"unknown agent {parsed.agent!r}; registered: {sorted(registered)}", param_hint="--cell"
             )
         for fb in feedbacks:
             if fb not in FEEDBACKS:
                 raise typer.BadParameter(f"feedback must be one of {FEEDBACKS}", param_hint="--feedback")
-            cells.append(cell(agent, access if sep else "T", fb))
+            cells.append(cell(parsed.agent, parsed.access, fb))
     return sorted(cells, key=lambda c: FEEDBACKS.index(c.option("feedback")))
 
 
@@ -189,22 +193,22 @@ def listen(request) -> str:
         if every_label is not None:
             paths = write_label_gallery(every_label, out, voice, language, renderer, prosody)
         elif request.episode_id is not None:
-            agent_name, _, access = spec.partition("@")
+            listener = Cell.from_spec(spec, default_access="T")
             registered = available_agents(FAMILY)
-            if agent_name not in registered:
+            if listener.agent not in registered:
                 raise typer.BadParameter(
-                    f"unknown agent {agent_name!r}; registered: {sorted(registered)}", param_hint="--cell"
+                    f"unknown agent {listener.agent!r}; registered: {sorted(registered)}", param_hint="--cell"
                 )
             get_scenario(request.episode_id)
             env = gym.make(
                 FAMILY.env_id,
-                access=access or "T",
+                access=listener.access,
                 feedback=feedback,
                 scenario_ids=[request.episode_id],
                 renderer=renderer,
                 prosody=prosody,
             )
-            agent = registered[agent_name].load()()
+            agent = registered[listener.agent].load()()
             paths = write_dialogue(env, agent, request.episode_id, out, request.seed, renderer, prosody)
         else:
             raise typer.BadParameter("give an EPISODE_ID (a scenario id) or --every-label TEXT")

@@ -8,6 +8,7 @@ from pathlib import Path
 import gymnasium as gym
 
 from hear_gym.core.family import EnvFamily
+from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.envs.hear2act import metrics, plots, report
 from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS, AccessContext, apply_access
 from hear_gym.envs.hear2act.actions import parse_reply
@@ -16,7 +17,6 @@ from hear_gym.envs.hear2act.features import FeatureObservation
 from hear_gym.envs.hear2act.interventions import StateIntervention
 from hear_gym.envs.hear2act.scenarios.bank import SPLITS, scenarios_for
 from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION
-from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.wrappers.text_actions import TextActions
 

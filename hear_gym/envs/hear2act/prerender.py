@@ -14,8 +14,9 @@ from pathlib import Path
 import gymnasium as gym
 from rich.progress import Progress
 
+from hear_gym.core.run_config import RunConfig
 from hear_gym.envs.hear2act.audio import TurnAudio
-from hear_gym.eval.runner import AgentFactory, RunConfig, episode_seed
+from hear_gym.eval.runner import AgentFactory, episode_seed
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import make_renderer

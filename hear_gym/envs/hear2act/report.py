@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text  # plain text cells: names contain [brackets] rich would parse
 
+from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.core.tables import print_tables
 from hear_gym.core.tables import to_markdown as tables_markdown
 from hear_gym.envs.hear2act.metrics import METRICS, METRICS_BY_NAME, OUTCOME_METRICS, scenario_sums
-from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.stats.bootstrap import contrast_ci, ratio_ci
 
 CONTRAST_METRICS = ("1st%", "OptSat%", "SvcSat%", "premature closure%", "full disclosure%", "return")

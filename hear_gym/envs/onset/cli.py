@@ -15,9 +15,9 @@ import typer
 from hear_gym.cli.audio import ListenRequest
 from hear_gym.cli.common import agent_factory, agent_spec, available_agents
 from hear_gym.cli.evaluate import EvalRequest
+from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.envs.onset.family import ENV_ID, FAMILY
 from hear_gym.envs.onset.groups.model import RENDERINGS, parse_episode_id
-from hear_gym.eval.runner import Cell, RunConfig
 
 DEFAULT_CELLS = ("always_wait@A", "endpoint_plurality@A")
 
@@ -40,20 +40,27 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     registered = available_agents(FAMILY)
     cells, factories = [], {}
     for spec in request.cells or list(DEFAULT_CELLS):
-        agent, _, access = spec.partition("@")
-        name, checkpoint = agent_spec(agent)  # encoder_probe:FOLDER names its encoder
+        cell = _cell(spec)
+        name, checkpoint = agent_spec(cell.agent)  # encoder_probe:FOLDER names its encoder
         if name not in registered:
             raise typer.BadParameter(
                 f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--cell"
             )
-        factories[agent] = agent_factory(registered[name], request.llm_client, checkpoint)
-        cells.append(Cell(agent, access or "A"))
+        factories[cell.agent] = agent_factory(registered[name], request.llm_client, checkpoint)
+        cells.append(cell)
     episodes = tuple(e for e in request.episode_ids() if parse_episode_id(e)[2] in renderings)
     try:
         config = RunConfig(ENV_ID, tuple(cells), episodes, seed=request.seed)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     return config, factories, {}
+
+
+def _cell(spec: str) -> Cell:
+    try:
+        return Cell.from_spec(spec, default_access="A")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--cell") from None
 
 
 def listen(request: ListenRequest) -> str:

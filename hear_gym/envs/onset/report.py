@@ -10,9 +10,9 @@ from typing import Any
 
 from rich.table import Table
 
+from hear_gym.core.run_config import RunConfig
 from hear_gym.core.tables import percent_ci
 from hear_gym.envs.onset.metrics import COUNTS, PERCENT_METRICS, SLICES, counts, in_slice, metric_table
-from hear_gym.eval.runner import RunConfig
 
 
 def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str, Any]:

@@ -29,13 +29,13 @@ from hear_gym.cli.common import (
     output_file,
 )
 from hear_gym.cli.evaluate import EvalRequest, run_eval
+from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.core.tables import print_tables
 from hear_gym.core.tables import to_markdown as tables_markdown
 from hear_gym.envs.voicegate.family import ENV_ID, EVAL_FAMILIES, FAMILY, item_ids
 from hear_gym.envs.voicegate.items.generator import SIDE_TALK_CUES, check_side_talk_cue
 from hear_gym.envs.voicegate.items.model import Family
 from hear_gym.envs.voicegate.report import tables
-from hear_gym.eval.runner import Cell, RunConfig
 
 sub_app = typer.Typer(
     help="VoiceGate: act, stay silent or answer (side-talk, self-talk, speaker-switch).",
@@ -201,19 +201,22 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     registered = available_agents(FAMILY)
     cells, factories = [], {}
     for spec in specs:
-        agent, _, access = spec.partition("@")
-        factories[agent] = _agent_factory(
-            agent, registered, Path(checkpoint) if checkpoint else None, request.llm_client
+        try:
+            cell = Cell.from_spec(spec, default_access="A+T")
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--cell") from None
+        factories[cell.agent] = _agent_factory(
+            cell.agent, registered, Path(checkpoint) if checkpoint else None, request.llm_client
         )
-        cells.append((agent, access or "A+T"))
-    if len({a for a, _ in cells}) != len(cells):
+        cells.append(cell)
+    if len({c.agent for c in cells}) != len(cells):
         raise typer.BadParameter("one cell per agent in a VoiceGate run", param_hint="--cell")
     episodes = request.episode_ids()
     wanted = set(item_ids("all", tuple(families), cue))
     try:
         config = RunConfig(
             ENV_ID,
-            tuple(Cell(a, c) for a, c in cells),
+            tuple(cells),
             tuple(e for e in episodes if e in wanted),
             seed=request.seed,
             env_kwargs=(("renderer", request.renderer), ("side_talk_cue", cue)),

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import gymnasium as gym
 
 from hear_gym.core.family import EnvFamily
+from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.envs.voicegate import metrics, report
 from hear_gym.envs.voicegate.access import ACCESS_CONDITIONS, apply_access
 from hear_gym.envs.voicegate.actions import parse_reply
@@ -15,7 +16,6 @@ from hear_gym.envs.voicegate.env import VoiceGateEnv
 from hear_gym.envs.voicegate.features import FeatureObservation
 from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION, all_items
 from hear_gym.envs.voicegate.items.model import SPLITS
-from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.wrappers.text_actions import TextActions
 
 ENV_ID = "hear_gym/VoiceGate-v0"

@@ -9,11 +9,11 @@ from typing import Any
 
 from rich.table import Table
 
+from hear_gym.core.run_config import RunConfig
 from hear_gym.core.tables import percent_ci
 from hear_gym.envs.voicegate.items.generator import conditions_of
 from hear_gym.envs.voicegate.items.model import Family
 from hear_gym.envs.voicegate.metrics import condition_table, headline_metrics
-from hear_gym.eval.runner import RunConfig
 
 
 def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
