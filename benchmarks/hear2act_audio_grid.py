@@ -35,7 +35,7 @@ from agents.hear2act.audio_probe import (
     fit,
     per_class_accuracy,
 )
-from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
+from agents.hear2act.baselines import StateAwareAgent, TranscriptOnlyAgent
 from hear_gym.core.run_config import Cell
 from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums

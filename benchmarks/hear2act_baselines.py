@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agents.hear2act.rule import AskBeforeConfirmAgent, StateAwareAgent, TranscriptOnlyAgent
+from agents.hear2act.baselines import AskBeforeConfirmAgent, StateAwareAgent, TranscriptOnlyAgent
 from agents.hear2act.shortcuts import OptionListShortcutAgent
 from agents.random_agent import RandomAgent
 from hear_gym.envs.hear2act.family import cell, run_config

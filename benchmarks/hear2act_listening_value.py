@@ -47,7 +47,7 @@ from agents.hear2act.audio_probe import (
     fit,
     per_class_accuracy,
 )
-from agents.hear2act.rule import (
+from agents.hear2act.baselines import (
     AskBeforeConfirmAgent,
     AskUnlessResolvedAgent,
     AskUntilDisclosedAgent,

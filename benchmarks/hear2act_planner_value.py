@@ -30,8 +30,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from agents.hear2act.baselines import AskUntilDisclosedAgent, StateAwareAgent
 from agents.hear2act.planner import PlannerAgent
-from agents.hear2act.rule import AskUntilDisclosedAgent, StateAwareAgent
 from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401
-from agents.hear2act.rule import StateAwareAgent
+from agents.hear2act.baselines import StateAwareAgent
 from hear_gym.envs.hear2act.actions import ASK_GENERAL, RECOMMEND0
 from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from agents.hear2act.baselines import StateAwareAgent
 from agents.hear2act.prompts import messages as hear2act_messages
-from agents.hear2act.rule import StateAwareAgent
 from agents.voicegate.llm import gate_messages
 from hear_gym.core.registry import family
 from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call

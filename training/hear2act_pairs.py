@@ -64,8 +64,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agents.hear2act.baselines import StateAwareAgent
 from agents.hear2act.prompts import messages
-from agents.hear2act.rule import StateAwareAgent
 from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.hear2act.actions import AssistantKind, decode, parse_p6a
 from hear_gym.envs.hear2act.family import make

@@ -55,8 +55,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agents.hear2act.baselines import STATE_ACCESS, STATE_CHANNELS, reads_resolved, state_channel
 from agents.hear2act.lexicon import DialogueView
-from agents.hear2act.rule import STATE_ACCESS, STATE_CHANNELS, reads_resolved, state_channel
 from agents.hear2act.user_model import GradedStateChannel, StateChannel, UserModel
 from hear_gym.envs.hear2act.access import ConcernStateTag
 from hear_gym.envs.hear2act.actions import ASK_GENERAL, ASK_SLOT0, CONFIRM, RECOMMEND0

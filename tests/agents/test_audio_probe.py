@@ -20,7 +20,7 @@ from agents.hear2act.audio_probe import (
     fit,
     per_class_accuracy,
 )
-from agents.hear2act.rule import StateAwareAgent, reads_resolved
+from agents.hear2act.baselines import StateAwareAgent, reads_resolved
 from hear_gym.envs.hear2act.audio import AFFECT_LABELS
 from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS as DELIVERY_LABELS
 from hear_gym.eval.runner import run_episode

@@ -5,7 +5,7 @@ concern state buys, and the safety net must cost a perfect listener nothing."""
 
 import pytest
 
-from agents.hear2act.rule import (
+from agents.hear2act.baselines import (
     AskBeforeConfirmAgent,
     AskUnlessResolvedAgent,
     AskUntilDisclosedAgent,

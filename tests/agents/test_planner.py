@@ -7,14 +7,14 @@ from functools import partial
 
 import pytest
 
-from agents.hear2act.lexicon import DialogueView
-from agents.hear2act.planner import PlannerAgent
-from agents.hear2act.rule import (
+from agents.hear2act.baselines import (
     AskBeforeConfirmAgent,
     AskUntilDisclosedAgent,
     TranscriptOnlyAgent,
     reads_resolved,
 )
+from agents.hear2act.lexicon import DialogueView
+from agents.hear2act.planner import PlannerAgent
 from agents.hear2act.shortcuts import OptionListShortcutAgent
 from agents.hear2act.user_model import GradedStateChannel, StateChannel, UserModel
 from agents.random_agent import RandomAgent

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from agents.hear2act.rule import StateAwareAgent, TranscriptOnlyAgent
+from agents.hear2act.baselines import StateAwareAgent, TranscriptOnlyAgent
 from agents.random_agent import RandomAgent
 from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for

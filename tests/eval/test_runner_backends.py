@@ -5,8 +5,8 @@ import json
 
 import pytest
 
+from agents.hear2act.baselines import StateAwareAgent
 from agents.hear2act.llm import LLMAgent
-from agents.hear2act.rule import StateAwareAgent
 from agents.llm.clients import MockChatClient
 from agents.llm.factory import ClientAgentFactory, client_from_spec
 from hear_gym.envs.hear2act.family import cell, run_config

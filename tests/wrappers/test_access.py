@@ -82,6 +82,7 @@ def test_every_family_names_its_parts_alike(env_id):
     assert issubclass(features.FeatureObservation, gym.Wrapper)
     assert callable(actions.parse_reply)
     assert family(env_id).agent_group == f"hear_gym.agents.{family(env_id).name}"
+    import_module(f"agents.{family(env_id).name}.baselines")  # the family's rule agents
 
 
 @pytest.mark.parametrize("env_id", env_ids())

@@ -133,8 +133,8 @@ def test_option_fit_agrees_with_the_rule_agents_transcript_reading():
     """``option_fit``'s "fits" column is what the rule agents conclude from the transcript with
     the domain lexicon (an independent reader): within the stated budget and meeting every need
     stated in words. The asked column follows the dialogue; the last row repeats the current one."""
+    from agents.hear2act.baselines import AskBeforeConfirmAgent
     from agents.hear2act.lexicon import DialogueView
-    from agents.hear2act.rule import AskBeforeConfirmAgent
     from hear_gym.envs.hear2act.features import FIT_COLUMNS
     from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
 
