@@ -8,7 +8,8 @@ shared layers work with any family through this object alone:
   ``actions`` among the kwargs;
 * ``episode_ids(split)`` lists what an evaluation plays (scenario or item ids; ``"all"`` for all),
   ``episode_kwargs(ids)`` the ``make`` kwargs of an env that can play exactly those, and
-  ``reset_options(episode_id)`` the ``reset(options=...)`` that plays one of them;
+  ``reset_options(episode_id)`` the ``reset(options=...)`` that plays one of them (by default
+  ``item_ids=[...]`` and ``{"item_id": id}``);
 * every env writes its finished episode record to ``info["episode"]`` on the last step, so the
   runner never reads ``env.unwrapped``;
 * ``summarize(records, config)`` aggregates a run's records into metrics with CIs (it goes into
@@ -36,20 +37,29 @@ import gymnasium as gym
 from rich.table import Table
 
 
+def _item_kwargs(ids: Sequence[str]) -> dict[str, Any]:
+    return {"item_ids": list(ids)}
+
+
+def _item_reset(item_id: str) -> dict[str, Any]:
+    return {"item_id": item_id}
+
+
 @dataclass(frozen=True)
 class EnvFamily:
     env_id: str
     name: str
     access_conditions: tuple[str, ...]
-    action_formats: tuple[str, ...]
     generator_version: str
     make: Callable[..., gym.Env]
     episode_ids: Callable[[str], tuple[str, ...]]
-    episode_kwargs: Callable[[Sequence[str]], dict[str, Any]]
-    reset_options: Callable[[str], dict[str, Any]]
     summarize: Callable[[Sequence[dict[str, Any]], Any], dict[str, Any]]
     tables: Callable[[dict[str, Any]], list[Table]]
     splits: tuple[str, ...] = ("train", "test")
+    action_formats: tuple[str, ...] = ("discrete", "text")
+    # by default an episode is an item: ``make(item_ids=[...])`` and ``reset(options={"item_id": id})``
+    episode_kwargs: Callable[[Sequence[str]], dict[str, Any]] = _item_kwargs
+    reset_options: Callable[[str], dict[str, Any]] = _item_reset
     cell_options: tuple[str, ...] = ()
     figures: Callable[[dict[str, Any], Path], list[Path]] | None = None
     compare_figure: Callable[[list[dict[str, Any]], Path], Path] | None = None

@@ -18,11 +18,10 @@ from hear_gym.envs.hear2act.interventions import StateIntervention
 from hear_gym.envs.hear2act.scenarios.bank import SPLITS, scenarios_for
 from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION
 from hear_gym.speech.plans import DEFAULT_PROSODY
-from hear_gym.wrappers.text_actions import TextActions
+from hear_gym.wrappers.access import check_access
+from hear_gym.wrappers.stack import check_formats, wrap_env
 
 ENV_ID = "hear_gym/Hear2Act-v0"
-ACTION_FORMATS = ("discrete", "text")
-OBSERVATION_FORMATS = ("dict", "features")
 
 
 def make(
@@ -43,10 +42,8 @@ def make(
     SB3-ready ``"features"``). Audio-based pieces render with ``renderer`` ("espeak" | "praat")
     and the delivery plan table ``prosody`` ("paper" | "clear"), optionally through an on-disk
     cache."""
-    if actions not in ACTION_FORMATS:
-        raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
-    if observation not in OBSERVATION_FORMATS:
-        raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
+    check_formats(actions, observation)
+    check_access(access, ACCESS_CONDITIONS, "Hear2Act")
     context = AccessContext(
         renderer=renderer,
         prosody=prosody,
@@ -54,22 +51,25 @@ def make(
         affect_classifier=affect_classifier,
         audio_cache_dir=Path(audio_cache_dir) if audio_cache_dir else None,
     )
-    env: gym.Env = Hear2ActEnv(**env_kwargs)
-    if actions == "text":
-        env = TextActions(env, parse_reply)
-    env = apply_access(env, access, context)
-    if state_intervention is not None:
-        env = StateIntervention(env, state_intervention)
-    if observation == "features":
-        env = FeatureObservation(env, access, context.audio)
-    return env
+
+    def access_wrappers(env: gym.Env) -> gym.Env:
+        env = apply_access(env, access, context)
+        return StateIntervention(env, state_intervention) if state_intervention is not None else env
+
+    return wrap_env(
+        Hear2ActEnv(**env_kwargs),
+        actions=actions,
+        parse_reply=parse_reply,
+        access=access_wrappers,
+        observation=observation,
+        features=lambda env: FeatureObservation(env, access, context.audio),
+    )
 
 
 FAMILY = EnvFamily(
     env_id=ENV_ID,
     name="hear2act",
     access_conditions=tuple(ACCESS_CONDITIONS),
-    action_formats=ACTION_FORMATS,
     generator_version=GENERATOR_VERSION,
     legacy_agent_groups=("hear_gym.agents",),
     make=make,

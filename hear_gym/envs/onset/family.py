@@ -13,11 +13,9 @@ from hear_gym.envs.onset.features import FeatureObservation
 from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, episode_ids
 from hear_gym.envs.onset.groups.model import SPLITS
 from hear_gym.wrappers.access import check_access
-from hear_gym.wrappers.text_actions import TextActions
+from hear_gym.wrappers.stack import check_formats, wrap_env
 
 ENV_ID = "hear_gym/Onset-v0"
-ACTION_FORMATS = ("discrete", "text")
-OBSERVATION_FORMATS = ("dict", "features")
 
 
 def make(access: str = "A", actions: str = "discrete", observation: str = "dict", **env_kwargs) -> gym.Env:
@@ -25,31 +23,26 @@ def make(access: str = "A", actions: str = "discrete", observation: str = "dict"
     render_mode), the action format (``"discrete"`` or ``"text"``: a reply naming one label), the
     access condition (``"A"``, ``"A+T"``, ``"T"``) and the observation format (``"dict"`` or
     SB3-ready ``"features"``)."""
-    if actions not in ACTION_FORMATS:
-        raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
-    if observation not in OBSERVATION_FORMATS:
-        raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
+    check_formats(actions, observation)
     check_access(access, ACCESS_CONDITIONS, "Onset")
-    env: gym.Env = OnsetEnv(**env_kwargs)
-    if actions == "text":
-        env = TextActions(env, lambda base, reply: parse_reply(reply))
-    env = apply_access(env, access)
-    if observation == "features":
-        env = FeatureObservation(env)
-    return env
+    return wrap_env(
+        OnsetEnv(**env_kwargs),
+        actions=actions,
+        parse_reply=lambda base, reply: parse_reply(reply),
+        access=lambda env: apply_access(env, access),
+        observation=observation,
+        features=FeatureObservation,
+    )
 
 
 FAMILY = EnvFamily(
     env_id=ENV_ID,
     name="onset",
     access_conditions=tuple(ACCESS_CONDITIONS),
-    action_formats=ACTION_FORMATS,
     generator_version=GENERATOR_VERSION,
     legacy_agent_groups=("hear_gym.onset_agents",),
     make=make,
     episode_ids=episode_ids,
-    episode_kwargs=lambda ids: {"item_ids": list(ids)},
-    reset_options=lambda item: {"item_id": item},
     summarize=report.summarize,
     tables=report.tables,
     splits=SPLITS,

@@ -16,11 +16,10 @@ from hear_gym.envs.voicegate.env import VoiceGateEnv
 from hear_gym.envs.voicegate.features import FeatureObservation
 from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION, all_items
 from hear_gym.envs.voicegate.items.model import SPLITS
-from hear_gym.wrappers.text_actions import TextActions
+from hear_gym.wrappers.access import check_access
+from hear_gym.wrappers.stack import check_formats, wrap_env
 
 ENV_ID = "hear_gym/VoiceGate-v0"
-ACTION_FORMATS = ("discrete", "text")
-OBSERVATION_FORMATS = ("dict", "features")
 EVAL_FAMILIES = ("speaker_switch", "side_talk", "self_talk")  # cue_validity is a separate study
 
 
@@ -29,17 +28,16 @@ def make(access: str = "A+T", actions: str = "discrete", observation: str = "dic
     conditions, item_ids, renderer, audio_cache_dir, reward, judge, side_talk_cue), the action
     format (``"discrete"`` or the canonical ``"text"`` grammar), the access condition (``"A+T"``,
     ``"A"``, ``"T"``) and the observation format (``"dict"`` or SB3-ready ``"features"``)."""
-    if actions not in ACTION_FORMATS:
-        raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
-    if observation not in OBSERVATION_FORMATS:
-        raise ValueError(f"observation must be one of {OBSERVATION_FORMATS}, got {observation!r}")
-    env: gym.Env = VoiceGateEnv(**env_kwargs)
-    if actions == "text":
-        env = TextActions(env, lambda base, reply: parse_reply(reply))
-    env = apply_access(env, access)
-    if observation == "features":
-        env = FeatureObservation(env)
-    return env
+    check_formats(actions, observation)
+    check_access(access, ACCESS_CONDITIONS, "VoiceGate")
+    return wrap_env(
+        VoiceGateEnv(**env_kwargs),
+        actions=actions,
+        parse_reply=lambda base, reply: parse_reply(reply),
+        access=lambda env: apply_access(env, access),
+        observation=observation,
+        features=FeatureObservation,
+    )
 
 
 def item_ids(
@@ -72,13 +70,10 @@ FAMILY = EnvFamily(
     env_id=ENV_ID,
     name="voicegate",
     access_conditions=tuple(ACCESS_CONDITIONS),
-    action_formats=ACTION_FORMATS,
     generator_version=GENERATOR_VERSION,
     legacy_agent_groups=("hear_gym.gate_agents",),
     make=make,
     episode_ids=item_ids,
-    episode_kwargs=lambda ids: {"item_ids": list(ids)},
-    reset_options=lambda item: {"item_id": item},
     summarize=report.summarize,
     tables=report.tables,
     splits=SPLITS,
