@@ -44,8 +44,10 @@ from stable_baselines3.common.logger import Logger
 
 from agents.ppo import DEFAULT_POLICY, EXTENDS, EXTRA_LAYERS, POLICIES, load_policy, read_config, save_policy
 from hear_gym.core.registry import family
+from hear_gym.core.run_folder import run_folder_lock, write_json_atomic
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
+from training.curve_rows import kept_rows, read_rows
 from training.ppo_curve import CURVE_FILE, TrainingCurve, checkpoint_meta, episode_scalars
 from training.ppo_envs import (
     RECORD_KEY,
@@ -54,6 +56,13 @@ from training.ppo_envs import (
     make_vec_env,
     measured_leaves,
     normalization_stats,
+)
+from training.ppo_resume import (
+    clear_after,
+    latest_resume_state,
+    restore_resume_state,
+    resume_step,
+    save_resume_state,
 )
 
 SETTINGS_FILE = "settings.json"
@@ -183,6 +192,12 @@ class SB3Log(BaseCallback):
     def __init__(self, curve: TrainingCurve, env_id: str) -> None:
         super().__init__()
         self.curve, self.scalars = curve, episode_scalars(env_id)
+        self.saved_next_eval = curve.next_eval  # moves on at each periodic checkpoint
+
+    def _on_rollout_start(self) -> None:
+        if self.curve.next_eval != self.saved_next_eval:  # a checkpoint since the last save
+            save_resume_state(self.model, self.curve.next_eval, self.curve.settings.out)
+            self.saved_next_eval = self.curve.next_eval
 
     def _on_step(self) -> bool:
         for info in self.locals["infos"]:
@@ -248,9 +263,15 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
     if settings.init_from is not None:
         start_from(model, Path(settings.init_from), settings.policy)
     curve = TrainingCurve(settings, functools.partial(save_checkpoint, model, settings), wandb_run)
+    resume = latest_resume_state(settings.out)
+    if resume is not None:
+        curve.next_eval = restore_resume_state(model, resume)["next_eval"]
     try:
         model.learn(
-            settings.total_steps, callback=SB3Log(curve, settings.env_id), progress_bar=settings.progress
+            settings.total_steps - model.num_timesteps,  # SB3 adds the steps done when resuming
+            callback=SB3Log(curve, settings.env_id),
+            progress_bar=settings.progress,
+            reset_num_timesteps=resume is None,
         )
         return curve.evaluate("final", model.num_timesteps)
     finally:
@@ -303,28 +324,52 @@ def _saved_settings(path: Path) -> dict[str, Any]:
     default (``backend``, ``env_runners``, ``train_env_options``) or its ``BEFORE_ADDED`` value."""
     defaults = {f.name: f.default for f in fields(PPOSettings) if f.default is not MISSING}
     defaults |= {f.name: f.default_factory() for f in fields(PPOSettings) if f.default_factory is not MISSING}
-    return {**defaults, **BEFORE_ADDED, **json.loads(path.read_text(encoding="utf-8"))}
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}); choose a new folder"
+        ) from None
+    return {**defaults, **BEFORE_ADDED, **saved}
 
 
-def _finished_run(settings: PPOSettings) -> dict[str, Any] | None:
-    curve = settings.out / CURVE_FILE
-    if not curve.exists():
+def _prior_run(settings: PPOSettings) -> dict[str, Any] | None:
+    """What ``settings.out`` holds: ``None`` (no run), ``{"finished": result}`` (this run, done)
+    or ``{"resume": True}`` (this run, interrupted; sb3 resumes it). Another run there, or an
+    interrupted one of a backend that cannot resume, is refused (never overwritten)."""
+    curve, saved = settings.out / CURVE_FILE, settings.out / SETTINGS_FILE
+    if not (curve.exists() or saved.exists()):
         return None
-    saved = settings.out / SETTINGS_FILE
     same = saved.exists() and _what_is_trained(_saved_settings(saved)) == _what_is_trained(settings.to_json())
-    rows = [json.loads(line) for line in curve.read_text(encoding="utf-8").splitlines() if line.strip()]
-    final = [r for r in rows if r["kind"] == "eval" and r["checkpoint"] == "checkpoints/final"]
-    if not (same and final):
+    final = [
+        r for r in read_rows(curve) if r["kind"] == "eval" and r.get("checkpoint") == "checkpoints/final"
+    ]
+    if not same or not (final or settings.backend == "sb3"):
         raise FileExistsError(
             f"{settings.out} already holds a {'different' if not same else 'unfinished'} training run; "
             "choose a new folder"
         )
+    if not final:
+        return {"resume": True}
     return {
-        "checkpoint": str(settings.out / final[-1]["checkpoint"]),
-        "evaluation": str(settings.out / "evals" / "final"),
-        "metrics": final[-1]["metrics"],
-        "reused": True,
+        "finished": {
+            "checkpoint": str(settings.out / final[-1]["checkpoint"]),
+            "evaluation": str(settings.out / "evals" / "final"),
+            "metrics": final[-1]["metrics"],
+            "reused": True,
+        }
     }
+
+
+def _start_or_resume(settings: PPOSettings, resuming: bool) -> None:
+    """Write the settings and prepare the curve: empty for a new run; for an interrupted one,
+    only its rows up to the last resume point (a torn last line goes), and none of the
+    checkpoints and evaluations made after it (they are made again)."""
+    step = resume_step(latest_resume_state(settings.out)) if resuming else 0
+    if resuming:
+        clear_after(settings.out, step, ("checkpoints", "evals"))
+    write_json_atomic(settings.out / SETTINGS_FILE, settings.to_json())
+    kept_rows(settings.out / CURVE_FILE, lambda row: row["step"] <= step)
 
 
 # -- the whole job -----------------------------------------------------------------------------
@@ -348,21 +393,26 @@ def one_compute_thread() -> Iterator[None]:
 
 def train(settings: PPOSettings) -> dict[str, Any]:
     """Train with ``settings.backend``, evaluating along the way and at the end; returns the final
-    checkpoint and metrics. A folder that already holds this finished run (same settings) is
-    returned as it is; any other training run there is never overwritten."""
-    finished = _finished_run(settings)
-    if finished is not None:
-        return finished
+    checkpoint and metrics. The run holds the folder's lock throughout (``RunFolderBusy`` for a
+    second writer). A folder that already holds this finished run (same settings) is returned as
+    it is; this run interrupted resumes from its last resume point (sb3); any other training run
+    there is never overwritten."""
+    prior = _prior_run(settings)  # read-only: refusing the folder or reusing a run needs no lock
+    if prior is not None and "finished" in prior:
+        return prior["finished"]
     learn = BACKENDS[settings.backend]()  # a missing backend fails before the folder is written
-    settings.out.mkdir(parents=True, exist_ok=True)
-    (settings.out / SETTINGS_FILE).write_text(json.dumps(settings.to_json(), indent=2), encoding="utf-8")
-    run = _wandb_run(settings)
-    try:
-        with one_compute_thread():
-            metrics = learn(settings, run)
-    finally:
-        if run is not None:
-            run.finish()
+    with run_folder_lock(settings.out):
+        prior = _prior_run(settings)  # again: another writer may have finished it meanwhile
+        if prior is not None and "finished" in prior:
+            return prior["finished"]
+        _start_or_resume(settings, resuming=prior is not None)
+        run = _wandb_run(settings)
+        try:
+            with one_compute_thread():
+                metrics = learn(settings, run)
+        finally:
+            if run is not None:
+                run.finish()
     return {
         "checkpoint": str(settings.out / "checkpoints" / "final"),
         "evaluation": str(settings.out / "evals" / "final"),
