@@ -1,13 +1,15 @@
 """Rows of a trainer's ``curve.jsonl``: strict JSON, so a metric with nothing to count is null.
 
 A run killed while it appended may leave a torn last line (no newline at its end): it is skipped
-when the curve is read and cut off when the run resumes (``kept_rows``). A damaged line anywhere
-else is an error that names the file and the line."""
+when the curve is read and cut off when the run resumes (``kept_rows``, which also keeps only the
+rows up to the resume point; ``clear_after`` removes the outputs made after it). A damaged line
+anywhere else is an error that names the file and the line."""
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,8 +46,8 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
                 f"{path}:{number}: not a JSON row ({exc.msg}); the curve is damaged: "
                 "repair or remove that line, or train into a new folder"
             ) from None
-        if not isinstance(row, dict) or "step" not in row:
-            raise ValueError(f"{path}:{number}: not a curve row (a JSON object with a step)")
+        if not isinstance(row, dict) or not {"step", "kind"} <= row.keys():
+            raise ValueError(f"{path}:{number}: not a curve row (a JSON object with a step and a kind)")
         rows.append(row)
     return rows
 
@@ -56,3 +58,18 @@ def kept_rows(path: Path, keep: Callable[[dict[str, Any]], bool]) -> list[dict[s
     rows = [row for row in read_rows(path) if keep(row)]
     write_text_atomic(path, "".join(strict_json(row) + "\n" for row in rows))
     return rows
+
+
+STEP_PREFIX = "step_"
+
+
+def clear_after(out: Path, step: int, names: tuple[str, ...]) -> None:
+    """Remove the outputs of an interrupted run made after ``step``: checkpoint and evaluation
+    folders ``step_M`` with M > ``step``, and those called ``final`` or ``base`` (made after
+    training), under each of ``names``."""
+    for name in names:
+        for folder in (out / name).glob("*"):
+            number = folder.name[len(STEP_PREFIX) :]
+            later = folder.name.startswith(STEP_PREFIX) and number.isdigit() and int(number) > step
+            if later or folder.name in ("final", "base"):
+                shutil.rmtree(folder)

@@ -194,14 +194,16 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
     the curve's path, its last training row and the evaluation. Never writes over an earlier
     run: the out folder must not hold one."""
     record = {**settings.to_json(), "cut_rule": CUT_RULE}
-    curve = start_curve(settings.out, record, ENV_ID, settings.wandb_project)
+    curve = start_curve(
+        settings.out, record, ENV_ID, settings.wandb_project, final_evaluated=settings.evaluation is not None
+    )
     rollout = DialogueRollout(
         train_scenarios(settings.n_scenarios), settings.env_options, reset_seed=settings.seed
     )
     log = DialogueCurveLog(rollout, settings.out, curve.wandb_run, curve.writes)
     try:
         trainer = build_trainer(settings, rollout, callbacks=[log])
-        trainer.train()
+        trainer.train(resume_from_checkpoint=curve.resume_from)  # none: no checkpoints, starts over
         final = settings.out / FINAL_DIR
         trainer.save_model(str(final))  # safetensors: the adapter under LoRA, else the whole model
         metrics = {}

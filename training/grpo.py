@@ -271,7 +271,7 @@ def make_trainer(settings: GRPOSettings, rows: list[dict[str, Any]], reward, pol
     from trl import GRPOConfig, GRPOTrainer
 
     config = GRPOConfig(
-        **grpo_arguments(settings),
+        **grpo_arguments(settings, checkpoint_every=settings.eval_every),
         use_vllm=settings.vllm_mode is not None,
         vllm_mode=settings.vllm_mode or "colocate",
     )

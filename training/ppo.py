@@ -23,6 +23,10 @@
    ``measured_statistics``); each checkpoint carries the statistics it was trained with, so the
    evaluator standardizes exactly as training did.
 5. ``BACKENDS``: each name's loader, so Ray is imported only when ``rllib`` trains.
+6. ``train``: the whole job, holding the run folder's lock (``RunFolderBusy`` for a second
+   writer). ``training.ppo_run_folder`` says what the folder holds: a finished run of these
+   settings is reused, an interrupted one resumed (sb3: from the last ``resume/step_N``, exactly,
+   ``training.ppo_resume``), another run refused.
 
 The same settings and seed give the same curve (SB3 seeds torch, NumPy and the envs).
 """
@@ -31,9 +35,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 from collections.abc import Callable, Iterator
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +47,10 @@ from stable_baselines3.common.logger import Logger
 
 from agents.ppo import DEFAULT_POLICY, EXTENDS, EXTRA_LAYERS, POLICIES, load_policy, read_config, save_policy
 from hear_gym.core.registry import family
-from hear_gym.core.run_folder import run_folder_lock, write_json_atomic
+from hear_gym.core.run_folder import run_folder_lock
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
-from training.curve_rows import kept_rows, read_rows
-from training.ppo_curve import CURVE_FILE, TrainingCurve, checkpoint_meta, episode_scalars
+from training.ppo_curve import TrainingCurve, checkpoint_meta, episode_scalars
 from training.ppo_envs import (
     RECORD_KEY,
     VEC_ENVS,
@@ -57,15 +59,8 @@ from training.ppo_envs import (
     measured_leaves,
     normalization_stats,
 )
-from training.ppo_resume import (
-    clear_after,
-    latest_resume_state,
-    restore_resume_state,
-    resume_step,
-    save_resume_state,
-)
-
-SETTINGS_FILE = "settings.json"
+from training.ppo_resume import latest_resume_state, restore_resume_state, save_resume_state
+from training.ppo_run_folder import prior_run, start_or_resume
 
 
 @dataclass
@@ -311,67 +306,6 @@ def train_ppo(**settings: Any) -> dict[str, Any]:
     return train(PPOSettings(**settings))
 
 
-def _what_is_trained(settings_json: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in settings_json.items() if k not in ("progress", "wandb_project")}
-
-
-# settings added since the first runs whose default is not how those runs trained
-BEFORE_ADDED = {"normalize_observation": False}
-
-
-def _saved_settings(path: Path) -> dict[str, Any]:
-    """A run's settings.json; a setting added since it was written reads as it behaved then: its
-    default (``backend``, ``env_runners``, ``train_env_options``) or its ``BEFORE_ADDED`` value."""
-    defaults = {f.name: f.default for f in fields(PPOSettings) if f.default is not MISSING}
-    defaults |= {f.name: f.default_factory() for f in fields(PPOSettings) if f.default_factory is not MISSING}
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}); choose a new folder"
-        ) from None
-    return {**defaults, **BEFORE_ADDED, **saved}
-
-
-def _prior_run(settings: PPOSettings) -> dict[str, Any] | None:
-    """What ``settings.out`` holds: ``None`` (no run), ``{"finished": result}`` (this run, done)
-    or ``{"resume": True}`` (this run, interrupted; sb3 resumes it). Another run there, or an
-    interrupted one of a backend that cannot resume, is refused (never overwritten)."""
-    curve, saved = settings.out / CURVE_FILE, settings.out / SETTINGS_FILE
-    if not (curve.exists() or saved.exists()):
-        return None
-    same = saved.exists() and _what_is_trained(_saved_settings(saved)) == _what_is_trained(settings.to_json())
-    final = [
-        r for r in read_rows(curve) if r["kind"] == "eval" and r.get("checkpoint") == "checkpoints/final"
-    ]
-    if not same or not (final or settings.backend == "sb3"):
-        raise FileExistsError(
-            f"{settings.out} already holds a {'different' if not same else 'unfinished'} training run; "
-            "choose a new folder"
-        )
-    if not final:
-        return {"resume": True}
-    return {
-        "finished": {
-            "checkpoint": str(settings.out / final[-1]["checkpoint"]),
-            "evaluation": str(settings.out / "evals" / "final"),
-            "metrics": final[-1]["metrics"],
-            "reused": True,
-        }
-    }
-
-
-def _start_or_resume(settings: PPOSettings, resuming: bool) -> None:
-    """Write the settings and prepare the curve: empty for a new run; for an interrupted one,
-    only its rows up to the last resume point (a torn last line goes), and none of the
-    checkpoints and evaluations made after it (they are made again)."""
-    step = resume_step(latest_resume_state(settings.out)) if resuming else 0
-    if resuming:
-        clear_after(settings.out, step, ("checkpoints", "evals"))
-    write_json_atomic(settings.out / SETTINGS_FILE, settings.to_json())
-    kept_rows(settings.out / CURVE_FILE, lambda row: row["step"] <= step)
-
-
 # -- the whole job -----------------------------------------------------------------------------
 @contextlib.contextmanager
 def one_compute_thread() -> Iterator[None]:
@@ -397,15 +331,15 @@ def train(settings: PPOSettings) -> dict[str, Any]:
     second writer). A folder that already holds this finished run (same settings) is returned as
     it is; this run interrupted resumes from its last resume point (sb3); any other training run
     there is never overwritten."""
-    prior = _prior_run(settings)  # read-only: refusing the folder or reusing a run needs no lock
+    prior = prior_run(settings)  # read-only: refusing the folder or reusing a run needs no lock
     if prior is not None and "finished" in prior:
         return prior["finished"]
     learn = BACKENDS[settings.backend]()  # a missing backend fails before the folder is written
     with run_folder_lock(settings.out):
-        prior = _prior_run(settings)  # again: another writer may have finished it meanwhile
+        prior = prior_run(settings)  # again: another writer may have finished it meanwhile
         if prior is not None and "finished" in prior:
             return prior["finished"]
-        _start_or_resume(settings, resuming=prior is not None)
+        start_or_resume(settings, resuming=prior is not None)
         run = _wandb_run(settings)
         try:
             with one_compute_thread():

@@ -172,14 +172,3 @@ def _same_observation(replayed, saved, index: int) -> bool:
     if isinstance(saved, dict):
         return all(np.array_equal(np.asarray(replayed[key]), saved[key][index]) for key in saved)
     return np.array_equal(np.asarray(replayed), saved[index])
-
-
-def clear_after(out: Path, step: int, names: tuple[str, ...]) -> None:
-    """Remove the outputs of an interrupted run made after ``step``: checkpoint and evaluation
-    folders ``step_M`` with M > ``step`` and those called ``final``, under each of ``names``."""
-    for name in names:
-        for folder in (out / name).glob("*"):
-            number = folder.name[len(STEP_PREFIX) :]
-            later = folder.name.startswith(STEP_PREFIX) and number.isdigit() and int(number) > step
-            if later or folder.name == "final":
-                shutil.rmtree(folder)

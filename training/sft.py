@@ -100,7 +100,7 @@ def make_trainer(settings: SFTSettings, demos: list[dict[str, Any]], callbacks=(
 
     columns = [{"prompt": d["prompt"], "completion": d["completion"]} for d in demos]
     config = SFTConfig(
-        **sft_arguments(settings),
+        **sft_arguments(settings, checkpoint_every=settings.eval_every),
         max_length=settings.max_length,
         completion_only_loss=True,  # the loss sees the assistant's reply, never the prompt
     )

@@ -148,7 +148,8 @@ def train_ppo_command(
 
     Writes settings.json, curve.jsonl (training episodes per rollout, held-out evaluations with
     CIs), checkpoints/<step>/ and checkpoints/final/ (safetensors + JSON; play one with
-    `hear-gym eval --cell ppo:FOLDER@ACCESS`) and, with W&B, wandb/."""
+    `hear-gym eval --cell ppo:FOLDER@ACCESS`), resume/step_N/ (what the same command resumes
+    from after an interruption) and, with W&B, wandb/."""
     train = component("train_ppo")
     try:
         result = train(
