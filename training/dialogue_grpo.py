@@ -33,14 +33,11 @@ from agents.hear2act.dialogue_llm import DialogueLLMAgent
 from hear_gym.core.registry import family
 from hear_gym.envs.hear2act.env import REWARDS
 from training.dialogue_rollout import CUT_RULE, SET_BY_THE_ROLLOUT, DialogueRollout, episode_return_reward
-from training.llm_common import (
+from training.llm_common import EvalSettings, LoraSettings, Player, device_arguments, evaluation_rows
+from training.llm_run_folder import (
     CURVE_FILE,
+    FINAL_DIR,
     CurveLog,
-    EvalSettings,
-    LoraSettings,
-    Player,
-    device_arguments,
-    evaluation_rows,
     finish_curve,
     main_process,
     read_curve,
@@ -48,7 +45,6 @@ from training.llm_common import (
 )
 
 ENV_ID = "hear_gym/Hear2Act-v0"
-FINAL_DIR = "final"
 EVAL_ACCESS = "T"  # the chat layout is append-only under the transcript condition only
 EVAL_PLAYER = Player("llm_dialogue", DialogueLLMAgent)
 

@@ -1,7 +1,7 @@
 """What the language-model trainers (``training.sft``, ``training.grpo``) share: LoRA defaults,
-device arguments, the run folder (its lock, settings and curve log: ``curve.jsonl`` and W&B;
-resuming an interrupted run from TRL's last checkpoint), and the in-env evaluation of a saved
-model through the project's runner.
+device arguments, TRL's arguments, the in-env evaluation of a saved model through the project's
+runner, and the training loop around them; the run folder (lock, settings, curve, resuming) is
+``training.llm_run_folder``.
 
 Defaults follow VoxGate's Table 8: LoRA rank 32, alpha 64 on the attention q, k, v, o
 projections. On a machine without CUDA everything runs on CPU in float32 (TRL needs
@@ -10,10 +10,7 @@ projections. On a machine without CUDA everything runs on CPU in float32 (TRL ne
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -26,19 +23,12 @@ from transformers import TrainerCallback
 from agents.hear2act.llm import LLMAgent
 from agents.voicegate.llm import LLMGateAgent
 from hear_gym.core.registry import family
-from hear_gym.core.run_folder import open_append, run_folder_lock, strict_json, write_json_atomic
 from hear_gym.eval.pipeline import evaluate
-from hear_gym.eval.provenance import file_fingerprint, provenance
+from hear_gym.eval.provenance import file_fingerprint
 from hear_gym.eval.runner import Cell, RunConfig
-from hear_gym.eval.wandb_log import start_run
 from hear_gym.stats.bootstrap import flat_estimates
-from training.curve_rows import clear_after, finite, kept_rows, read_rows
+from training.llm_run_folder import FINAL_DIR, TRAINER_DIR, CurveLog, checkpoint_arguments, main_process
 
-CURVE_FILE = "curve.jsonl"
-WANDB_STEP = "global_step"  # the x-axis of every W&B chart of a language-model run
-SETTINGS_FILE = "settings.json"
-TRAINER_DIR = "trainer"  # TRL's output_dir: its checkpoints
-FINAL_DIR = "final"
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # The agent that plays a saved text model in each family (entry point "llm" of its group).
 CHAT_AGENTS = {"hear_gym/Hear2Act-v0": LLMAgent, "hear_gym/VoiceGate-v0": LLMGateAgent}
@@ -148,15 +138,6 @@ def seeded_sample(items: Sequence, limit: int | None, seed: int) -> list:
         return list(items)
     keep = np.random.default_rng(seed).permutation(len(items))[:limit]
     return [items[i] for i in sorted(keep)]
-
-
-def checkpoint_arguments(every: int) -> dict[str, Any]:
-    """TRL's own checkpoints (``trainer/checkpoint-N``: model, optimizer, scheduler, RNG states)
-    every ``every`` optimizer steps, the last one kept, for an interrupted run to resume from;
-    none for 0 (an interrupted run then starts over)."""
-    if not every:
-        return {"save_strategy": "no"}
-    return {"save_strategy": "steps", "save_steps": every, "save_total_limit": 1}
 
 
 def sft_arguments(settings, checkpoint_every: int = 0) -> dict[str, Any]:
@@ -293,144 +274,6 @@ def evaluate_model(
         env_objects=evaluation.plugin_objects(),
     )
     return flat_estimates(metadata["cells"][config.cells[0].name]["metrics"])
-
-
-# -- curves ------------------------------------------------------------------------------------
-class CurveLog(TrainerCallback):
-    """TRL's log rows (loss, reward, ...) and the in-env evaluations, to ``curve.jsonl`` and to
-    a W&B run (offline unless ``WANDB_API_KEY`` is set)."""
-
-    def __init__(
-        self,
-        out: Path,
-        wandb_run=None,
-        writes: bool = True,
-        resume_from: str | None = None,
-        lock: contextlib.ExitStack | None = None,
-    ) -> None:
-        self.path, self.wandb_run, self.writes = out / CURVE_FILE, wandb_run, writes
-        self.resume_from = resume_from  # TRL's checkpoint an interrupted run resumes from
-        self.lock = lock or contextlib.ExitStack()  # the run folder's lock, until finish_curve
-        if wandb_run is not None:
-            # Rows come out of step order (the base model is evaluated, at step 0, after
-            # training), which W&B drops when logged with step=; a step metric keeps them.
-            wandb_run.define_metric(WANDB_STEP)
-            wandb_run.define_metric("*", step_metric=WANDB_STEP)
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        scalars = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
-        self.write({"kind": "train", "step": int(state.global_step), **scalars})
-
-    def write(self, row: dict[str, Any]) -> None:
-        if not self.writes:  # another process of a distributed launch writes the run
-            return
-        with open_append(self.path) as f:
-            f.write(strict_json(finite(row)) + "\n")
-        if self.wandb_run is not None:
-            self.wandb_run.log({**_wandb_row(row), WANDB_STEP: row["step"]})
-
-
-def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
-    if row["kind"] != "eval":
-        return {f"{row['kind']}/{k}": v for k, v in row.items() if isinstance(v, float)}
-    prefix = f"eval_{row['checkpoint']}"
-    flat = {}
-    for metric, estimate in row["metrics"].items():
-        flat[f"{prefix}/{metric}"] = estimate["point"]
-    return flat
-
-
-def read_curve(out: Path) -> list[dict[str, Any]]:
-    return read_rows(out / CURVE_FILE)
-
-
-def main_process() -> bool:
-    """True unless this is a non-zero rank of a distributed launch (torchrun, accelerate launch):
-    one process writes the run folder, W&B and the evaluations; every process trains."""
-    return int(os.environ.get("RANK", "0")) == 0
-
-
-def last_checkpoint(out: Path) -> str | None:
-    """TRL's newest whole checkpoint of the run (``trainer_state.json`` is written last)."""
-    folders = [p for p in (out / TRAINER_DIR).glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
-    newest = max(folders, key=lambda p: int(p.name.split("-")[1]), default=None)
-    return None if newest is None else str(newest)
-
-
-def _what_is_trained(settings_json: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in settings_json.items() if k not in ("progress", "wandb_project")}
-
-
-def _prepare_folder(out: Path, record: dict[str, Any], final_evaluated: bool) -> str | None:
-    """Write the run's settings and curve into ``out``; the checkpoint to resume from. A folder
-    that holds this run (same settings), interrupted, keeps its curve rows up to TRL's last
-    checkpoint (training rows and periodic evaluations at or before its step; a torn last line
-    goes) and loses the outputs made after it; without a checkpoint the run starts over. A folder
-    holding another run, or this one finished, is refused (never overwritten)."""
-    saved_path, curve_path = out / SETTINGS_FILE, out / CURVE_FILE
-    resume_from, step = None, 0
-    if saved_path.exists() or curve_path.exists():
-        try:
-            saved = json.loads(saved_path.read_text(encoding="utf-8")) if saved_path.exists() else {}
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"{saved_path}: not valid JSON ({exc.msg}, line {exc.lineno}); choose a new folder"
-            ) from None
-        if not isinstance(saved, dict) or _what_is_trained(saved.get("settings") or {}) != _what_is_trained(
-            record["settings"]
-        ):
-            raise FileExistsError(f"{out} already holds a different training run; choose a new folder")
-        rows = read_rows(curve_path)
-        done = any(r["kind"] == "eval" and r.get("checkpoint") == "final" for r in rows)
-        if done or (not final_evaluated and (out / FINAL_DIR).is_dir()):
-            raise FileExistsError(
-                f"{out} already holds this training run, finished (its model: {out / FINAL_DIR}); "
-                "choose a new folder to train again"
-            )
-        resume_from = last_checkpoint(out)
-        step = 0 if resume_from is None else int(Path(resume_from).name.split("-")[1])
-        clear_after(out, step, ("checkpoints", "evals"))
-        shutil.rmtree(out / FINAL_DIR, ignore_errors=True)
-    write_json_atomic(saved_path, record)
-
-    def before_resume_point(row: dict[str, Any]) -> bool:
-        periodic = row["kind"] == "train" or str(row.get("checkpoint", "")).startswith("step_")
-        return periodic and row["step"] <= step
-
-    kept_rows(curve_path, before_resume_point)
-    return resume_from
-
-
-def start_curve(
-    out: Path, settings_json: dict[str, Any], env_id: str, project: str | None, final_evaluated: bool = True
-) -> CurveLog:
-    """The run folder, locked until ``finish_curve`` (``RunFolderBusy`` for a second writer):
-    a new run, or this run (same settings) resumed from TRL's last checkpoint when it was
-    interrupted (``CurveLog.resume_from``); a folder that holds another run, or this one
-    finished (its final evaluation done; ``final/`` saved if ``final_evaluated`` is False), is
-    refused."""
-    if not main_process():
-        return CurveLog(out, writes=False, resume_from=last_checkpoint(out))
-    record = json.loads(
-        json.dumps({"settings": settings_json, "provenance": provenance(env_id)}, default=str)
-    )
-    lock = contextlib.ExitStack()
-    lock.enter_context(run_folder_lock(out))
-    try:
-        resume_from = _prepare_folder(out, record, final_evaluated)
-        run = start_run(record, out, project) if project else None
-    except BaseException:
-        lock.close()
-        raise
-    return CurveLog(out, run, resume_from=resume_from, lock=lock)
-
-
-def finish_curve(curve: CurveLog) -> None:
-    try:
-        if curve.wandb_run is not None:
-            curve.wandb_run.finish()
-    finally:
-        curve.lock.close()
 
 
 def evaluation_rows(

@@ -27,13 +27,12 @@ from training.llm_common import (
     LoraSettings,
     PeriodicEvaluation,
     check_model_folder,
-    finish_curve,
     nested_settings,
     run_training,
     seeded_sample,
     sft_arguments,
-    start_curve,
 )
+from training.llm_run_folder import finish_curve, start_curve
 
 DEMOS_FILE = "demos.jsonl"
 # Where each family's experts demonstrate, and the condition the trained model is evaluated in.

@@ -250,7 +250,7 @@ def test_cli_trains_sft_and_eval_plays_the_adapter(tiny_lm, tmp_path):
 def test_wandb_keeps_rows_logged_out_of_step_order(tmp_path):
     """The base model is evaluated after training, at step 0: W&B drops a row logged with a
     step below the last one, so the curve logs against its own step metric."""
-    from training.llm_common import WANDB_STEP, CurveLog
+    from training.llm_run_folder import WANDB_STEP, CurveLog
 
     class Run:
         def __init__(self) -> None:

@@ -18,7 +18,8 @@ from typer.testing import CliRunner  # noqa: E402
 
 from hear_gym.cli.app import app  # noqa: E402
 from training.grpo import train_grpo  # noqa: E402
-from training.llm_common import CURVE_FILE, SETTINGS_FILE, PeriodicEvaluation  # noqa: E402
+from training.llm_common import PeriodicEvaluation  # noqa: E402
+from training.llm_run_folder import CURVE_FILE, SETTINGS_FILE  # noqa: E402
 from training.sft import DEMOS_FILE, train_sft  # noqa: E402
 from training.tiny_model import build_tiny_causal_lm  # noqa: E402
 
