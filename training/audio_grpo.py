@@ -56,11 +56,10 @@ from training.llm_common import (
     Player,
     check_group_batch,
     check_model_folder,
-    finish_curve,
     grpo_arguments,
     run_training,
-    start_curve,
 )
+from training.llm_run_folder import finish_curve, start_curve
 from training.paired_grpo import PairedGRPOTrainer
 
 

@@ -40,13 +40,12 @@ from training.llm_common import (
     LoraSettings,
     Player,
     check_model_folder,
-    finish_curve,
     nested_settings,
     run_training,
     seeded_sample,
     sft_arguments,
-    start_curve,
 )
+from training.llm_run_folder import finish_curve, start_curve
 
 ENV_ID = "hear_gym/VoiceGate-v0"
 ACCESS = "A+T"

@@ -29,6 +29,7 @@ from agents.hear2act.baselines import StateAwareAgent
 from agents.hear2act.prompts import messages as hear2act_messages
 from agents.voicegate.llm import gate_messages
 from hear_gym.core.registry import family
+from hear_gym.core.run_folder import strict_json, write_text_atomic
 from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call
 from hear_gym.envs.voicegate.items.generator import all_items
 from hear_gym.envs.voicegate.items.model import Item, TargetKind
@@ -140,12 +141,10 @@ DEMO_SOURCES: dict[str, Callable[..., list[Demo]]] = {
 
 # -- files -------------------------------------------------------------------------------------
 def write_jsonl(demos: list[Demo], path: Path) -> Path:
+    """``demos`` at ``path``, written atomically: never a half-written set under the real name,
+    never through a symbolic link planted there."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w") as f:
-        for demo in demos:
-            f.write(json.dumps(demo, sort_keys=True) + "\n")
-    tmp.replace(path)  # never a half-written set under the real name
+    write_text_atomic(path, "".join(strict_json(demo, sort_keys=True) + "\n" for demo in demos))
     return path
 
 

@@ -33,14 +33,11 @@ from agents.hear2act.dialogue_llm import DialogueLLMAgent
 from hear_gym.core.registry import family
 from hear_gym.envs.hear2act.env import REWARDS
 from training.dialogue_rollout import CUT_RULE, SET_BY_THE_ROLLOUT, DialogueRollout, episode_return_reward
-from training.llm_common import (
+from training.llm_common import EvalSettings, LoraSettings, Player, device_arguments, evaluation_rows
+from training.llm_run_folder import (
     CURVE_FILE,
+    FINAL_DIR,
     CurveLog,
-    EvalSettings,
-    LoraSettings,
-    Player,
-    device_arguments,
-    evaluation_rows,
     finish_curve,
     main_process,
     read_curve,
@@ -48,7 +45,6 @@ from training.llm_common import (
 )
 
 ENV_ID = "hear_gym/Hear2Act-v0"
-FINAL_DIR = "final"
 EVAL_ACCESS = "T"  # the chat layout is append-only under the transcript condition only
 EVAL_PLAYER = Player("llm_dialogue", DialogueLLMAgent)
 
@@ -194,14 +190,16 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
     the curve's path, its last training row and the evaluation. Never writes over an earlier
     run: the out folder must not hold one."""
     record = {**settings.to_json(), "cut_rule": CUT_RULE}
-    curve = start_curve(settings.out, record, ENV_ID, settings.wandb_project)
+    curve = start_curve(
+        settings.out, record, ENV_ID, settings.wandb_project, final_evaluated=settings.evaluation is not None
+    )
     rollout = DialogueRollout(
         train_scenarios(settings.n_scenarios), settings.env_options, reset_seed=settings.seed
     )
     log = DialogueCurveLog(rollout, settings.out, curve.wandb_run, curve.writes)
     try:
         trainer = build_trainer(settings, rollout, callbacks=[log])
-        trainer.train()
+        trainer.train(resume_from_checkpoint=curve.resume_from)  # none: no checkpoints, starts over
         final = settings.out / FINAL_DIR
         trainer.save_model(str(final))  # safetensors: the adapter under LoRA, else the whole model
         metrics = {}

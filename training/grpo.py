@@ -43,12 +43,11 @@ from training.llm_common import (
     PeriodicEvaluation,
     check_group_batch,
     check_model_folder,
-    finish_curve,
     grpo_arguments,
     nested_settings,
     run_training,
-    start_curve,
 )
+from training.llm_run_folder import finish_curve, start_curve
 from training.paired_grpo import PairedGRPOTrainer
 
 ENV_ID = "hear_gym/VoiceGate-v0"
@@ -271,7 +270,7 @@ def make_trainer(settings: GRPOSettings, rows: list[dict[str, Any]], reward, pol
     from trl import GRPOConfig, GRPOTrainer
 
     config = GRPOConfig(
-        **grpo_arguments(settings),
+        **grpo_arguments(settings, checkpoint_every=settings.eval_every),
         use_vllm=settings.vllm_mode is not None,
         vllm_mode=settings.vllm_mode or "colocate",
     )

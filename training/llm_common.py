@@ -1,6 +1,7 @@
 """What the language-model trainers (``training.sft``, ``training.grpo``) share: LoRA defaults,
-device arguments, the curve log (``curve.jsonl`` and W&B), and the in-env evaluation of a saved
-model through the project's runner.
+device arguments, TRL's arguments, the in-env evaluation of a saved model through the project's
+runner, and the training loop around them; the run folder (lock, settings, curve, resuming) is
+``training.llm_run_folder``.
 
 Defaults follow VoxGate's Table 8: LoRA rank 32, alpha 64 on the attention q, k, v, o
 projections. On a machine without CUDA everything runs on CPU in float32 (TRL needs
@@ -9,7 +10,6 @@ projections. On a machine without CUDA everything runs on CPU in float32 (TRL ne
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -24,15 +24,11 @@ from agents.hear2act.llm import LLMAgent
 from agents.voicegate.llm import LLMGateAgent
 from hear_gym.core.registry import family
 from hear_gym.eval.pipeline import evaluate
-from hear_gym.eval.provenance import file_fingerprint, provenance
+from hear_gym.eval.provenance import file_fingerprint
 from hear_gym.eval.runner import Cell, RunConfig
-from hear_gym.eval.wandb_log import start_run
 from hear_gym.stats.bootstrap import flat_estimates
-from training.curve_rows import finite
+from training.llm_run_folder import FINAL_DIR, TRAINER_DIR, CurveLog, checkpoint_arguments, main_process
 
-CURVE_FILE = "curve.jsonl"
-WANDB_STEP = "global_step"  # the x-axis of every W&B chart of a language-model run
-SETTINGS_FILE = "settings.json"
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # The agent that plays a saved text model in each family (entry point "llm" of its group).
 CHAT_AGENTS = {"hear_gym/Hear2Act-v0": LLMAgent, "hear_gym/VoiceGate-v0": LLMGateAgent}
@@ -144,10 +140,10 @@ def seeded_sample(items: Sequence, limit: int | None, seed: int) -> list:
     return [items[i] for i in sorted(keep)]
 
 
-def sft_arguments(settings) -> dict[str, Any]:
+def sft_arguments(settings, checkpoint_every: int = 0) -> dict[str, Any]:
     """``SFTConfig`` arguments the SFT trainers share, from their settings' usual fields."""
     return {
-        "output_dir": str(settings.out / "trainer"),
+        "output_dir": str(settings.out / TRAINER_DIR),
         "num_train_epochs": settings.epochs,
         "max_steps": settings.max_steps or -1,
         "learning_rate": settings.learning_rate,
@@ -156,19 +152,20 @@ def sft_arguments(settings) -> dict[str, Any]:
         "seed": settings.seed,
         "data_seed": settings.seed,
         "logging_steps": 1,
-        "save_strategy": "no",
+        **checkpoint_arguments(checkpoint_every),
         "report_to": [],  # CurveLog writes W&B, with the run's settings and provenance
         "disable_tqdm": not settings.progress,
         **device_arguments(),
     }
 
 
-def grpo_arguments(settings) -> dict[str, Any]:
+def grpo_arguments(settings, checkpoint_every: int = 0) -> dict[str, Any]:
     """``GRPOConfig`` arguments every GRPO trainer here shares, from its settings' usual fields:
     ``loss_type="dapo"`` (it drops masked rows, e.g. zero-variance paired groups, from the token
-    count), one log row per step, no checkpoints of TRL's own, W&B through ``CurveLog``."""
+    count), one log row per step, TRL's checkpoints every ``checkpoint_every`` steps (for
+    resuming), W&B through ``CurveLog``."""
     return {
-        "output_dir": str(settings.out / "trainer"),
+        "output_dir": str(settings.out / TRAINER_DIR),
         "num_generations": settings.num_generations,
         "per_device_train_batch_size": settings.batch_size,
         "max_completion_length": settings.max_completion_length,
@@ -180,7 +177,7 @@ def grpo_arguments(settings) -> dict[str, Any]:
         "seed": settings.seed,
         "data_seed": settings.seed,
         "logging_steps": 1,
-        "save_strategy": "no",
+        **checkpoint_arguments(checkpoint_every),
         "report_to": [],
         "disable_tqdm": not settings.progress,
         **device_arguments(),
@@ -198,11 +195,37 @@ def device_arguments() -> dict[str, Any]:
 
 
 def check_model_folder(model: str) -> str:
-    from agents.llm.clients import base_model_of
+    """``model`` (a checkpoint or LoRA adapter folder, or a cached hub id) as the trainers record
+    it, after checking that its config, weights and tokenizer are there and load: a clear error
+    now, before anything is written into the run folder, not after the demonstrations are built."""
+    from transformers import AutoConfig, AutoTokenizer
 
-    base_model_of(model)  # a clear error now, not after the demonstrations are built
+    from agents.llm.clients import base_model_of, processing_source
+
+    base, tokenizer = base_model_of(model), processing_source(model)
+    try:
+        AutoConfig.from_pretrained(base, local_files_only=True)
+        _local_files(base, WEIGHT_FILES, "weights")
+        _local_files(tokenizer, TOKENIZER_FILES, "tokenizer")
+        AutoTokenizer.from_pretrained(tokenizer, local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f"model {model}: not a model folder whose config, weights and tokenizer load ({reason}); "
+            "pass the folder that holds the checkpoint"
+        ) from None
     # A local folder by absolute path: a saved LoRA adapter records it as its base model.
     return str(Path(model).resolve()) if Path(model).is_dir() else str(model)
+
+
+WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin")
+# transformers builds an empty tokenizer from a config alone: the files are checked first
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")
+
+
+def _local_files(folder: str, patterns: tuple[str, ...], what: str) -> None:
+    if Path(folder).is_dir() and not any(any(Path(folder).glob(p)) for p in patterns):
+        raise ValueError(f"no {what} in {folder} (none of {', '.join(patterns)})")
 
 
 # -- evaluation in env loops -------------------------------------------------------------------
@@ -251,73 +274,6 @@ def evaluate_model(
         env_objects=evaluation.plugin_objects(),
     )
     return flat_estimates(metadata["cells"][config.cells[0].name]["metrics"])
-
-
-# -- curves ------------------------------------------------------------------------------------
-class CurveLog(TrainerCallback):
-    """TRL's log rows (loss, reward, ...) and the in-env evaluations, to ``curve.jsonl`` and to
-    a W&B run (offline unless ``WANDB_API_KEY`` is set)."""
-
-    def __init__(self, out: Path, wandb_run=None, writes: bool = True) -> None:
-        self.path, self.wandb_run, self.writes = out / CURVE_FILE, wandb_run, writes
-        if wandb_run is not None:
-            # Rows come out of step order (the base model is evaluated, at step 0, after
-            # training), which W&B drops when logged with step=; a step metric keeps them.
-            wandb_run.define_metric(WANDB_STEP)
-            wandb_run.define_metric("*", step_metric=WANDB_STEP)
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        scalars = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
-        self.write({"kind": "train", "step": int(state.global_step), **scalars})
-
-    def write(self, row: dict[str, Any]) -> None:
-        if not self.writes:  # another process of a distributed launch writes the run
-            return
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(finite(row), allow_nan=False) + "\n")
-        if self.wandb_run is not None:
-            self.wandb_run.log({**_wandb_row(row), WANDB_STEP: row["step"]})
-
-
-def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
-    if row["kind"] != "eval":
-        return {f"{row['kind']}/{k}": v for k, v in row.items() if isinstance(v, float)}
-    prefix = f"eval_{row['checkpoint']}"
-    flat = {}
-    for metric, estimate in row["metrics"].items():
-        flat[f"{prefix}/{metric}"] = estimate["point"]
-    return flat
-
-
-def read_curve(out: Path) -> list[dict[str, Any]]:
-    path = out / CURVE_FILE
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def main_process() -> bool:
-    """True unless this is a non-zero rank of a distributed launch (torchrun, accelerate launch):
-    one process writes the run folder, W&B and the evaluations; every process trains."""
-    return int(os.environ.get("RANK", "0")) == 0
-
-
-def start_curve(out: Path, settings_json: dict[str, Any], env_id: str, project: str | None) -> CurveLog:
-    """A fresh run folder: refuses one that already holds a training run (never overwritten)."""
-    if not main_process():
-        return CurveLog(out, writes=False)
-    if (out / SETTINGS_FILE).exists() or (out / CURVE_FILE).exists():
-        raise FileExistsError(f"{out} already holds a training run; choose a new folder")
-    out.mkdir(parents=True, exist_ok=True)
-    record = {"settings": settings_json, "provenance": provenance(env_id)}
-    (out / SETTINGS_FILE).write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
-    run = start_run(record, out, project) if project else None
-    return CurveLog(out, run)
-
-
-def finish_curve(curve: CurveLog) -> None:
-    if curve.wandb_run is not None:
-        curve.wandb_run.finish()
 
 
 def evaluation_rows(
@@ -382,9 +338,9 @@ def run_training(
     ``env_timer`` (anything with ``.seconds`` spent in the env), a ``timing`` row gives the env's
     share of training time. Returns the final folder, the metrics and the timing."""
     start = time.perf_counter()
-    trainer.train()
+    trainer.train(resume_from_checkpoint=curve.resume_from)
     seconds = time.perf_counter() - start
-    final = curve.path.parent / "final"
+    final = curve.path.parent / FINAL_DIR
     trainer.save_model(str(final))  # the main process writes it (Trainer.save_model)
     steps = int(trainer.state.global_step)
     if not main_process():

@@ -23,6 +23,10 @@
    ``measured_statistics``); each checkpoint carries the statistics it was trained with, so the
    evaluator standardizes exactly as training did.
 5. ``BACKENDS``: each name's loader, so Ray is imported only when ``rllib`` trains.
+6. ``train``: the whole job, holding the run folder's lock (``RunFolderBusy`` for a second
+   writer). ``training.ppo_run_folder`` says what the folder holds: a finished run of these
+   settings is reused, an interrupted one resumed (sb3: from the last ``resume/step_N``, exactly,
+   ``training.ppo_resume``), another run refused.
 
 The same settings and seed give the same curve (SB3 seeds torch, NumPy and the envs).
 """
@@ -31,9 +35,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 from collections.abc import Callable, Iterator
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +47,10 @@ from stable_baselines3.common.logger import Logger
 
 from agents.ppo import DEFAULT_POLICY, EXTENDS, EXTRA_LAYERS, POLICIES, load_policy, read_config, save_policy
 from hear_gym.core.registry import family
+from hear_gym.core.run_folder import run_folder_lock
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
-from training.ppo_curve import CURVE_FILE, TrainingCurve, checkpoint_meta, episode_scalars
+from training.ppo_curve import TrainingCurve, checkpoint_meta, episode_scalars
 from training.ppo_envs import (
     RECORD_KEY,
     VEC_ENVS,
@@ -55,8 +59,8 @@ from training.ppo_envs import (
     measured_leaves,
     normalization_stats,
 )
-
-SETTINGS_FILE = "settings.json"
+from training.ppo_resume import latest_resume_state, restore_resume_state, save_resume_state
+from training.ppo_run_folder import prior_run, start_or_resume
 
 
 @dataclass
@@ -183,6 +187,12 @@ class SB3Log(BaseCallback):
     def __init__(self, curve: TrainingCurve, env_id: str) -> None:
         super().__init__()
         self.curve, self.scalars = curve, episode_scalars(env_id)
+        self.saved_next_eval = curve.next_eval  # moves on at each periodic checkpoint
+
+    def _on_rollout_start(self) -> None:
+        if self.curve.next_eval != self.saved_next_eval:  # a checkpoint since the last save
+            save_resume_state(self.model, self.curve.next_eval, self.curve.settings.out)
+            self.saved_next_eval = self.curve.next_eval
 
     def _on_step(self) -> bool:
         for info in self.locals["infos"]:
@@ -248,9 +258,15 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
     if settings.init_from is not None:
         start_from(model, Path(settings.init_from), settings.policy)
     curve = TrainingCurve(settings, functools.partial(save_checkpoint, model, settings), wandb_run)
+    resume = latest_resume_state(settings.out)
+    if resume is not None:
+        curve.next_eval = restore_resume_state(model, resume)["next_eval"]
     try:
         model.learn(
-            settings.total_steps, callback=SB3Log(curve, settings.env_id), progress_bar=settings.progress
+            settings.total_steps - model.num_timesteps,  # SB3 adds the steps done when resuming
+            callback=SB3Log(curve, settings.env_id),
+            progress_bar=settings.progress,
+            reset_num_timesteps=resume is None,
         )
         return curve.evaluate("final", model.num_timesteps)
     finally:
@@ -290,43 +306,6 @@ def train_ppo(**settings: Any) -> dict[str, Any]:
     return train(PPOSettings(**settings))
 
 
-def _what_is_trained(settings_json: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in settings_json.items() if k not in ("progress", "wandb_project")}
-
-
-# settings added since the first runs whose default is not how those runs trained
-BEFORE_ADDED = {"normalize_observation": False}
-
-
-def _saved_settings(path: Path) -> dict[str, Any]:
-    """A run's settings.json; a setting added since it was written reads as it behaved then: its
-    default (``backend``, ``env_runners``, ``train_env_options``) or its ``BEFORE_ADDED`` value."""
-    defaults = {f.name: f.default for f in fields(PPOSettings) if f.default is not MISSING}
-    defaults |= {f.name: f.default_factory() for f in fields(PPOSettings) if f.default_factory is not MISSING}
-    return {**defaults, **BEFORE_ADDED, **json.loads(path.read_text(encoding="utf-8"))}
-
-
-def _finished_run(settings: PPOSettings) -> dict[str, Any] | None:
-    curve = settings.out / CURVE_FILE
-    if not curve.exists():
-        return None
-    saved = settings.out / SETTINGS_FILE
-    same = saved.exists() and _what_is_trained(_saved_settings(saved)) == _what_is_trained(settings.to_json())
-    rows = [json.loads(line) for line in curve.read_text(encoding="utf-8").splitlines() if line.strip()]
-    final = [r for r in rows if r["kind"] == "eval" and r["checkpoint"] == "checkpoints/final"]
-    if not (same and final):
-        raise FileExistsError(
-            f"{settings.out} already holds a {'different' if not same else 'unfinished'} training run; "
-            "choose a new folder"
-        )
-    return {
-        "checkpoint": str(settings.out / final[-1]["checkpoint"]),
-        "evaluation": str(settings.out / "evals" / "final"),
-        "metrics": final[-1]["metrics"],
-        "reused": True,
-    }
-
-
 # -- the whole job -----------------------------------------------------------------------------
 @contextlib.contextmanager
 def one_compute_thread() -> Iterator[None]:
@@ -348,21 +327,26 @@ def one_compute_thread() -> Iterator[None]:
 
 def train(settings: PPOSettings) -> dict[str, Any]:
     """Train with ``settings.backend``, evaluating along the way and at the end; returns the final
-    checkpoint and metrics. A folder that already holds this finished run (same settings) is
-    returned as it is; any other training run there is never overwritten."""
-    finished = _finished_run(settings)
-    if finished is not None:
-        return finished
+    checkpoint and metrics. The run holds the folder's lock throughout (``RunFolderBusy`` for a
+    second writer). A folder that already holds this finished run (same settings) is returned as
+    it is; this run interrupted resumes from its last resume point (sb3); any other training run
+    there is never overwritten."""
+    prior = prior_run(settings)  # read-only: refusing the folder or reusing a run needs no lock
+    if prior is not None and "finished" in prior:
+        return prior["finished"]
     learn = BACKENDS[settings.backend]()  # a missing backend fails before the folder is written
-    settings.out.mkdir(parents=True, exist_ok=True)
-    (settings.out / SETTINGS_FILE).write_text(json.dumps(settings.to_json(), indent=2), encoding="utf-8")
-    run = _wandb_run(settings)
-    try:
-        with one_compute_thread():
-            metrics = learn(settings, run)
-    finally:
-        if run is not None:
-            run.finish()
+    with run_folder_lock(settings.out):
+        prior = prior_run(settings)  # again: another writer may have finished it meanwhile
+        if prior is not None and "finished" in prior:
+            return prior["finished"]
+        start_or_resume(settings, resuming=prior is not None)
+        run = _wandb_run(settings)
+        try:
+            with one_compute_thread():
+                metrics = learn(settings, run)
+        finally:
+            if run is not None:
+                run.finish()
     return {
         "checkpoint": str(settings.out / "checkpoints" / "final"),
         "evaluation": str(settings.out / "evals" / "final"),

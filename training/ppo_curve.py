@@ -6,7 +6,6 @@ through the project's runner) and the ``policy.json`` fields of a checkpoint
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Mapping
 from importlib.metadata import version
 from pathlib import Path
@@ -16,6 +15,7 @@ import numpy as np
 
 from agents.ppo import PPOAgent
 from hear_gym.core.registry import family
+from hear_gym.core.run_folder import open_append, strict_json
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.runner import Cell, RunConfig
@@ -95,8 +95,8 @@ class TrainingCurve:
 
     def write(self, row: dict[str, Any], step: int) -> None:
         row = {"step": int(step), **row}
-        with self.curve_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(finite(row), allow_nan=False) + "\n")
+        with open_append(self.curve_path) as f:
+            f.write(strict_json(finite(row)) + "\n")
         if self.wandb_run is not None:
             self.wandb_run.log(_wandb_row(row), step=row["step"])
 

@@ -3,7 +3,8 @@
 ``info[RECORD_KEY]``), ``n_envs`` of them vectorized (``make_vec_env``), and the standardization
 of their measured leaves: SB3's ``VecNormalize`` with running statistics (``normalization_stats``
 reads them for a checkpoint) or fixed statistics measured before training
-(``measured_statistics``, the rllib backend's)."""
+(``measured_statistics``, the rllib backend's). Each training env remembers how its current
+episode began and the actions since (``EpisodeReplay``), so a resumed run rebuilds it."""
 
 from __future__ import annotations
 
@@ -33,7 +34,40 @@ def make_training_env(env_id: str, access: str, env_options: dict[str, Any]) -> 
     env = gym.make(
         env_id, access=access, observation="features", split="train", disable_env_checker=True, **env_options
     )
-    return Monitor(MoveEpisodeRecord(env, RECORD_KEY))
+    return EpisodeReplay(Monitor(MoveEpisodeRecord(env, RECORD_KEY)))
+
+
+class EpisodeReplay(gym.Wrapper):
+    """Remembers how the current episode began (the reset's seed, or the state of the env's
+    generator before an unseeded reset) and the actions taken since, as JSON-able data.
+
+    An env's inner state mid-episode (its scenario, its simulated user) cannot be saved as data,
+    but it follows from those: ``replay`` in a fresh env plays the same episode up to the same
+    point, as the envs draw everything from their own generator (``np_random``)."""
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        rng = None if seed is not None else self.env.np_random.bit_generator.state
+        self.start = {"seed": seed, "options": options, "rng": rng}
+        self.actions: list[int] = []
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action):
+        self.actions.append(int(action))
+        return self.env.step(action)
+
+    def episode_so_far(self) -> dict[str, Any]:
+        return {**self.start, "actions": list(self.actions)}
+
+    def replay(self, episode: dict[str, Any]):
+        """Play ``episode`` (an ``episode_so_far``) again; the observation it reaches."""
+        if episode["rng"] is not None:
+            bit_generator = getattr(np.random, episode["rng"]["bit_generator"])()
+            bit_generator.state = episode["rng"]
+            self.env.np_random = np.random.Generator(bit_generator)
+        observation, _ = self.reset(seed=episode["seed"], options=episode["options"])
+        for action in episode["actions"]:
+            observation, *_ = self.step(action)
+        return observation
 
 
 def measured_leaves(space: gym.spaces.Dict) -> list[str]:

@@ -27,13 +27,12 @@ from training.llm_common import (
     LoraSettings,
     PeriodicEvaluation,
     check_model_folder,
-    finish_curve,
     nested_settings,
     run_training,
     seeded_sample,
     sft_arguments,
-    start_curve,
 )
+from training.llm_run_folder import finish_curve, start_curve
 
 DEMOS_FILE = "demos.jsonl"
 # Where each family's experts demonstrate, and the condition the trained model is evaluated in.
@@ -100,7 +99,7 @@ def make_trainer(settings: SFTSettings, demos: list[dict[str, Any]], callbacks=(
 
     columns = [{"prompt": d["prompt"], "completion": d["completion"]} for d in demos]
     config = SFTConfig(
-        **sft_arguments(settings),
+        **sft_arguments(settings, checkpoint_every=settings.eval_every),
         max_length=settings.max_length,
         completion_only_loss=True,  # the loss sees the assistant's reply, never the prompt
     )

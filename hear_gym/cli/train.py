@@ -24,6 +24,7 @@ from hear_gym.cli.common import (
     option_value,
 )
 from hear_gym.core.registry import family
+from hear_gym.core.run_folder import RunFolderBusy
 from hear_gym.core.tables import print_tables
 
 train_app = typer.Typer(
@@ -50,7 +51,12 @@ def _net_arch(text: str) -> tuple[int, ...]:
 
 @train_app.command("ppo")
 def train_ppo_command(
-    out: Annotated[Path, typer.Option(help="Run folder (created; must not hold a training run).")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Run folder (created; must not hold another training run; this run, interrupted, resumes)."
+        ),
+    ],
     env: EnvOption = DEFAULT_ENV,
     access: Annotated[
         str, typer.Option(help="Access condition whose feature observation the policy gets.")
@@ -142,7 +148,8 @@ def train_ppo_command(
 
     Writes settings.json, curve.jsonl (training episodes per rollout, held-out evaluations with
     CIs), checkpoints/<step>/ and checkpoints/final/ (safetensors + JSON; play one with
-    `hear-gym eval --cell ppo:FOLDER@ACCESS`) and, with W&B, wandb/."""
+    `hear-gym eval --cell ppo:FOLDER@ACCESS`), resume/step_N/ (what the same command resumes
+    from after an interruption) and, with W&B, wandb/."""
     train = component("train_ppo")
     try:
         result = train(
@@ -173,7 +180,7 @@ def train_ppo_command(
             backend=backend,
             env_runners=env_runners,
         )
-    except (ValueError, FileExistsError, TypeError) as exc:
+    except (ValueError, FileExistsError, TypeError, RunFolderBusy) as exc:
         fail(str(exc))
     if result["reused"]:
         console.print(f"{out} already holds this finished run: its final evaluation, not retrained")

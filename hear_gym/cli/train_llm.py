@@ -13,6 +13,13 @@ from hear_gym.cli.common import ProgressOption, SeedOption, component, console, 
 from hear_gym.cli.train import env_options, train_app
 from hear_gym.core.registry import family
 
+RunFolderOption = Annotated[
+    Path,
+    typer.Option(
+        help="Run folder (created; must not hold another training run; this run, interrupted, "
+        "resumes from its last --eval-every checkpoint, or starts over without one)."
+    ),
+]
 ModelOption = Annotated[
     str,
     typer.Option(help="Model to train: a local folder (or cached hub id); GRPO also takes an SFT adapter."),
@@ -65,7 +72,7 @@ def _run(trainer: str, **settings: Any) -> None:
 
 @train_app.command("sft")
 def train_sft_command(
-    out: Annotated[Path, typer.Option(help="Run folder (created; must not hold a training run).")],
+    out: RunFolderOption,
     model: ModelOption,
     env: Annotated[
         str,
@@ -131,7 +138,7 @@ def train_sft_command(
 
 @train_app.command("grpo")
 def train_grpo_command(
-    out: Annotated[Path, typer.Option(help="Run folder (created; must not hold a training run).")],
+    out: RunFolderOption,
     model: ModelOption,
     task: Annotated[
         str,
@@ -221,7 +228,7 @@ def train_grpo_command(
 
 @train_app.command("dialogue-grpo")
 def train_dialogue_grpo_command(
-    out: Annotated[Path, typer.Option(help="Run folder (created; must not hold a training run).")],
+    out: RunFolderOption,
     model: ModelOption,
     option: Annotated[
         list[str] | None,

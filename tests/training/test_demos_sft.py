@@ -156,7 +156,7 @@ def test_sft_trains_a_lora_adapter_that_eval_plays(tiny_lm, tmp_path, monkeypatc
     assert list((tmp_path / "run" / "wandb").glob("offline-run-*"))
     results = (tmp_path / "run" / "evals" / "final" / "results.jsonl").read_text().splitlines()
     assert len(results) == 3
-    with pytest.raises(FileExistsError, match="already holds a training run"):
+    with pytest.raises(FileExistsError, match="already holds a different training run"):
         train_sft(out=tmp_path / "run", model=str(tiny_lm), max_steps=1, progress=False)
 
 
@@ -229,7 +229,7 @@ def test_cli_trains_sft_and_eval_plays_the_adapter(tiny_lm, tmp_path):
     assert evaluation.exit_code == 0, evaluation.output
     assert len((tmp_path / "eval" / "results.jsonl").read_text().splitlines()) == 2
     again = runner.invoke(app, [*args, *tiny, "--no-progress"])
-    assert again.exit_code == 2 and "already holds a training run" in again.output
+    assert again.exit_code == 2 and "already holds this training run, finished" in again.output
     bad = runner.invoke(
         app,
         [
@@ -250,7 +250,7 @@ def test_cli_trains_sft_and_eval_plays_the_adapter(tiny_lm, tmp_path):
 def test_wandb_keeps_rows_logged_out_of_step_order(tmp_path):
     """The base model is evaluated after training, at step 0: W&B drops a row logged with a
     step below the last one, so the curve logs against its own step metric."""
-    from training.llm_common import WANDB_STEP, CurveLog
+    from training.llm_run_folder import WANDB_STEP, CurveLog
 
     class Run:
         def __init__(self) -> None:

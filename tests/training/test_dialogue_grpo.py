@@ -30,7 +30,7 @@ from training.dialogue_rollout import (
     render,
     token_ids,
 )
-from training.llm_common import CURVE_FILE, SETTINGS_FILE
+from training.llm_run_folder import CURVE_FILE, SETTINGS_FILE
 from training.tiny_model import build_tiny_causal_lm
 
 SCENARIOS = list(family("hear_gym/Hear2Act-v0").episode_ids("train")[:2])

@@ -17,7 +17,8 @@ from typer.testing import CliRunner  # noqa: E402
 from agents.ppo import CONFIG_FILE, WEIGHTS_FILE, GreedyPPOAgent, PPOAgent, read_config  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for  # noqa: E402
-from training.ppo import CURVE_FILE, PPOSettings, train  # noqa: E402
+from training.ppo import PPOSettings, train  # noqa: E402
+from training.ppo_curve import CURVE_FILE  # noqa: E402
 
 TINY = dict(
     total_steps=256,

@@ -22,7 +22,8 @@ from typer.testing import CliRunner  # noqa: E402
 
 from agents.ppo import WEIGHTS_FILE, PPOAgent, read_config  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
-from training.ppo import CURVE_FILE, PPOSettings, train  # noqa: E402
+from training.ppo import PPOSettings, train  # noqa: E402
+from training.ppo_curve import CURVE_FILE  # noqa: E402
 
 TINY = {**TINY_SB3, "backend": "rllib"}
 TINY_CLI = ["--steps", "256", "--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--epochs", "1"]

@@ -1,0 +1,232 @@
+"""An interrupted PPO run resumes where its last resume point left it and ends exactly as an
+uninterrupted run; one writer per run folder; the run's files are never written through links."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+from safetensors.torch import load_file  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from agents.ppo import WEIGHTS_FILE  # noqa: E402
+from hear_gym.cli.app import app  # noqa: E402
+from hear_gym.core.run_folder import RunFolderBusy  # noqa: E402
+from training.ppo import PPOSettings, SB3Log, train  # noqa: E402
+from training.ppo_curve import CURVE_FILE  # noqa: E402
+from training.ppo_resume import RESUME_DIR, latest_resume_state  # noqa: E402
+from training.ppo_run_folder import SETTINGS_FILE  # noqa: E402
+
+HEAR2ACT = {"feedback": "prosody", "turn_cost": 0.02}
+# three rollouts of 128 steps, a periodic checkpoint at 128 and 256 (a resume point at each)
+RESUMABLE = dict(
+    env_options=HEAR2ACT,
+    total_steps=384,
+    n_envs=2,
+    n_steps=64,
+    batch_size=64,
+    n_epochs=2,
+    eval_every=128,
+    eval_limit=2,
+    wandb_project=None,
+    progress=False,
+)
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _interrupt_at(monkeypatch, step: int) -> None:
+    """Fail the run at its env step ``step`` (as a kill would stop it there)."""
+    on_step = SB3Log._on_step
+
+    def failing(self):
+        if self.num_timesteps >= step:
+            raise Interrupted
+        return on_step(self)
+
+    monkeypatch.setattr(SB3Log, "_on_step", failing)
+
+
+def _interrupt_the_final_evaluation(monkeypatch) -> None:
+    """Fail the run as it plays its final checkpoint: training ended, rows past the last resume
+    point were written, checkpoints/final exists."""
+    from training import ppo_curve
+
+    evaluate = ppo_curve.evaluate_checkpoint
+
+    def failing(checkpoint, settings, out_dir):
+        if checkpoint.name == "final":
+            raise Interrupted
+        return evaluate(checkpoint, settings, out_dir)
+
+    monkeypatch.setattr(ppo_curve, "evaluate_checkpoint", failing)
+
+
+def _final_weights(folder):
+    return load_file(str(folder / "checkpoints" / "final" / WEIGHTS_FILE))
+
+
+def _rows(folder):
+    return [json.loads(line) for line in (folder / CURVE_FILE).read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ppo") / "whole"
+    train(PPOSettings(out=out, **RESUMABLE))
+    return out
+
+
+# Onset under A: VecNormalize's running statistics are part of the state
+ONSET = dict(
+    RESUMABLE,
+    env_id="hear_gym/Onset-v0",
+    access="A",
+    env_options={},
+    total_steps=96,
+    n_steps=16,
+    batch_size=32,
+    eval_every=32,
+)
+
+
+@pytest.mark.parametrize("settings", [RESUMABLE, ONSET], ids=["hear2act", "onset"])
+def test_an_interrupted_run_resumes_to_the_same_weights_and_curve(tmp_path, monkeypatch, settings):
+    uninterrupted, out = tmp_path / "whole", tmp_path / "run"
+    train(PPOSettings(out=uninterrupted, **settings))
+    with monkeypatch.context() as patch:
+        _interrupt_the_final_evaluation(patch)
+        with pytest.raises(Interrupted):
+            train(PPOSettings(out=out, **settings))
+    last_point = settings["total_steps"] - settings["eval_every"]
+    assert latest_resume_state(out).name == f"step_{last_point}"
+    assert max(r["step"] for r in _rows(out)) > last_point  # rows past it, to be dropped
+    assert (out / "checkpoints" / "final").is_dir()  # made again from the resumed training
+    with (out / CURVE_FILE).open("a") as torn:
+        torn.write('{"step": 1, "kind": "tra')  # the kill cut an append short
+    result = train(PPOSettings(out=out, **settings))
+    assert not result["reused"]
+    a, b = _final_weights(uninterrupted), _final_weights(out)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
+    assert _rows(out) == _rows(uninterrupted)
+    periodic = [
+        f"step_{step}"
+        for step in range(settings["eval_every"], settings["total_steps"], settings["eval_every"])
+    ]
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == sorted(["final", *periodic])
+    assert train(PPOSettings(out=out, **settings))["reused"]  # finished: reported, not retrained
+
+
+KILL_AT = textwrap.dedent(
+    """
+    import json, os, signal, sys
+    from training.ppo import PPOSettings, SB3Log, train
+
+    on_step = SB3Log._on_step
+
+    def killed(self):
+        if self.num_timesteps >= int(sys.argv[3]):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return on_step(self)
+
+    SB3Log._on_step = killed
+    train(PPOSettings(out=sys.argv[1], **json.loads(sys.argv[2])))
+    """
+)
+
+
+@pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
+def test_a_run_killed_mid_rollout_resumes_to_the_same_weights(uninterrupted, tmp_path, vec_env):
+    """SIGKILL at env step 320, past the resume point at 256, in a process of its own."""
+    out, settings = tmp_path / "run", {**RESUMABLE, "vec_env": vec_env}
+    killed = subprocess.run([sys.executable, "-c", KILL_AT, str(out), json.dumps(settings), "320"])
+    assert killed.returncode == -signal.SIGKILL
+    assert latest_resume_state(out).name == "step_256"
+    train(PPOSettings(out=out, **settings))
+    a, b = _final_weights(uninterrupted), _final_weights(out)
+    assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
+    assert _rows(out) == _rows(uninterrupted)
+
+
+def test_a_run_interrupted_before_its_first_resume_point_starts_over(uninterrupted, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        _interrupt_at(patch, 100)
+        with pytest.raises(Interrupted):
+            train(PPOSettings(out=out, **RESUMABLE))
+    assert not (out / RESUME_DIR).exists()
+    train(PPOSettings(out=out, **RESUMABLE))
+    assert _rows(out) == _rows(uninterrupted)
+    with pytest.raises(FileExistsError, match="different"):
+        train(PPOSettings(out=out, **{**RESUMABLE, "seed": 3}))
+
+
+def test_a_damaged_curve_line_is_named(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        _interrupt_at(patch, 200)
+        with pytest.raises(Interrupted):
+            train(PPOSettings(out=out, **RESUMABLE))
+    lines = (out / CURVE_FILE).read_text().splitlines()
+    lines[0] = lines[0][:10]
+    (out / CURVE_FILE).write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=f"{CURVE_FILE}:1: not a JSON row"):
+        train(PPOSettings(out=out, **RESUMABLE))
+
+
+HOLD_LOCK = textwrap.dedent(
+    """
+    import sys, time
+    from hear_gym.core.run_folder import run_folder_lock
+    with run_folder_lock(sys.argv[1]):
+        print("held", flush=True)
+        time.sleep(60)
+    """
+)
+
+
+def test_a_second_writer_is_refused_and_the_folder_left_alone(tmp_path):
+    out = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        before = sorted(p.name for p in out.iterdir())
+        with pytest.raises(RunFolderBusy, match="in use by another run"):
+            train(PPOSettings(out=out, **RESUMABLE))
+        args = ["train", "ppo", "--out", str(out), "--option", "feedback=prosody", "--steps", "128"]
+        result = CliRunner().invoke(app, [*args, "--no-wandb", "--no-progress"])
+        assert result.exit_code == 2 and "in use by another run" in result.output
+        assert result.output.startswith("error:") and "Traceback" not in result.output
+        assert sorted(p.name for p in out.iterdir()) == before
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_files_are_never_written_through_planted_links(tmp_path):
+    out, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    short = {**RESUMABLE, "total_steps": 128, "eval_every": 0}
+    (elsewhere / SETTINGS_FILE).write_text("precious\n")
+    os.symlink(elsewhere / SETTINGS_FILE, out / SETTINGS_FILE)
+    with pytest.raises(ValueError, match=f"{SETTINGS_FILE}: not valid JSON"):  # no run of ours
+        train(PPOSettings(out=out, **short))
+    (out / SETTINGS_FILE).unlink()
+    for name in (SETTINGS_FILE, CURVE_FILE):  # links to files they would create elsewhere
+        os.symlink(elsewhere / f"new_{name}", out / name)
+    train(PPOSettings(out=out, **short))
+    assert not (out / SETTINGS_FILE).is_symlink() and not (out / CURVE_FILE).is_symlink()
+    assert _rows(out) and json.loads((out / SETTINGS_FILE).read_text())["total_steps"] == 128
+    assert sorted(p.name for p in elsewhere.iterdir()) == [SETTINGS_FILE]
+    assert (elsewhere / SETTINGS_FILE).read_text() == "precious\n"
