@@ -22,7 +22,7 @@ delivery of the shared acceptance words.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -34,8 +34,17 @@ from training.grpo import FAMILIES
 from training.hear2act_pairs import AssentPair, AssentReward, Replay, assent_pairs, replayed_rows
 from training.llm_common import Player
 
-if TYPE_CHECKING:
-    from training.audio_grpo import AudioGRPOSettings
+
+class AssentTaskSettings(Protocol):
+    """What the assent task reads of ``training.audio_grpo.AudioGRPOSettings`` (a protocol, so this
+    module needs no import of the trainer that imports it)."""
+
+    families: tuple[str, ...]
+    env_options: dict[str, Any]
+    paired: bool
+    item_limit: int | None
+    seed: int
+
 
 HEAR2ACT_PLAYER = Player("audio_llm", AudioLLMAgent, client="hf-audio")  # its hear_gym.agents entry point
 
@@ -65,7 +74,7 @@ def assent_rows(
     return rows, clips
 
 
-def assent_audio_task(settings: AudioGRPOSettings, eos_token_ids: set[int]):
+def assent_audio_task(settings: AssentTaskSettings, eos_token_ids: set[int]):
     """(rows, clips, reward) for ``settings.item_limit`` training pairs drawn with its seed."""
     pairs = assent_pairs("train", limit=settings.item_limit, seed=settings.seed)
     reward = AssentReward(pairs, eos_token_ids, **settings.env_options)  # first: it checks feedback
@@ -73,6 +82,6 @@ def assent_audio_task(settings: AudioGRPOSettings, eos_token_ids: set[int]):
     return rows, clips, reward
 
 
-def check_assent_settings(settings: AudioGRPOSettings) -> None:
+def check_assent_settings(settings: AssentTaskSettings) -> None:
     if settings.families != FAMILIES:
         raise ValueError("families choose VoiceGate items; hear2act_assent trains on assent pairs")

@@ -23,9 +23,9 @@ from transformers import TrainerCallback
 from agents.hear2act.llm import LLMAgent
 from agents.voicegate.llm import LLMGateAgent
 from hear_gym.core.registry import family
+from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import file_fingerprint
-from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.stats.bootstrap import flat_estimates
 from training.llm_run_folder import FINAL_DIR, TRAINER_DIR, CurveLog, checkpoint_arguments, main_process
 

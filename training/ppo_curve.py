@@ -15,15 +15,15 @@ import numpy as np
 
 from agents.ppo import PPOAgent
 from hear_gym.core.registry import family
+from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.core.run_folder import open_append, strict_json
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import provenance
-from hear_gym.eval.runner import Cell, RunConfig
 from hear_gym.stats.bootstrap import flat_estimates
 from training.curve_rows import finite
 
 if TYPE_CHECKING:
-    from training.ppo import PPOSettings
+    from training.ppo_settings import PPOSettings
 
 CURVE_FILE = "curve.jsonl"
 AGENT_NAME = "ppo"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import gymnasium as gym
 import numpy as np
@@ -19,15 +19,27 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecNorm
 
 from hear_gym.wrappers.episode_record import EPISODE_RECORD_KEY, MoveEpisodeRecord
 
-if TYPE_CHECKING:
-    from training.ppo import PPOSettings
-
 RECORD_KEY = EPISODE_RECORD_KEY
 VEC_ENVS = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
 UNBOUNDED = 1e4  # the feature observations bound leaves of raw measurements by +-1e4
 CLIP_OBS = 10.0  # standardized measurements are clipped to +-10 (VecNormalize's default)
 EPSILON = 1e-8  # added to the variance before its square root (VecNormalize's default)
 STATS_STEPS = 2_048  # env steps that measure the rllib backend's fixed standardization
+
+
+class EnvSettings(Protocol):
+    """What building the training envs reads of ``training.ppo_settings.PPOSettings`` (a protocol,
+    so the settings module can use these envs to check itself)."""
+
+    env_id: str
+    access: str
+    vec_env: str
+    n_envs: int
+    normalize_observation: bool
+    gamma: float
+    seed: int
+
+    def training_env_options(self) -> dict[str, Any]: ...
 
 
 def make_training_env(env_id: str, access: str, env_options: dict[str, Any]) -> gym.Env:
@@ -80,7 +92,7 @@ def measured_leaves(space: gym.spaces.Dict) -> list[str]:
     ]
 
 
-def make_vec_env(settings: PPOSettings):
+def make_vec_env(settings: EnvSettings):
     """The training envs; with ``normalize_observation``, under a ``VecNormalize`` that
     standardizes the measured leaves (rewards stay as the env gives them)."""
     build = functools.partial(
@@ -112,7 +124,7 @@ def normalization_stats(envs: VecNormalize | None) -> dict[str, Any]:
     return {"clip": float(envs.clip_obs), "epsilon": float(envs.epsilon), "leaves": leaves}
 
 
-def measured_statistics(settings: PPOSettings, steps: int = STATS_STEPS) -> dict[str, Any]:
+def measured_statistics(settings: EnvSettings, steps: int = STATS_STEPS) -> dict[str, Any]:
     """A fixed ``observation_normalization`` (``normalization_stats``' format): each measured
     leaf's mean and variance over ``steps`` steps of one training env under a uniformly random
     valid action, seeded by ``settings.seed``. The rllib backend standardizes with it for the

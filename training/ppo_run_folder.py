@@ -15,7 +15,7 @@ from training.ppo_curve import CURVE_FILE
 from training.ppo_resume import latest_resume_state, resume_step
 
 if TYPE_CHECKING:
-    from training.ppo import PPOSettings
+    from training.ppo_settings import PPOSettings
 
 SETTINGS_FILE = "settings.json"
 

@@ -54,9 +54,9 @@ from torch import nn
 from tqdm import tqdm
 
 from agents.ppo import save_policy, standardized
-from training.ppo import PPOSettings
 from training.ppo_curve import TrainingCurve, checkpoint_meta, episode_scalars
 from training.ppo_envs import RECORD_KEY, make_training_env, measured_statistics
+from training.ppo_settings import PPOSettings
 
 EPISODES_METRIC = "hear_gym_episode_scalars"
 MASKED_LOGIT = -1e8  # the logit sb3-contrib's MaskableCategorical gives an invalid action
