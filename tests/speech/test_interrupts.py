@@ -32,24 +32,27 @@ def _digest(samples) -> str:
 
 def _interrupt_at_random(call, tries: int, seed: int, duration: float) -> list:
     """Runs ``call(i)`` ``tries`` times, a SIGINT sent to this process at a random moment up to
-    1.2 times ``duration`` after each start: its result, or ``INTERRUPTED``."""
+    1.2 times ``duration`` after each start: what the call returned, or ``INTERRUPTED`` when it
+    raised ``KeyboardInterrupt`` (a signal that comes after the call is handled in the wait)."""
     rnd = random.Random(seed)
     outcomes = []
     for i in range(tries):
         timer = threading.Timer(rnd.uniform(0, 1.2 * duration), os.kill, (os.getpid(), signal.SIGINT))
+        outcome = INTERRUPTED
         try:
             timer.start()
             outcome = call(i)
             timer.finished.wait()
-            time.sleep(0.01)  # a signal sent after the call is handled here, inside the try
+            time.sleep(0.01)
         except KeyboardInterrupt:
-            outcome = INTERRUPTED
             timer.join()
         outcomes.append(outcome)
     return outcomes
 
 
 def _duration(call) -> float:
+    """Seconds a warm call takes (the first call of a process also starts the engine)."""
+    call()
     start = time.perf_counter()
     call()
     return time.perf_counter() - start
@@ -105,9 +108,9 @@ def test_sigint_during_synthesis_raises_or_returns_the_complete_audio():
 
 def test_sigint_during_rendering_never_stores_a_partial_clip(tmp_path):
     result, stderr = _in_child(f"interrupted_renders({TRIES}, 1, {str(tmp_path)!r})")
-    assert result["outcomes"].count(INTERRUPTED) >= TRIES // 3
-    assert result["stored"] >= TRIES - result["outcomes"].count(INTERRUPTED)
     assert result["complete"] == result["stored"], "the disk cache holds a partial clip"
+    assert result["stored"] >= TRIES - result["outcomes"].count(INTERRUPTED)
+    assert result["outcomes"].count(INTERRUPTED) >= TRIES // 3  # the interrupts did land
     assert "Exception ignored" not in stderr
 
 
