@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from numbers import Integral
 
-import numpy as np
 
-
-def chosen_episode(options: Mapping, index_of: Mapping[str, int], rng: np.random.Generator) -> int:
-    """The index of the episode to play: ``{"item_id": ID}`` names it, ``{"index": i}`` counts
-    into the env's episodes, and no option draws one with the env's own generator."""
+def requested_episode(options: Mapping, index_of: Mapping[str, int]) -> int | None:
+    """The index of the episode the options name: ``{"item_id": ID}`` names it, ``{"index": i}``
+    counts into the env's episodes (an int: ``1.9`` or ``True`` is refused, never rounded), and
+    no option returns None (the env draws one with its own generator). Checked before the env
+    changes anything, so a failed reset leaves it as it was."""
     unknown = set(options) - {"item_id", "index"}
     if unknown or len(options) > 1:
         raise ValueError(f"reset options take one of 'item_id' or 'index', got {sorted(options)}")
@@ -18,8 +19,10 @@ def chosen_episode(options: Mapping, index_of: Mapping[str, int], rng: np.random
             raise KeyError(f"episode {options['item_id']!r} is not in this env's episode set")
         return index_of[options["item_id"]]
     if "index" in options:
-        index = int(options["index"])
+        index = options["index"]
+        if not isinstance(index, Integral) or isinstance(index, bool):
+            raise ValueError(f"reset option index must be an int, got {index!r}")
         if not 0 <= index < len(index_of):
             raise IndexError(f"index {index} outside 0..{len(index_of) - 1}")
-        return index
-    return int(rng.integers(len(index_of)))
+        return int(index)
+    return None

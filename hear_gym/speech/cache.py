@@ -6,14 +6,27 @@ whose checksum does not match (truncated, overwritten, bit rot) is deleted and r
 never served. Writes go to a temporary file renamed into place, so a crash leaves no half entry.
 Memory holds the waveform with its plan record and is bounded in bytes; a disk hit recomputes the
 plan record with ``Renderer.describe`` (cheap and deterministic).
+
+The disk store is capped too (``disk_max_bytes``, else ``$HEAR_GYM_RENDER_CACHE_MAX_BYTES``, else
+2 GiB): before an entry is written, entries are deleted least recently used first (last use is
+the file's modification time, set when written and on every disk hit) until the store with the
+new entry holds at most ``LOW_WATER`` of the cap. Several processes may share a folder: each keeps
+a running total (a scan of the folder plus its own writes) and scans again whenever that total
+would pass the cap or it has written ``1 - LOW_WATER`` of the cap since its last scan, so other
+processes' writes are counted at the latest then. Eviction deletes finished entries only: an
+entry being written is a temporary file until it is complete (temporary files a killed process
+left are deleted after ``STALE_TEMP_SECONDS``), and a reader holding an entry another process
+deletes still reads it whole.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +44,12 @@ from hear_gym.speech.renderers import (
 
 MAGIC = b"HGWAV1\0\0"
 _DIGEST = 32
+DISK_CAP_ENV = "HEAR_GYM_RENDER_CACHE_MAX_BYTES"
+DEFAULT_DISK_CAP = 2 * 2**30
+LOW_WATER = 0.9  # eviction frees down to this share of the cap, so it does not run on every write
+STALE_TEMP_SECONDS = 3600  # a write takes milliseconds; a temporary file this old was abandoned
+_ENTRY_SUFFIX, _TEMP_SUFFIX = ".f32", ".tmp"
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
 @dataclass
@@ -39,18 +58,25 @@ class CacheStats:
     disk_hits: int = 0
     renders: int = 0
     corrupt: int = 0
+    evicted: int = 0  # disk entries this cache deleted to stay under the cap
 
 
 class RenderCache:
     def __init__(
-        self, renderer: Renderer, max_bytes: int = 256 * 2**20, disk_dir: Path | None = None
+        self,
+        renderer: Renderer,
+        max_bytes: int = 256 * 2**20,
+        disk_dir: Path | None = None,
+        disk_max_bytes: int | None = None,
     ) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be >= 1")
         self.renderer = renderer
         self.max_bytes = max_bytes
-        self.disk_dir = Path(disk_dir) if disk_dir is not None else None
         self.stats = CacheStats()
+        self.disk = (
+            None if disk_dir is None else _DiskStore(Path(disk_dir), disk_cap(disk_max_bytes), self.stats)
+        )
         self._memory: OrderedDict[str, Rendering] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -63,19 +89,19 @@ class RenderCache:
                 self._memory.move_to_end(key)
                 self.stats.memory_hits += 1
                 return hit
-        waveform = self._load(key)
+        waveform = None if self.disk is None else self.disk.load(key)
         if waveform is not None:
             self.stats.disk_hits += 1
             return self._remember(key, Rendering(waveform, SAMPLE_RATE, self.renderer.describe(request)))
         rendering = self.renderer.render(request)
         self.stats.renders += 1
-        self._store(key, rendering.waveform)
+        if self.disk is not None:
+            self.disk.store(key, rendering.waveform)
         return self._remember(key, rendering)
 
     def contains(self, request: RenderRequest) -> bool:
         key = cache_key(self.renderer, request)
-        path = self._path(key)
-        return key in self._memory or (path is not None and path.exists())
+        return key in self._memory or (self.disk is not None and self.disk.path(key).exists())
 
     def _remember(self, key: str, rendering: Rendering) -> Rendering:
         rendering = Rendering(_frozen(rendering.waveform), rendering.sample_rate, rendering.plan)
@@ -89,14 +115,48 @@ class RenderCache:
                 self._bytes -= old.waveform.nbytes
         return rendering
 
-    def _path(self, key: str) -> Path | None:
-        return None if self.disk_dir is None else self.disk_dir / key[:2] / f"{key}.f32"
 
-    def _load(self, key: str) -> np.ndarray | None:
-        path = self._path(key)
-        if path is None or not path.exists():
+def disk_cap(max_bytes: int | None = None) -> int:
+    """The disk store's cap in bytes: ``max_bytes``, else ``$HEAR_GYM_RENDER_CACHE_MAX_BYTES``
+    (bytes, or with a binary K, M, G or T suffix: ``500M``, ``2G``), else 2 GiB."""
+    if max_bytes is not None:
+        if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 1:
+            raise ValueError(f"disk_max_bytes must be an int >= 1, got {max_bytes!r}")
+        return max_bytes
+    text = os.environ.get(DISK_CAP_ENV, "").strip()
+    if not text:
+        return DEFAULT_DISK_CAP
+    size = re.fullmatch(r"(\d+)\s*([KMGT]?)(?:i?B)?", text, re.IGNORECASE)
+    if size is None or int(size[1]) == 0:
+        raise ValueError(f"{DISK_CAP_ENV}={text!r}: write a size in bytes above 0, e.g. 2G or 500M")
+    return int(size[1]) * _UNITS[size[2].upper()]
+
+
+@dataclass(frozen=True, order=True)
+class _Entry:
+    last_use: float
+    path: Path
+    size: int
+
+
+class _DiskStore:
+    """Checksummed entries in ``folder/<key[:2]>/<key>.f32`` under a byte cap (module docstring)."""
+
+    def __init__(self, folder: Path, max_bytes: int, stats: CacheStats) -> None:
+        self.folder, self.max_bytes, self.stats = folder, max_bytes, stats
+        self._lock = threading.Lock()
+        self._total: int | None = None  # bytes: the last scan plus this process's writes since
+        self._written_since_scan = 0
+
+    def path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}{_ENTRY_SUFFIX}"
+
+    def load(self, key: str) -> np.ndarray | None:
+        path = self.path(key)
+        try:
+            data = memoryview(path.read_bytes())  # views, not copies, of a ~100 kB entry
+        except FileNotFoundError:  # never stored, or evicted (by any process sharing the folder)
             return None
-        data = memoryview(path.read_bytes())  # views, not copies, of a ~100 kB entry
         header = len(MAGIC) + _DIGEST
         body = data[header:]
         valid = (
@@ -108,22 +168,83 @@ class RenderCache:
             self.stats.corrupt += 1
             path.unlink(missing_ok=True)
             return None
+        try:
+            _mark_used(path)
+        except OSError:  # evicted meanwhile, or a read-only store: the bytes read are whole
+            pass
         return np.frombuffer(body, dtype="<f4")  # read-only over the file's bytes; kept as is
 
-    def _store(self, key: str, waveform: np.ndarray) -> None:
-        path = self._path(key)
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def store(self, key: str, waveform: np.ndarray) -> None:
         body = np.asarray(waveform, dtype="<f4").tobytes()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        entry = MAGIC + hashlib.blake2b(body, digest_size=_DIGEST).digest() + body
+        if len(entry) > self.max_bytes:  # could never fit; memory still holds it
+            return
+        self._make_room(len(entry))
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=_TEMP_SUFFIX)
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + hashlib.blake2b(body, digest_size=_DIGEST).digest() + body)
+                fh.write(entry)
+                fh.flush()
+                _mark_used(fh.fileno())
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        with self._lock:
+            self._total += len(entry)
+            self._written_since_scan += len(entry)
+
+    def _make_room(self, size: int) -> None:
+        with self._lock:
+            fresh = self._total is not None and self._written_since_scan < (1 - LOW_WATER) * self.max_bytes
+            if fresh and self._total + size <= self.max_bytes:
+                return
+            entries = sorted(self._entries())
+            total = sum(e.size for e in entries)
+            if total + size > self.max_bytes:
+                for entry in entries:  # least recently used first
+                    if total + size <= LOW_WATER * self.max_bytes:
+                        break
+                    entry.path.unlink(missing_ok=True)
+                    total -= entry.size
+                    self.stats.evicted += 1
+            self._total, self._written_since_scan = total, 0
+
+    def _entries(self) -> list[_Entry]:
+        """Finished entries now in the folder; temporary files older than ``STALE_TEMP_SECONDS``
+        (left by a killed writer) are deleted on the way."""
+        found = []
+        stale = time.time() - STALE_TEMP_SECONDS
+        for shard in _listing(self.folder):
+            if not (shard.is_dir(follow_symlinks=False) and len(shard.name) == 2):
+                continue
+            for item in _listing(Path(shard.path)):
+                try:
+                    info = item.stat(follow_symlinks=False)
+                except FileNotFoundError:  # deleted by another process meanwhile
+                    continue
+                if item.name.endswith(_ENTRY_SUFFIX) and item.is_file(follow_symlinks=False):
+                    found.append(_Entry(info.st_mtime, Path(item.path), info.st_size))
+                elif item.name.endswith(_TEMP_SUFFIX) and info.st_mtime < stale:
+                    Path(item.path).unlink(missing_ok=True)
+        return found
+
+
+def _mark_used(file: Path | int) -> None:
+    """Sets an entry's last use (its modification time) to now, to the nanosecond: the kernel's
+    own file times are coarser (milliseconds), too coarse to order entries used in a burst."""
+    now = time.time_ns()
+    os.utime(file, ns=(now, now))
+
+
+def _listing(folder: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(folder) as items:
+            return list(items)
+    except FileNotFoundError:
+        return []
 
 
 def _frozen(waveform: np.ndarray) -> np.ndarray:

@@ -25,6 +25,14 @@ inputs only: identical in one process, whatever came before, and across processe
 
 The engine holds global state and is not thread-safe: every call takes ``_LOCK``. Parallelism
 comes from processes.
+
+Interrupts. eSpeak hands each audio buffer to a Python callback called from C. An exception raised
+there (a Ctrl-C is raised at the first Python instruction that runs, often the callback's first)
+would be printed by ctypes as "Exception ignored" and dropped, and synthesis would go on without
+that buffer: short audio, no error. So the callback never lets one reach C: it keeps it and stops
+the synthesis (a non-zero return, per speak_lib.h), one raised before its body runs is taken from
+``sys.unraisablehook``, and ``synthesize`` raises it once eSpeak has returned. Audio is returned
+only when eSpeak's end-of-data callback came; the engine is ready for the next call either way.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -217,21 +226,48 @@ class _Engine:
         rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 1000, str(overlay_data_dir()).encode(), 0)
         if rate != ESPEAK_RATE:
             raise EspeakError(f"eSpeak NG failed to initialize (returned {rate})")
-        self._chunks: list[np.ndarray] = []
-        self._clause_ends_ms: list[int] = []
-        self._callback = _CALLBACK_TYPE(self._collect)  # keep a reference: C holds the pointer
+        self._start_utterance()
+        self._owner, self._previous_hook = 0, sys.unraisablehook  # set by each synthesize call
+        self._collector = self._collect  # the very object ctypes calls (and names when one escapes)
+        self._callback = _CALLBACK_TYPE(self._collector)  # keep a reference: C holds the pointer
         lib.espeak_SetSynthCallback(self._callback)
         self._lib = lib
 
+    def _start_utterance(self) -> None:
+        self._chunks: list[np.ndarray] = []
+        self._clause_ends_ms: list[int] = []
+        self._ended = False  # eSpeak's end-of-data callback came
+        self._failure: BaseException | None = None  # what stopped the synthesis
+
     def _collect(self, wav, n_samples, events) -> int:
-        if wav and n_samples > 0:
-            self._chunks.append(np.ctypeslib.as_array(wav, shape=(n_samples,)).copy())
-        i = 0
-        while events and events[i].type != _EVENT_LIST_END:
-            if events[i].type == _EVENT_CLAUSE_END:
-                self._clause_ends_ms.append(events[i].audio_position)
-            i += 1
-        return 0
+        """eSpeak's synthesis callback: 0 goes on, 1 stops the synthesis."""
+        try:
+            if self._failure is not None:
+                return 1
+            if not wav:  # a NULL buffer marks the end of the data
+                self._ended = True
+            elif n_samples > 0:
+                self._chunks.append(np.ctypeslib.as_array(wav, shape=(n_samples,)).copy())
+            i = 0
+            while events and events[i].type != _EVENT_LIST_END:
+                if events[i].type == _EVENT_CLAUSE_END:
+                    self._clause_ends_ms.append(events[i].audio_position)
+                i += 1
+            return 0
+        except BaseException as exc:  # never into C, where ctypes would drop it (module docstring)
+            self._failure = exc
+            return 1
+
+    def _keep_escaped(self, unraisable) -> None:
+        """``sys.unraisablehook`` while synthesizing: keeps an exception that escaped the callback
+        before its ``try`` (ctypes reports it here and carries on); passes on the rest."""
+        escaped = unraisable.object is self._collector or (
+            unraisable.object is None and "ctypes callback" in (unraisable.err_msg or "")
+        )
+        if escaped and threading.get_ident() == self._owner:
+            self._failure = self._failure or unraisable.exc_value
+        else:
+            self._previous_hook(unraisable)
 
     def synthesize(
         self, text: str, voice: str, language: str, settings: EspeakSettings
@@ -250,13 +286,22 @@ class _Engine:
                 raise EspeakError(f"eSpeak NG has no voice {name.decode()}")
             for key, param in _PARAMS.items():
                 self._lib.espeak_SetParameter(param, int(getattr(settings, key)), 0)
-            self._chunks, self._clause_ends_ms = [], []
-            err = self._lib.espeak_Synth(data, len(data) + 1, 0, 0, 0, _CHARS_UTF8, None, None)
-            if err != 0:
-                raise EspeakError(f"espeak_Synth failed with code {err}")
-            self._lib.espeak_Synchronize()
-            chunks, ends = self._chunks, self._clause_ends_ms
-            self._chunks, self._clause_ends_ms = [], []
+            self._start_utterance()
+            self._owner, self._previous_hook = threading.get_ident(), sys.unraisablehook
+            sys.unraisablehook = self._keep_escaped
+            try:
+                err = self._lib.espeak_Synth(data, len(data) + 1, 0, 0, 0, _CHARS_UTF8, None, None)
+                self._lib.espeak_Synchronize()
+            finally:
+                sys.unraisablehook = self._previous_hook
+            chunks, ends, ended, failure = self._chunks, self._clause_ends_ms, self._ended, self._failure
+            self._start_utterance()
+        if failure is not None:
+            raise failure
+        if err != 0:
+            raise EspeakError(f"espeak_Synth failed with code {err}")
+        if not ended:
+            raise EspeakError(f"eSpeak NG stopped before the end of {text[:40]!r}; no audio returned")
         samples = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
         return samples, [min(len(samples), ms * ESPEAK_RATE // 1000) for ms in ends]
 

@@ -10,7 +10,7 @@ current turn, only when a wrapper asks) and through a ``RenderCache``. The wrapp
   cut) and ``audio_length`` (valid samples, shape (1,): SB3 takes no 0-d Boxes).
 * ``InferredState`` (T+S^) adds ``inferred_state``: the text a pluggable ``StateInferrer`` writes
   after hearing the current turn's audio in its dialogue context (the transcript and the user's
-  opening request as reference audio). The inferrer never sees the delivery label or any ground
+  opening request as reference audio), folded into one line of the observation charset. The inferrer never sees the delivery label or any ground
   truth, and the agent never gets the raw audio.
 * ``AffectLabel`` (T+SER) adds ``affect``: a generic 4-class speech-emotion label from a
   pluggable ``AffectClassifier``, passed verbatim (never mapped to concern states).
@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hear_gym.core.text import text_space
+from hear_gym.core.text import text_space, to_charset
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.espeak import VOICES
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
@@ -117,9 +117,12 @@ class InferredState(_AddKeys):
             obs["transcript"],
             self.audio.waveform(self.env, turn=0),
         )
-        if not isinstance(text, str) or not text.strip():
+        # A plug-in's text is folded into the observation charset (one line, typographic
+        # punctuation to ASCII, the rest such as a lone surrogate dropped) so it fits the space.
+        line = to_charset(text).strip()[:256] if isinstance(text, str) else ""
+        if not line:
             raise ValueError(f"state inferrer returned {text!r}; it must return a non-empty sentence")
-        return {"inferred_state": text.strip()[:256]}
+        return {"inferred_state": line}
 
 
 class AffectLabel(_AddKeys):

@@ -28,7 +28,10 @@ reset, a user among the scenario's *consistent* hidden (L2, L3) pairs (its own i
 visible world makes them equally likely, so the gold may be any L1-feasible option
 (``scenarios/twins.py``). A policy trained on the 288 training scenarios can otherwise learn
 each one's gold from its option list instead of asking; evaluate on the bank's users. The reset
-option ``hidden_user`` (a ``HiddenUser`` or its dict) plays one given twin. On the last step
+option ``hidden_user`` (a ``HiddenUser`` or its dict) plays one given twin of the scenario named
+by ``scenario_id``. Reset options are all checked before anything changes, so a failed reset
+leaves the env as it was; a step after the episode ended raises ``EpisodeNotRunning``, whatever
+the action format. On the last step
 ``info["episode"]["return"]`` is the episode's summed reward. Observations carry only what the user said and the candidate list;
 the hidden concerns, gold, user-side states and concern state are in ``info``. On the last step
 ``info["episode"]`` holds the finished episode's record (every turn, counts for the metrics), as
@@ -44,6 +47,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.env_checks import require_finite, require_running
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import text_space, to_charset
 from hear_gym.envs.hear2act.actions import (
@@ -101,6 +105,7 @@ class Hear2ActEnv(gym.Env):
         hidden_users: str = "bank",
         render_mode: str | None = None,
     ) -> None:
+        require_finite(locals())
         self.feedback = _enum(Feedback, feedback, "feedback")
         self.assistant = _enum(AssistantKind, assistant, "assistant")
         if not isinstance(max_turns, int) or max_turns < MIN_TURNS:
@@ -112,6 +117,8 @@ class Hear2ActEnv(gym.Env):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.scenarios = scenarios_for(None if scenario_ids is not None else split, scenario_ids)
         self.max_turns = max_turns
+        if not isinstance(invalid_action_penalty, (int, float)) or isinstance(invalid_action_penalty, bool):
+            raise ValueError(f"invalid_action_penalty must be a number, got {invalid_action_penalty!r}")
         self.invalid_action_penalty = float(invalid_action_penalty)
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
@@ -146,26 +153,16 @@ class Hear2ActEnv(gym.Env):
 
     # -- Gymnasium API --------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        # Every option is checked before anything changes (the seed included), so a failed
+        # reset leaves the env as it was.
         options = options or {}
-        unknown = set(options) - set(RESET_OPTIONS)
-        if unknown:
-            raise ValueError(
-                f"unknown reset options {sorted(unknown)}; supported: {', '.join(RESET_OPTIONS)}"
-            )
-        if "scenario_id" in options:
-            wanted = options["scenario_id"]
-            matches = [s for s in self.scenarios if s.scenario_id == wanted]
-            if not matches:
-                raise ValueError(f"scenario {wanted!r} is not among this env's scenarios")
-            self.scenario = matches[0]
-        else:
-            self.scenario = self.scenarios[int(self.np_random.integers(len(self.scenarios)))]
-        if "hidden_user" in options:
-            self.scenario = twin_scenario(self.scenario.scenario_id, _hidden_user(options["hidden_user"]))
-        elif self.hidden_users == "resample":
-            user = draw_user(self.scenario.scenario_id, self.np_random)
-            self.scenario = twin_scenario(self.scenario.scenario_id, user)
+        scenario = self._requested_scenario(options)
+        super().reset(seed=seed)
+        if scenario is None:
+            scenario = self.scenarios[int(self.np_random.integers(len(self.scenarios)))]
+        if self.hidden_users == "resample" and "hidden_user" not in options:
+            scenario = twin_scenario(scenario.scenario_id, draw_user(scenario.scenario_id, self.np_random))
+        self.scenario = scenario
         self.domain: DomainSchema = domain_by_id(self.scenario.domain)
         self._engine = UserEngine(self.scenario, self.feedback, self.patience)
         self._mask = action_mask(self.domain, self.assistant)
@@ -184,14 +181,36 @@ class Hear2ActEnv(gym.Env):
         self._exchange(opening, self._assistant_text(opening), reaction)
         return self._observation(), self._info(None)
 
+    def _requested_scenario(self, options: dict) -> Scenario | None:
+        """The scenario the reset options name (the given twin with ``hidden_user``), or None
+        when they name none (``reset`` draws one)."""
+        unknown = set(options) - set(RESET_OPTIONS)
+        if unknown:
+            raise ValueError(
+                f"unknown reset options {sorted(unknown)}; supported: {', '.join(RESET_OPTIONS)}"
+            )
+        if "scenario_id" not in options:
+            if "hidden_user" in options:
+                raise ValueError(
+                    "reset option hidden_user needs scenario_id: it plays a twin of one scenario"
+                )
+            return None
+        wanted = options["scenario_id"]
+        matches = [s for s in self.scenarios if s.scenario_id == wanted]
+        if not matches:
+            raise ValueError(f"scenario {wanted!r} is not among this env's scenarios")
+        if "hidden_user" in options:
+            return twin_scenario(wanted, _hidden_user(options["hidden_user"]))
+        return matches[0]
+
     def step(self, action):
-        if self.scenario is None or self._state.ended or self.final_option is not None:
-            raise RuntimeError("call reset() before step() (the episode has ended)")
+        self._require_running()
         # A plain check, not Discrete.contains, which costs as much as the rest of a step.
         return self.step_decoded(decode(discrete_index(action, N_ACTIONS), self.domain, self.assistant))
 
     def step_decoded(self, action: AssistantAction | InvalidAction, assistant_text: str | None = None):
         """Advance one turn from an already decoded action (used by the text-action wrapper)."""
+        self._require_running()
         self.turn_count += 1
         invalid = action.reason if isinstance(action, InvalidAction) else None
         if invalid is None:
@@ -215,6 +234,10 @@ class Hear2ActEnv(gym.Env):
         if terminated or truncated:
             info["episode"] = self._episode_record(terminated, truncated)
         return self._observation(), reward, terminated, truncated, info
+
+    def _require_running(self) -> None:
+        started = self.scenario is not None
+        require_running(started, started and (self._state.ended or self.final_option is not None))
 
     def _episode_record(self, terminated: bool, truncated: bool) -> dict[str, Any]:
         """The finished episode as ``results.jsonl`` stores it (every turn included)."""

@@ -46,7 +46,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hear_gym.core.reset_options import chosen_episode
+from hear_gym.core.env_checks import require_finite, require_running
+from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
 from hear_gym.envs.onset.actions import ACTIONS, EXPOSED, INTERNAL, INVALID, N_ACTIONS, WAIT, action_mask
@@ -86,6 +87,7 @@ class OnsetEnv(gym.Env):
         item_ids: Sequence[str] | None = None,
         render_mode: str | None = None,
     ) -> None:
+        require_finite(locals())
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         if item_ids is not None:
@@ -120,8 +122,10 @@ class OnsetEnv(gym.Env):
 
     # -- episode --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        requested = requested_episode(options or {}, self._index)  # checked before any change
         super().reset(seed=seed)
-        self.episode_id = self.episodes[chosen_episode(options or {}, self._index, self.np_random)]
+        drawn = int(self.np_random.integers(len(self.episodes))) if requested is None else requested
+        self.episode_id = self.episodes[drawn]
         self.group_id, self.branch_id, self.rendering = parse_episode_id(self.episode_id)
         self.group = groups_by_id()[self.group_id]
         self.targets = self.group.targets(self.branch_id)
@@ -131,12 +135,12 @@ class OnsetEnv(gym.Env):
         return self._observation(), self._info()
 
     def step(self, action):
+        require_running(self.episode_id is not None, len(self._decisions) == N_PREFIXES)
         return self.step_decoded(ACTIONS[discrete_index(action, N_ACTIONS)])
 
     def step_decoded(self, decision: str, reply: str | None = None):
         """Apply an already decoded label (or ``INVALID``; the text-action wrapper parses replies)."""
-        if self.episode_id is None or len(self._decisions) == N_PREFIXES:
-            raise RuntimeError("the episode is over or not started; call reset()")
+        require_running(self.episode_id is not None, len(self._decisions) == N_PREFIXES)
         if decision not in ACTIONS and decision != INVALID:
             raise ValueError(f"unknown Onset decision {decision!r}; labels: {list(ACTIONS)}")
         target = self.targets[self.k]

@@ -32,7 +32,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hear_gym.core.reset_options import chosen_episode
+from hear_gym.core.env_checks import require_finite, require_running
+from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
 from hear_gym.envs.voicegate.actions import N_ACTIONS, GateAction, action_mask, decode
@@ -63,6 +64,7 @@ class VoiceGateEnv(gym.Env):
         side_talk_cue: str = "none",
         item_ids: Sequence[str] | None = None,
     ) -> None:
+        require_finite(locals())
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
         if render_mode not in (None, "ansi"):
@@ -104,8 +106,10 @@ class VoiceGateEnv(gym.Env):
 
     # -- episode --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        requested = requested_episode(options or {}, self._index)  # checked before any change
         super().reset(seed=seed)
-        self.item = self.items[chosen_episode(options or {}, self._index, self.np_random)]
+        drawn = int(self.np_random.integers(len(self.items))) if requested is None else requested
+        self.item = self.items[drawn]
         self._done = False
         self._audio = None
         self._obs = {
@@ -116,14 +120,12 @@ class VoiceGateEnv(gym.Env):
         return self._observation(), self._info()
 
     def step(self, action):
-        if self.item is None:
-            raise RuntimeError("call reset() before step()")
+        require_running(self.item is not None, self._done)
         return self.step_decoded(decode(discrete_index(action, N_ACTIONS), len(self.item.utterances)))
 
     def step_decoded(self, action: GateAction, reply: str | None = None):
         """Apply an already decoded action (the text-action wrapper parses replies into one)."""
-        if self.item is None or self._done:
-            raise RuntimeError("the episode is over; call reset()")
+        require_running(self.item is not None, self._done)
         outcome = score(self.item, action, self.judge)
         self._done = True
         reward = float(self.reward_fn(self.item, outcome))

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from hear_gym.core.spaces import MAX_AUDIO_SAMPLES
+from hear_gym.core.text import to_charset
 from hear_gym.envs.hear2act.actions import ASK_GENERAL, RECOMMEND0
 from hear_gym.envs.hear2act.audio import AFFECT_LABELS, user_turn_request
 from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
@@ -55,6 +56,25 @@ def test_inferred_state_sees_audio_and_context_only():
     assert reference.ndim == 1 and len(reference) != len(waveform)  # the opening request
     with pytest.raises(ValueError, match="needs state_inferrer"):
         make(access="T+S^")
+
+
+class FixedInferrer:
+    def __init__(self, text):
+        self.text = text
+
+    def infer(self, waveform, sample_rate, transcript, reference):
+        return self.text
+
+
+def test_inferred_state_is_folded_into_the_observation_charset():
+    text = "The user sounds\n \ud800hesitant\u2026 \U0001f600"
+    env = make(access="T+S^", state_inferrer=FixedInferrer(text))
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    assert obs["inferred_state"] == to_charset(text).strip() and "hesitant..." in obs["inferred_state"]
+    for unusable in ("\ud800\U0001f600", " ", None):
+        with pytest.raises(ValueError, match="non-empty sentence"):
+            make(access="T+S^", state_inferrer=FixedInferrer(unusable)).reset(seed=0)
 
 
 def test_affect_label_must_be_one_of_four():

@@ -194,7 +194,7 @@ def test_bad_arguments_get_clear_errors():
         env.step(MUTE)
     env.reset(seed=0)
     env.step(TOOL0)
-    with pytest.raises(RuntimeError, match="over"):
+    with pytest.raises(RuntimeError, match="has ended"):
         env.step(MUTE)
 
 
