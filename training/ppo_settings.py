@@ -86,8 +86,10 @@ class PPOSettings:
             raise ValueError(
                 f"backend 'rllib' trains the {DEFAULT_POLICY!r} policy only, not {self.policy!r}"
             )
-        if self.policy != DEFAULT_POLICY:
-            with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
+        # one training env now, so a bad env option (unknown, non-finite) is refused before the
+        # run folder, its settings or a W&B run exist
+        with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
+            if self.policy != DEFAULT_POLICY:
                 POLICIES[self.policy]().check_spaces(env.observation_space, env.action_space)
         if self.init_from is not None:
             self._check_init_from()

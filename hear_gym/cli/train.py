@@ -26,6 +26,7 @@ from hear_gym.cli.common import (
 from hear_gym.core.registry import family
 from hear_gym.core.run_folder import RunFolderBusy
 from hear_gym.core.tables import print_tables
+from hear_gym.eval.wandb_log import WandbStartError
 
 train_app = typer.Typer(
     help="Train policies and the models agents and access conditions use (needs hear-gym[train]).",
@@ -180,7 +181,7 @@ def train_ppo_command(
             backend=backend,
             env_runners=env_runners,
         )
-    except (ValueError, FileExistsError, TypeError, RunFolderBusy) as exc:
+    except (ValueError, FileExistsError, TypeError, RunFolderBusy, WandbStartError) as exc:
         fail(str(exc))
     if result["reused"]:
         console.print(f"{out} already holds this finished run: its final evaluation, not retrained")

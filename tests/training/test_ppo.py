@@ -424,3 +424,12 @@ def test_cli_refuses_an_init_from_that_is_no_checkpoint(tmp_path):
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0 and "is not a PPO checkpoint" in result.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("option", ["turn_cost=nan", "turn_cost=inf", "no_such_option=1"])
+def test_a_bad_env_option_is_refused_before_the_run_folder_exists(tmp_path, option):
+    out = tmp_path / "run"
+    args = ["train", "ppo", "--out", str(out), "--option", "feedback=prosody", "--option", option]
+    result = CliRunner().invoke(app, [*args, "--steps", "64", "--no-progress", "--no-wandb"])
+    assert result.exit_code == 2 and result.output.startswith("error:"), result.output
+    assert "Traceback" not in result.output and not out.exists()
