@@ -21,7 +21,7 @@ from hear_gym.eval.runner import AgentFactory, run_evaluation
 
 
 def evaluate(
-    out_dir: Path,
+    out_dir: str | Path,
     config: RunConfig,
     agents: Mapping[str, AgentFactory],
     progress: bool = True,
@@ -30,6 +30,10 @@ def evaluate(
     backend: str = "processes",
     batch_size: int = 1,
 ) -> dict[str, Any]:
+    """Play every episode of ``config`` into ``out_dir`` (resuming what is there) and aggregate
+    it into ``metadata.json``; returns the metadata. ``agents`` maps each cell's agent name to a
+    zero-argument factory (``hear_gym.eval.runner.run_evaluation`` has the other arguments)."""
+    out_dir = Path(out_dir)
     with writing_into(out_dir):
         run_evaluation(
             out_dir,
