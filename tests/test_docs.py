@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOC_FILES = (README, *sorted((ROOT / "docs").glob("*.md")))
 EXAMPLE_TIMEOUT_S = 300
+# Flags the docs name that belong to a script, not to hear-gym: the script that defines each.
+SCRIPT_FLAGS = {"--study": ROOT / "benchmarks" / "llm_post_training.py"}
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -101,6 +103,13 @@ def unknown_options(line: str) -> list[str]:
     ]
 
 
+def all_help_texts(command: Any, words: tuple[str, ...] = ()) -> list[str]:
+    texts = [help_text(words)]
+    for name, subcommand in getattr(command, "commands", {}).items():
+        texts += all_help_texts(subcommand, (*words, name))
+    return texts
+
+
 def relative(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
@@ -142,9 +151,32 @@ def test_relative_links_resolve(path: Path) -> None:
 
 @pytest.mark.parametrize("path", DOC_FILES, ids=relative)
 def test_hear_gym_command_lines_name_real_commands_and_options(path: Path) -> None:
-    lines = hear_gym_lines(path)
-    stale = [f"{line!r}: {unknown}" for line in lines if (unknown := unknown_options(line))]
-    assert not stale, f"{relative(path)}: options not in --help: {stale}"
+    stale = []
+    for line in hear_gym_lines(path):
+        try:
+            unknown = unknown_options(line)
+        except AssertionError as error:
+            stale.append(str(error))
+            continue
+        if unknown:
+            stale.append(f"{line!r}: options not in --help: {unknown}")
+    assert not stale, f"{relative(path)}: {stale}"
+
+
+@pytest.mark.parametrize("path", DOC_FILES, ids=relative)
+def test_flags_named_in_prose_exist(path: Path) -> None:
+    """A backticked ``--flag`` outside a command line is an option of some hear-gym command."""
+    every_help = "\n".join(all_help_texts(cli_root()))
+    spans = re.findall(r"`(--[^`]+)`", without_code_blocks(path.read_text(encoding="utf-8")))
+    unknown = []
+    for flag in {OPTION.match(span).group() for span in spans if OPTION.match(span)}:
+        if flag in SCRIPT_FLAGS:
+            assert flag in SCRIPT_FLAGS[flag].read_text(encoding="utf-8"), (
+                f"{flag} not in {SCRIPT_FLAGS[flag]}"
+            )
+        elif not re.search(re.escape(flag) + r"(?![\w-])", every_help):
+            unknown.append(flag)
+    assert not unknown, f"{relative(path)}: flags no hear-gym command has: {sorted(unknown)}"
 
 
 def test_command_line_parser_joins_continuations_and_cuts_comments() -> None:
