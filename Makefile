@@ -10,7 +10,7 @@ ENV_OPTIONS := --option reward=tiered --option turn_cost=0.02
 TRAIN_OPTIONS := --train-option hidden_users=resample
 PPO_STEPS ?= 20000
 
-.PHONY: run test test-all lint bench clean
+.PHONY: run test test-all lint bench docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -41,6 +41,11 @@ test: lint
 ## runs, learning checks).
 test-all: lint
 	$(VENV)/bin/pytest -m ""
+
+## README's Python examples run, every doc link resolves, every `hear-gym` line in the docs names
+## real commands and options (tests/test_docs.py).
+docs-check: $(STAMP)
+	$(VENV)/bin/pytest tests/test_docs.py
 
 ## Speed ratios and the baseline grid for benchmarks/RESULTS.md.
 bench: $(STAMP)
