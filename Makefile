@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 RUN_DIR ?= runs/main
 # The main job's setting: Hear2Act under prosody-mediated feedback, partial credit and a turn
-# cost (documented in README "Training policies with PPO"); a short demo budget, not convergence.
+# cost (documented in docs/ppo.md); a short demo budget, not convergence.
 ENV_OPTIONS := --option reward=tiered --option turn_cost=0.02
 # Training envs only: twin users, so the policy cannot learn the training scenarios' golds by heart.
 TRAIN_OPTIONS := --train-option hidden_users=resample
