@@ -23,16 +23,15 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from agents.onset.baselines import plurality_action
-from agents.onset.probes import KINDS, PrefixRow, Probe, prefix_rows, row_blocks
+from agents.onset.probes import KINDS, Probe, prefix_rows, row_blocks, trajectory_records
 from hear_gym.envs.onset.actions import WAIT
 from hear_gym.envs.onset.features import SCALAR_NAMES
-from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, groups_by_id, select_groups
+from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, select_groups
 from hear_gym.envs.onset.groups.model import N_PREFIXES, SPLITS
 from hear_gym.envs.onset.metrics import counts, metric_table, paired_difference
 from hear_gym.speech.features import FEATURE_NAMES
@@ -59,28 +58,6 @@ def table1() -> list[dict]:
             }
         )
     return rows
-
-
-def trajectory_records(rows: list[PrefixRow], predictions: list[str]) -> list[dict]:
-    """Prefix predictions regrouped into the env's trajectory records."""
-    by_trajectory: dict[tuple, dict[int, str]] = defaultdict(dict)
-    for row, prediction in zip(rows, predictions, strict=True):
-        by_trajectory[(row.group_id, row.branch, row.rendering)][row.k] = prediction
-    records = []
-    for (group_id, branch, rendering), by_k in by_trajectory.items():
-        group = groups_by_id()[group_id]
-        records.append(
-            {
-                "group_id": group_id,
-                "branch": branch,
-                "rendering": rendering,
-                "action": group.branch(branch).action,
-                "onset_index": group.onset_index,
-                "targets": list(group.targets(branch)),
-                "predictions": [by_k[k] for k in range(N_PREFIXES)],
-            }
-        )
-    return records
 
 
 def post_onset(records: list[dict]) -> float:

@@ -26,6 +26,7 @@ single:NAME   one named column of the representation or scalar block (shortcut t
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +41,7 @@ from hear_gym.envs.onset.features import (
     prefix_representation,
     scalar_acoustics,
 )
-from hear_gym.envs.onset.groups.generator import select_groups
+from hear_gym.envs.onset.groups.generator import groups_by_id, select_groups
 from hear_gym.envs.onset.groups.model import N_PREFIXES
 from hear_gym.envs.onset.scenes import rendered_group
 
@@ -189,3 +190,25 @@ def permuted_within_prefix(rows: list[PrefixRow], labels: list[str], seed: int) 
         for i, j in zip(where, rng.permutation(where), strict=True):
             out[i] = labels[j]
     return out
+
+
+def trajectory_records(rows: list[PrefixRow], predictions: list[str]) -> list[dict]:
+    """Prefix predictions regrouped into the env's trajectory records."""
+    by_trajectory: dict[tuple, dict[int, str]] = defaultdict(dict)
+    for row, prediction in zip(rows, predictions, strict=True):
+        by_trajectory[(row.group_id, row.branch, row.rendering)][row.k] = prediction
+    records = []
+    for (group_id, branch, rendering), by_k in by_trajectory.items():
+        group = groups_by_id()[group_id]
+        records.append(
+            {
+                "group_id": group_id,
+                "branch": branch,
+                "rendering": rendering,
+                "action": group.branch(branch).action,
+                "onset_index": group.onset_index,
+                "targets": list(group.targets(branch)),
+                "predictions": [by_k[k] for k in range(N_PREFIXES)],
+            }
+        )
+    return records
