@@ -135,7 +135,7 @@ class Probe:
         self.needed = (self.column[0],) if self.column else _BLOCKS[kind]
         self.model = BalancedLogisticRegression(C=1.0, max_iter=2_000)
         self.tfidf = Tfidf()
-        self.mean = self.scale = np.zeros(0)
+        self.mean = self.scale = self.log_prior = np.zeros(0)
 
     def _numeric(self, blocks: dict) -> np.ndarray | None:
         if self.column:
@@ -169,10 +169,18 @@ class Probe:
         if label_seed is not None:
             labels = permuted_within_prefix(rows, labels, label_seed)
         self.model.fit(self._design(blocks), labels)
+        counts = np.array([labels.count(c) for c in self.model.classes_], dtype=np.float64)
+        self.log_prior = np.log(counts / counts.sum())
         return self
 
-    def predict(self, blocks: dict) -> list[str]:
-        return self.model.predict(self._design(blocks))
+    def predict(self, blocks: dict, prior_corrected: bool = False) -> list[str]:
+        """Labels of the rows in ``blocks``. ``prior_corrected``: add the log training frequency
+        of each label to its score, which undoes the balanced class weights (the decision of the
+        unweighted posterior: Wait regains its 40% prior)."""
+        if not prior_corrected:
+            return self.model.predict(self._design(blocks))
+        scores = self.model.decision_function(self._design(blocks)) + self.log_prior
+        return [self.model.classes_[i] for i in scores.argmax(axis=1)]
 
     def predict_prefix(self, waveform: np.ndarray, text: str) -> str:
         blocks = blocks_of(waveform, text, self.needed, self.encoder)

@@ -7,7 +7,7 @@ onset without any action evidence. ``tail_scalars`` measures, over the last ``TA
 harmonicity (Praat, cross-correlation method, mean over sounding frames), spectral flatness
 (geometric over arithmetic mean power, mean over 25 ms frames), RMS level, and F0 statistics
 (Praat pitch with the project's floor and ceiling, in semitones re 100 Hz: mean, standard
-deviation, slope, voiced share). ``timing_predictions`` is a timing control: the shared
+deviation, slope, voiced share, and the jump from the ``TAIL_S`` before). ``timing_predictions`` is a timing control: the shared
 classifier fit on Wait vs act (any action) from a few columns, so its first act is its onset.
 """
 
@@ -29,6 +29,7 @@ TAIL_SCALAR_NAMES: tuple[str, ...] = (
     "tail_f0_std_st",
     "tail_f0_slope_st_per_s",
     "tail_voiced_fraction",
+    "tail_f0_jump_st",  # mean F0 of the tail minus that of the TAIL_S before it (a pitch reset)
 )
 ACT = "act"  # the timing controls' one non-Wait label
 _FLATNESS_FRAME = 400  # 25 ms at 16 kHz
@@ -41,6 +42,8 @@ def tail_scalars(waveform: np.ndarray, sample_rate: int = AUDIO_RATE) -> np.ndar
     from parselmouth.praat import call
 
     tail = np.asarray(waveform[-int(round(TAIL_S * sample_rate)) :], dtype=np.float64)
+    if len(tail) < int(round(TAIL_S * sample_rate)):  # prefixes are longer; nothing to measure
+        return np.zeros(len(TAIL_SCALAR_NAMES), dtype=np.float32)
     sound = parselmouth.Sound(tail, sampling_frequency=sample_rate)
     harmonicity = call(
         sound.to_harmonicity_cc(time_step=FRAME_S, minimum_pitch=_HARMONICITY_FLOOR_HZ), "Get mean", 0, 0
@@ -49,15 +52,28 @@ def tail_scalars(waveform: np.ndarray, sample_rate: int = AUDIO_RATE) -> np.ndar
     power = np.abs(np.fft.rfft(frames * np.hanning(_FLATNESS_FRAME), axis=1)) ** 2 + 1e-12
     flatness = float(np.mean(np.exp(np.mean(np.log(power), axis=1)) / np.mean(power, axis=1)))
     rms_db = 10 * np.log10(np.mean(tail**2) + 1e-12)
+    st, t = _f0_st(tail, sample_rate)
+    f0_stats = (
+        [float(st.mean()), float(st.std()), float(np.polyfit(t, st, 1)[0])] if len(st) >= 3 else [0.0] * 3
+    )
+    voiced_fraction = len(st) / max(1, int(TAIL_S / FRAME_S))
+    before, _ = _f0_st(np.asarray(waveform[-2 * len(tail) : -len(tail)], dtype=np.float64), sample_rate)
+    jump = float(st.mean() - before.mean()) if len(st) >= 3 and len(before) >= 3 else 0.0
+    values = [harmonicity, flatness, rms_db, *f0_stats, voiced_fraction, jump]
+    return np.nan_to_num(np.asarray(values, dtype=np.float64)).astype(np.float32)
+
+
+def _f0_st(segment: np.ndarray, sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
+    """F0 (semitones re 100 Hz) of the voiced frames of ``segment`` and their times."""
+    import parselmouth
+
+    if len(segment) < int(3 / PITCH_FLOOR_HZ * sample_rate):  # Praat needs 3 periods of the floor
+        return np.zeros(0), np.zeros(0)
+    sound = parselmouth.Sound(segment, sampling_frequency=sample_rate)
     pitch = sound.to_pitch(time_step=FRAME_S, pitch_floor=PITCH_FLOOR_HZ, pitch_ceiling=PITCH_CEILING_HZ)
     f0, t = pitch.selected_array["frequency"], pitch.xs()
     voiced = f0 > 0
-    f0_stats = [0.0, 0.0, 0.0]
-    if voiced.sum() >= 3:
-        st = 12 * np.log2(f0[voiced] / 100.0)
-        f0_stats = [float(st.mean()), float(st.std()), float(np.polyfit(t[voiced], st, 1)[0])]
-    values = [harmonicity, flatness, rms_db, *f0_stats, float(voiced.mean()) if len(voiced) else 0.0]
-    return np.nan_to_num(np.asarray(values, dtype=np.float64)).astype(np.float32)
+    return 12 * np.log2(f0[voiced] / 100.0), t[voiced]
 
 
 def fit_timing(

@@ -12,11 +12,14 @@ from hear_gym.envs.onset.env import OnsetEnv
 from hear_gym.envs.onset.features import OnsetFeatureObservation
 from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, episode_ids
 from hear_gym.envs.onset.groups.model import SPLITS
+from hear_gym.envs.onset.scenes import SCENE_VERSION
 from hear_gym.wrappers.text_actions import TextActions
 
 ENV_ID = "hear_gym/Onset-v0"
 ACTION_FORMATS = ("discrete", "text")
 OBSERVATION_FORMATS = ("dict", "features")
+# the groups and the audio built from them: a run of older audio never resumes
+VERSION = f"{GENERATOR_VERSION}+{SCENE_VERSION}"
 
 
 def make(access: str = "A", actions: str = "discrete", observation: str = "dict", **env_kwargs) -> gym.Env:
@@ -45,7 +48,7 @@ FAMILY = EnvFamily(
     access_conditions=ONSET_ACCESS,
     action_formats=ACTION_FORMATS,
     agent_group="hear_gym.onset_agents",
-    generator_version=GENERATOR_VERSION,
+    generator_version=VERSION,
     make=make,
     episode_ids=episode_ids,
     episode_kwargs=lambda ids: {"item_ids": list(ids)},
