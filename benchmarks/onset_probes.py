@@ -11,7 +11,11 @@ test split (80 groups, 4 held-out families) is scored on its clean and 15 dB noi
 * paired differences audio probe minus each control (same draws);
 * the 100-permutation within-prefix check of the audio probe (labels permuted within prefix
   position, seeds 0-99, refit each time), reported apart from the bootstrap;
-* every single scalar (the five scalar acoustics and the 12 prosodic features) as its own probe.
+* every single scalar (the five scalar acoustics and the 12 prosodic features) as its own probe;
+* the audio probe with its prior corrected (the balanced class weights undone at prediction);
+* the issue-25 two-stage scalar rule (duration and tail harmonicity time the onset, six F0
+  scalars name the label), and onset timing from each tail scalar (``agents.onset.tail_scalars``)
+  alone and next to duration, against duration alone.
 
 Prefix records go straight from features to predictions; their trajectory records have the
 env's ``info["episode"]`` format, so ``hear_gym.envs.onset.metrics`` scores both alike.
@@ -23,16 +27,18 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from agents.onset.baselines import plurality_action
-from agents.onset.probes import KINDS, PrefixRow, Probe, prefix_rows, row_blocks
+from agents.onset.logistic import BalancedLogisticRegression
+from agents.onset.probes import KINDS, Probe, prefix_rows, row_blocks, trajectory_records
+from agents.onset.tail_scalars import TAIL_SCALAR_NAMES, tail_scalars, timing_predictions
 from hear_gym.envs.onset.actions import WAIT
+from hear_gym.envs.onset.family import VERSION
 from hear_gym.envs.onset.features import SCALAR_NAMES
-from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, groups_by_id, select_groups
+from hear_gym.envs.onset.groups.generator import select_groups
 from hear_gym.envs.onset.groups.model import N_PREFIXES, SPLITS
 from hear_gym.envs.onset.metrics import counts, metric_table, paired_difference
 from hear_gym.speech.features import FEATURE_NAMES
@@ -61,26 +67,50 @@ def table1() -> list[dict]:
     return rows
 
 
-def trajectory_records(rows: list[PrefixRow], predictions: list[str]) -> list[dict]:
-    """Prefix predictions regrouped into the env's trajectory records."""
-    by_trajectory: dict[tuple, dict[int, str]] = defaultdict(dict)
-    for row, prediction in zip(rows, predictions, strict=True):
-        by_trajectory[(row.group_id, row.branch, row.rendering)][row.k] = prediction
-    records = []
-    for (group_id, branch, rendering), by_k in by_trajectory.items():
-        group = groups_by_id()[group_id]
-        records.append(
-            {
-                "group_id": group_id,
-                "branch": branch,
-                "rendering": rendering,
-                "action": group.branch(branch).action,
-                "onset_index": group.onset_index,
-                "targets": list(group.targets(branch)),
-                "predictions": [by_k[k] for k in range(N_PREFIXES)],
+def _duration(blocks: dict) -> np.ndarray:
+    return blocks["elapsed"]
+
+
+def two_stage_rule(train, blocks, tails) -> list[str]:
+    """The issue's scalar rule: Wait vs act from duration and tail harmonicity; the label from six
+    F0 scalars (the prefix's five, the tail's mean), fit on the training rows at or after onset."""
+    harmonicity = TAIL_SCALAR_NAMES.index("tail_harmonicity_db")
+    timing_in = [
+        np.column_stack([_duration(b), t[:, harmonicity]]) for b, t in zip(blocks, tails, strict=True)
+    ]
+    acts = timing_predictions(timing_in[0], [r.target for r in train], timing_in[1])
+    f0 = [FEATURE_NAMES.index(n) for n in FEATURE_NAMES if n.startswith("f0_")]
+    label_in = [
+        np.column_stack([b["representation"][:, f0], t[:, TAIL_SCALAR_NAMES.index("tail_f0_mean_st")]])
+        for b, t in zip(blocks, tails, strict=True)
+    ]
+    after = [i for i, r in enumerate(train) if r.target != WAIT]
+    mean, std = label_in[0][after].mean(axis=0), label_in[0][after].std(axis=0)
+    model = BalancedLogisticRegression().fit(
+        (label_in[0][after] - mean) / std, [train[i].target for i in after]
+    )
+    labels = model.predict((label_in[1] - mean) / std)
+    return [WAIT if a == WAIT else label for a, label in zip(acts, labels, strict=True)]
+
+
+def tail_timing(train, test, blocks, tails) -> dict:
+    """Onset exactness of Wait-vs-act controls on duration plus one tail scalar, and each one's
+    paired difference from duration alone (the elapsed-time control)."""
+    targets = [r.target for r in train]
+    elapsed = trajectory_records(
+        test, timing_predictions(_duration(blocks[0]), targets, _duration(blocks[1]))
+    )
+    out = {"elapsed": metric_table(elapsed)["all"]["onset_exactness"].as_dict()}
+    for i, name in enumerate(TAIL_SCALAR_NAMES):
+        alone = [t[:, [i]] for t in tails]
+        with_duration = [np.column_stack([_duration(b), t[:, i]]) for b, t in zip(blocks, tails, strict=True)]
+        for label, inputs in ((name, alone), (f"duration+{name}", with_duration)):
+            records = trajectory_records(test, timing_predictions(inputs[0], targets, inputs[1]))
+            out[label] = {
+                **metric_table(records)["all"]["onset_exactness"].as_dict(),
+                "minus_elapsed": paired_difference(records, elapsed, "onset_exactness").as_dict(),
             }
-        )
-    return records
+    return out
 
 
 def post_onset(records: list[dict]) -> float:
@@ -100,8 +130,13 @@ def main(n_permutations: int = 100) -> dict:
         "always_wait": [WAIT] * len(test),
         "endpoint_plurality": [final if r.k == N_PREFIXES - 1 else WAIT for r in test],
     }
-    for kind in KINDS:
-        predictions[kind] = Probe(kind).fit(train, train_blocks).predict(test_blocks)
+    probes = {kind: Probe(kind).fit(train, train_blocks) for kind in KINDS}
+    for kind, probe in probes.items():
+        predictions[kind] = probe.predict(test_blocks)
+    predictions["audio_prior_corrected"] = probes["audio"].predict(test_blocks, prior_corrected=True)
+    tails = [np.stack([tail_scalars(r.waveform()) for r in rows]) for rows in (train, test)]
+    predictions["two_stage_scalar"] = two_stage_rule(train, (train_blocks, test_blocks), tails)
+    timing = tail_timing(train, test, (train_blocks, test_blocks), tails)
     records = {name: trajectory_records(test, p) for name, p in predictions.items()}
     models = {
         name: {s: {m: e.as_dict() for m, e in t.items()} for s, t in metric_table(r).items()}
@@ -136,13 +171,14 @@ def main(n_permutations: int = 100) -> dict:
         single_records = trajectory_records(test, Probe(kind).fit(train, train_blocks).predict(test_blocks))
         singles[name] = post_onset(single_records)
     result = {
-        "generator": GENERATOR_VERSION,
+        "generator": VERSION,
         "table1": table1(),
         "models": models,
         "counts": model_counts,
         "differences": differences,
         "permutation": permutation,
         "single_scalars_post_onset": singles,
+        "tail_timing": timing,
         "seconds": round(time.perf_counter() - start, 1),
     }
     OUT.mkdir(exist_ok=True)
@@ -189,6 +225,15 @@ def to_markdown(result: dict) -> str:
             f"Permutation check ({p['n']} within-prefix label permutations, refit each): observed {100 * p['observed']:.2f}%, "
             f"median {100 * p['median']:.2f}%, 97.5th percentile {100 * p['p97_5']:.2f}%, observed at percentile {p['percentile_of_observed']:.0f}.",
         ]
+    lines += [
+        "",
+        "| onset timing (Wait vs act) from | onset exact | minus elapsed |",
+        "|---|---|---|",
+        f"| elapsed (duration) | {_pct(result['tail_timing']['elapsed'])} | |",
+    ]
+    for name, e in result["tail_timing"].items():
+        if name != "elapsed":
+            lines.append(f"| {name} | {_pct(e)} | {_pct(e['minus_elapsed'], signed=True)} |")
     best = max(result["single_scalars_post_onset"].items(), key=lambda kv: kv[1])
     lines += [
         "",

@@ -26,6 +26,7 @@ single:NAME   one named column of the representation or scalar block (shortcut t
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +41,7 @@ from hear_gym.envs.onset.features import (
     prefix_representation,
     scalar_acoustics,
 )
-from hear_gym.envs.onset.groups.generator import select_groups
+from hear_gym.envs.onset.groups.generator import groups_by_id, select_groups
 from hear_gym.envs.onset.groups.model import N_PREFIXES
 from hear_gym.envs.onset.scenes import rendered_group
 
@@ -134,7 +135,7 @@ class Probe:
         self.needed = (self.column[0],) if self.column else _BLOCKS[kind]
         self.model = BalancedLogisticRegression(C=1.0, max_iter=2_000)
         self.tfidf = Tfidf()
-        self.mean = self.scale = np.zeros(0)
+        self.mean = self.scale = self.log_prior = np.zeros(0)
 
     def _numeric(self, blocks: dict) -> np.ndarray | None:
         if self.column:
@@ -168,10 +169,18 @@ class Probe:
         if label_seed is not None:
             labels = permuted_within_prefix(rows, labels, label_seed)
         self.model.fit(self._design(blocks), labels)
+        counts = np.array([labels.count(c) for c in self.model.classes_], dtype=np.float64)
+        self.log_prior = np.log(counts / counts.sum())
         return self
 
-    def predict(self, blocks: dict) -> list[str]:
-        return self.model.predict(self._design(blocks))
+    def predict(self, blocks: dict, prior_corrected: bool = False) -> list[str]:
+        """Labels of the rows in ``blocks``. ``prior_corrected``: add the log training frequency
+        of each label to its score, which undoes the balanced class weights (the decision of the
+        unweighted posterior: Wait regains its 40% prior)."""
+        if not prior_corrected:
+            return self.model.predict(self._design(blocks))
+        scores = self.model.decision_function(self._design(blocks)) + self.log_prior
+        return [self.model.classes_[i] for i in scores.argmax(axis=1)]
 
     def predict_prefix(self, waveform: np.ndarray, text: str) -> str:
         blocks = blocks_of(waveform, text, self.needed, self.encoder)
@@ -189,3 +198,25 @@ def permuted_within_prefix(rows: list[PrefixRow], labels: list[str], seed: int) 
         for i, j in zip(where, rng.permutation(where), strict=True):
             out[i] = labels[j]
     return out
+
+
+def trajectory_records(rows: list[PrefixRow], predictions: list[str]) -> list[dict]:
+    """Prefix predictions regrouped into the env's trajectory records."""
+    by_trajectory: dict[tuple, dict[int, str]] = defaultdict(dict)
+    for row, prediction in zip(rows, predictions, strict=True):
+        by_trajectory[(row.group_id, row.branch, row.rendering)][row.k] = prediction
+    records = []
+    for (group_id, branch, rendering), by_k in by_trajectory.items():
+        group = groups_by_id()[group_id]
+        records.append(
+            {
+                "group_id": group_id,
+                "branch": branch,
+                "rendering": rendering,
+                "action": group.branch(branch).action,
+                "onset_index": group.onset_index,
+                "targets": list(group.targets(branch)),
+                "predictions": [by_k[k] for k in range(N_PREFIXES)],
+            }
+        )
+    return records

@@ -12,10 +12,13 @@ from hear_gym.envs.onset.env import OnsetEnv
 from hear_gym.envs.onset.features import FeatureObservation
 from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, episode_ids
 from hear_gym.envs.onset.groups.model import SPLITS
+from hear_gym.envs.onset.scenes import SCENE_VERSION
 from hear_gym.wrappers.access import check_access
 from hear_gym.wrappers.stack import check_formats, wrap_env
 
 ENV_ID = "hear_gym/Onset-v0"
+# the groups and the audio built from them: a run of older audio never resumes
+VERSION = f"{GENERATOR_VERSION}+{SCENE_VERSION}"
 
 
 def make(access: str = "A", actions: str = "discrete", observation: str = "dict", **env_kwargs) -> gym.Env:
@@ -39,7 +42,7 @@ FAMILY = EnvFamily(
     env_id=ENV_ID,
     name="onset",
     access_conditions=tuple(ACCESS_CONDITIONS),
-    generator_version=GENERATOR_VERSION,
+    generator_version=VERSION,
     legacy_agent_groups=("hear_gym.onset_agents",),
     make=make,
     episode_ids=episode_ids,

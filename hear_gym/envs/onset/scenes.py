@@ -1,19 +1,28 @@
-"""Onset waveforms: two source utterances -> two branch waveforms -> renderings -> nested prefixes.
+"""Onset waveforms: one shared rendering and two branch renderings -> two branch waveforms ->
+renderings -> nested prefixes.
 
-PACT-SLM's construction (section 3.2 and its appendix), step by step:
+PACT-SLM's construction (section 3.2 and its appendix), step by step, with one change: the
+paper's shared prefix averages the two branches' samples, which is audibly two voices at once
+(a tail-harmonicity scalar timed the onset in three trajectories of four). Here the shared
+prefix is one rendering of one voice, and each branch's own rendering is spliced in after it.
 
-1. Each source utterance is synthesized by eSpeak NG with its delivery (pitch level, pitch range,
-   final contour) and the group's shared voice, rate and clause pauses, then normalized to
-   ``SPEECH_DBFS`` RMS, so loudness carries no action.
-2. Both sources are laid on one timeline of ``N`` samples: ``LEAD_MS`` of lead-in, the speech,
-   and a tail padding both to the longer one plus ``TAIL_MS``; both branches therefore have the
-   same duration, and prefix ``k`` ends at ``round(PREFIX_FRACTIONS[k] * N)`` in both.
-3. Divergence: the midpoint between the end of the prefix before the onset and the end of the
-   onset prefix. Before it, both branches hold the same averaged samples ``(a + b) / 2``; from
-   it a ``CROSSFADE_MS`` raised-cosine crossfade leads to each branch's own source. The average
-   is scaled to the mean power of the two sources over the shared span (our addition: a plain
-   average of two differently pitched voices is quieter, and that level step would mark the
-   divergence for any energy scalar).
+1. Three renderings of the transcript by eSpeak NG, all with the group's voice, rate and clause
+   pauses: each branch's source utterance with its delivery (pitch level, pitch range, final
+   contour), and the *shared* utterance with the ``shared_delivery``: the mean of the two
+   deliveries' pitch level and range, and a level ending (only its samples before the splice
+   are heard, so its ending never sounds). Each is normalized to ``SPEECH_DBFS`` RMS, so loudness
+   carries no action. eSpeak's timing depends on the text, voice and rate, not on pitch, so the
+   three renderings are aligned to within a frame until the final clause.
+2. All three are laid on one timeline of ``N`` samples: ``LEAD_MS`` of lead-in, the speech, and
+   a tail padding the branches to the longer one plus ``TAIL_MS``; both branches therefore have
+   the same duration, and prefix ``k`` ends at ``round(PREFIX_FRACTIONS[k] * N)`` in both.
+3. Divergence (the splice): the quietest ``SPLICE_FRAME_MS`` frame of the three renderings (the
+   loudest of the three at each frame, minimized) within ``SPLICE_WINDOW`` of the midpoint
+   between the end of the prefix before the onset and the end of the onset prefix: a pause or
+   a consonant closure, where a change of pitch level is not heard as a jump inside a vowel.
+   Before it, both branches hold the shared rendering's samples; from it a ``CROSSFADE_MS``
+   raised-cosine crossfade leads to each branch's own rendering, scaled so that over the
+   shared span it has the shared rendering's level (no level step at the splice).
 4. A pink room-tone bed (``ROOM_TONE_DBFS``), one realization per group, is added to both
    branches, so no stretch is digital silence.
 5. Renderings: ``clean``, and for the test split ``noise15``: one Gaussian-noise realization per
@@ -27,13 +36,13 @@ Every random draw comes from a ``numpy.random.Generator`` seeded by a stable has
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from hear_gym.envs.onset.groups.generator import groups_by_id
-from hear_gym.envs.onset.groups.model import CLEAN, NOISY, PREFIX_FRACTIONS, Branch, Group
+from hear_gym.envs.onset.groups.model import CLEAN, NOISY, PREFIX_FRACTIONS, Delivery, Group
 from hear_gym.speech.plans import ProsodyPlan
 from hear_gym.speech.renderers import SAMPLE_RATE, EspeakRenderer, assemble, clauses, spoken_text
 from hear_gym.speech.scene import normalize_loudness, pink_noise, rms_dbfs
@@ -41,10 +50,12 @@ from hear_gym.speech.scene import normalize_loudness, pink_noise, rms_dbfs
 SPEECH_DBFS = -20.0
 LEAD_MS = TAIL_MS = 200.0
 CLAUSE_PAUSE_MS = 150.0
-CROSSFADE_MS = 50.0
+CROSSFADE_MS = 20.0
+SPLICE_FRAME_MS = 10.0
+SPLICE_WINDOW = 0.35  # of the span between the two prefix ends, either side of its midpoint
 ROOM_TONE_DBFS = -55.0
 NOISE_SNR_DB = 15.0
-SCENE_VERSION = "onset-scene-1"  # part of every seed key: change it with any change here
+SCENE_VERSION = "onset-scene-2"  # part of every seed key: change it with any change here
 
 
 @dataclass(frozen=True)
@@ -54,7 +65,7 @@ class RenderedGroup:
     group: Group
     waveforms: dict[tuple[str, str], np.ndarray]  # (branch id, rendering) -> read-only float32
     prefix_ends: tuple[int, ...]  # samples
-    divergence: int  # first sample where the branches may differ
+    divergence: int  # the splice: first sample where the branches may differ
     manifest: dict
 
     def prefix(self, branch_id: str, rendering: str, k: int) -> np.ndarray:
@@ -62,21 +73,26 @@ class RenderedGroup:
         return self.waveforms[(branch_id, rendering)][: self.prefix_ends[k]]
 
 
-def synthesize_source(group: Group, branch: Branch) -> np.ndarray:
-    """One source utterance (speech only), normalized to ``SPEECH_DBFS``."""
-    d = branch.delivery
+def shared_delivery(group: Group) -> Delivery:
+    """The shared prefix's delivery: the mean pitch level and range of the two branches."""
+    a, b = (branch.delivery for branch in group.branches)
+    return Delivery("shared", round((a.pitch + b.pitch) / 2, 2), round((a.range + b.range) / 2, 2), "level")
+
+
+def synthesize(group: Group, delivery: Delivery) -> np.ndarray:
+    """One rendering of the group's transcript (speech only), normalized to ``SPEECH_DBFS``."""
     plan = ProsodyPlan(
-        label=d.style,
+        label=delivery.style,
         rate=group.rate,
-        pitch=d.pitch,
-        range=d.range,
+        pitch=delivery.pitch,
+        range=delivery.range,
         gain_db=0.0,
         lead_pause_ms=0.0,
         clause_pause_ms=CLAUSE_PAUSE_MS,
-        final_contour=d.contour,  # type: ignore[arg-type]
+        final_contour=delivery.contour,  # type: ignore[arg-type]
     )
     renderer = EspeakRenderer()
-    text = spoken_text(group.transcript, "en", d.contour)
+    text = spoken_text(group.transcript, "en", delivery.contour)
     speech = assemble(clauses(text, group.voice, "en", renderer.settings(plan)), plan)
     return normalize_loudness(speech, SPEECH_DBFS)
 
@@ -94,35 +110,43 @@ def _power(x: np.ndarray) -> float:
     return float(np.mean(np.square(x, dtype=np.float64)))
 
 
+def splice_point(laid: list[np.ndarray], before: int, onset_end: int) -> int:
+    """The start of the quietest ``SPLICE_FRAME_MS`` frame (the loudest of ``laid`` at each frame)
+    within ``SPLICE_WINDOW`` of the midpoint of ``before`` and ``onset_end`` (ties: the earliest)."""
+    frame = int(round(SAMPLE_RATE * SPLICE_FRAME_MS / 1000))
+    half = int(SPLICE_WINDOW * (onset_end - before))
+    middle = (before + onset_end) // 2
+    starts = np.arange(middle - half, middle + half - frame + 1, frame)
+    loudest = np.max([[_power(x[s : s + frame]) for s in starts] for x in laid], axis=0)
+    return int(starts[int(np.argmin(loudest))])
+
+
 def build_group(group: Group) -> RenderedGroup:
-    """The group's branch waveforms and renderings (steps 2-5 of the module docstring)."""
-    sources = [synthesize_source(group, b).astype(np.float64) for b in group.branches]
+    """The group's branch waveforms and renderings (steps 1-5 of the module docstring)."""
+    sources = [synthesize(group, b.delivery).astype(np.float64) for b in group.branches]
+    shared_source = synthesize(group, shared_delivery(group)).astype(np.float64)
     lead, tail = (int(round(SAMPLE_RATE * ms / 1000)) for ms in (LEAD_MS, TAIL_MS))
     total = lead + max(len(s) for s in sources) + tail
-    laid = []
-    for source in sources:
-        padded = np.zeros(total)
-        padded[lead : lead + len(source)] = source
-        laid.append(padded)
+    shared, *laid = (np.zeros(total) for _ in range(3))
+    for padded, source in zip((shared, *laid), (shared_source, *sources), strict=True):
+        n = min(len(source), total - lead)
+        padded[lead : lead + n] = source[:n]
     ends = tuple(int(round(f * total)) for f in PREFIX_FRACTIONS)
-    divergence = (ends[group.onset_index - 1] + ends[group.onset_index]) // 2
+    divergence = splice_point([shared, *laid], ends[group.onset_index - 1], ends[group.onset_index])
     fade = int(round(SAMPLE_RATE * CROSSFADE_MS / 1000))
-    average = (laid[0] + laid[1]) / 2
-    span = slice(lead, divergence)
-    average_power = _power(average[span])
-    gain = (
-        np.sqrt((_power(laid[0][span]) + _power(laid[1][span])) / 2 / average_power) if average_power else 1.0
-    )
-    shared = average * gain
     ramp = _raised_cosine(fade)
+    span = slice(lead, divergence)
     bed = pink_noise(total, _rng(group, "room"), ROOM_TONE_DBFS).astype(np.float64)
-    branches = {}
+    branches, gains = {}, {}
     for branch, own in zip(group.branches, laid, strict=True):
-        wave = own.copy()
+        own_power = _power(own[span])
+        gain = np.sqrt(_power(shared[span]) / own_power) if own_power else 1.0
+        wave = own * gain
         wave[:divergence] = shared[:divergence]
         cross = slice(divergence, divergence + fade)
-        wave[cross] = (1 - ramp) * shared[cross] + ramp * own[cross]
+        wave[cross] = (1 - ramp) * shared[cross] + ramp * wave[cross]
         branches[branch.branch_id] = wave + bed
+        gains[branch.branch_id] = round(float(20 * np.log10(gain)), 3)
     waveforms = {(b, CLEAN): branches[b] for b in branches}
     if NOISY in group.renderings:
         noise = _rng(group, "noise").standard_normal(total)
@@ -142,8 +166,9 @@ def build_group(group: Group) -> RenderedGroup:
         "prefix_ends": list(ends),
         "divergence": divergence,
         "crossfade_samples": fade,
-        "shared_gain_db": round(float(20 * np.log10(gain)), 3),
-        "source_speech_s": [round(len(s) / SAMPLE_RATE, 3) for s in sources],
+        "shared_delivery": asdict(shared_delivery(group)),
+        "continuation_gain_db": gains,
+        "source_speech_s": [round(len(s) / SAMPLE_RATE, 3) for s in (*sources, shared_source)],
         "speech_dbfs": SPEECH_DBFS,
         "room_tone_dbfs": round(rms_dbfs(bed), 2),
         "noise_snr_db": NOISE_SNR_DB if NOISY in group.renderings else None,

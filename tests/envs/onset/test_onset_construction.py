@@ -1,6 +1,7 @@
 """The branch construction: pre-onset prefixes byte-identical within a pair (clean and noise),
-the onset prefix branch-specific, equal durations, nested crops, a 15 dB pair-level noise, and
-the same audio in and across processes."""
+the onset prefix branch-specific, the splice at a quiet point near the midpoint with no level
+step, equal durations, nested crops, a 15 dB pair-level noise, and the same audio in and across
+processes."""
 
 import hashlib
 import json
@@ -11,7 +12,14 @@ import numpy as np
 
 from hear_gym.envs.onset.groups.generator import select_groups
 from hear_gym.envs.onset.groups.model import N_PREFIXES
-from hear_gym.envs.onset.scenes import CROSSFADE_MS, NOISE_SNR_DB, build_group
+from hear_gym.envs.onset.scenes import (
+    CROSSFADE_MS,
+    NOISE_SNR_DB,
+    SPEECH_DBFS,
+    SPLICE_FRAME_MS,
+    SPLICE_WINDOW,
+    build_group,
+)
 
 # every onset fraction, clean-only and noisy groups
 SAMPLE = [*select_groups("train")[::52], *select_groups("test")[::16]]
@@ -31,15 +39,29 @@ def test_pre_onset_prefixes_are_byte_identical_and_the_onset_prefix_is_not():
                     assert a.tobytes() != b.tobytes(), (group.group_id, rendering, k)
 
 
-def test_divergence_and_crossfade_lie_between_the_last_wait_prefix_and_the_onset_prefix():
+def test_the_splice_lies_near_the_midpoint_between_the_last_wait_prefix_and_the_onset_prefix():
     for group in SAMPLE:
         rendered = build_group(group)
         ends, k = rendered.prefix_ends, group.onset_index
-        assert rendered.divergence == (ends[k - 1] + ends[k]) // 2
+        middle, half = (ends[k - 1] + ends[k]) // 2, SPLICE_WINDOW * (ends[k] - ends[k - 1])
+        assert abs(rendered.divergence - middle) <= half
         assert rendered.divergence + int(16 * CROSSFADE_MS) < ends[k]
         a, b = (rendered.waveforms[(br, "clean")] for br in ("a", "b"))
         first_difference = int(np.flatnonzero(a != b)[0])
         assert ends[k - 1] <= rendered.divergence <= first_difference < ends[k]
+
+
+def test_most_splices_fall_in_a_pause_or_closure_and_none_steps_the_level():
+    """A splice frame at least 20 dB under the speech level in three groups of four (a window of
+    continuous voicing has no such frame); the continuation's gain over the shared span under 1 dB."""
+    quiet, frame = [], int(16 * SPLICE_FRAME_MS)
+    for group in SAMPLE:
+        rendered = build_group(group)
+        for branch in ("a", "b"):
+            at = rendered.waveforms[(branch, "clean")][rendered.divergence :][:frame].astype(np.float64)
+            quiet.append(10 * np.log10(np.mean(at**2)) < SPEECH_DBFS - 20)
+            assert abs(rendered.manifest["continuation_gain_db"][branch]) < 1.0, group.group_id
+    assert np.mean(quiet) >= 0.75, quiet
 
 
 def test_crops_are_nested_and_noise_is_added_before_cropping_at_15_db():
