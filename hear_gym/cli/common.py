@@ -122,7 +122,7 @@ def family_options(pairs: list[str] | None, **flags: Any) -> dict[str, Any]:
     return options
 
 
-def option_value(text: str) -> Any:
+def option_value(text: str, key: str) -> Any:
     """A ``--option`` value as JSON when it parses (0.05, 3, true, null), else the plain string.
     NaN and infinities are refused: a run's configuration is written as strict JSON."""
     try:
@@ -130,7 +130,7 @@ def option_value(text: str) -> Any:
     except json.JSONDecodeError:
         return text
     if isinstance(value, float) and not math.isfinite(value):
-        raise typer.BadParameter(f"{text!r} is not a finite number", param_hint="--option")
+        raise typer.BadParameter(f"{key}={text}: {key} must be a finite number", param_hint="--option")
     return value
 
 

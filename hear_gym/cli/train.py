@@ -37,7 +37,7 @@ train_app = typer.Typer(
 
 def env_options(pairs: list[str] | None) -> dict[str, Any]:
     """``--option KEY=VALUE`` pairs as ``gym.make`` kwargs (the last value of a repeated key)."""
-    return {key: option_value(values[-1]) for key, values in family_options(pairs).items()}
+    return {key: option_value(values[-1], key) for key, values in family_options(pairs).items()}
 
 
 def _net_arch(text: str) -> tuple[int, ...]:

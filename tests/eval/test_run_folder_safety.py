@@ -97,7 +97,7 @@ def test_undefined_aggregates_are_written_as_null(tmp_path):
 
 def test_a_non_finite_option_is_refused_before_it_reaches_the_run_config(tmp_path):
     result = invoke("eval", "--out", tmp_path / "run", *ONE_EPISODE, "--option", "turn_cost=NaN")
-    assert _one_line_error(result) and "not a finite number" in result.output
+    assert _one_line_error(result) and "turn_cost must be a finite number" in result.output
     assert not (tmp_path / "run").exists()
 
 

@@ -73,7 +73,7 @@ def plan_eval(request) -> tuple[Any, dict, dict]:
     env_kwargs = {"renderer": request.renderer, "prosody": request.prosody}
     for key in REWARD_OPTIONS:  # --option reward=tiered / turn_cost=0.02 / patience=3
         if key in request.family_options:
-            env_kwargs[key] = option_value(request.take(key)[-1])
+            env_kwargs[key] = option_value(request.take(key)[-1], key)
     intervention = request.take("state_intervention")
     if intervention is not None:
         if any(c.access != "T+S" for c in cells):
