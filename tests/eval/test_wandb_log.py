@@ -155,8 +155,20 @@ def test_an_unreachable_server_fails_within_the_init_timeout(tmp_path):
     with socket.socket() as sock:  # a local port nothing listens on
         sock.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    env = _environment(WANDB_API_KEY="0" * 40, WANDB_BASE_URL=closed)
+    # a short WANDB_INIT_TIMEOUT keeps the test fast; the default (20 s) is tested below
+    env = _environment(WANDB_API_KEY="0" * 40, WANDB_BASE_URL=closed, WANDB_INIT_TIMEOUT="3")
     proc, seconds = _start_run(tmp_path, env)
     refused = [line for line in proc.stdout.splitlines() if line.startswith("refused:")]
     assert proc.returncode == 3 and len(refused) == 1, proc.stdout + proc.stderr
-    assert seconds < 60  # the SDK alone retries for 90 s
+    assert seconds < 40  # the SDK alone retries for 90 s
+
+
+def test_an_online_run_waits_20_s_for_the_server_unless_told_otherwise():
+    from hear_gym.eval.wandb_log import _sdk_environment
+
+    online = _sdk_environment({"WANDB_API_KEY": "0" * 40})
+    assert online["WANDB_MODE"] == "online" and online["WANDB_INIT_TIMEOUT"] == "20"
+    assert (
+        _sdk_environment({"WANDB_API_KEY": "0" * 40, "WANDB_INIT_TIMEOUT": "3"})["WANDB_INIT_TIMEOUT"] == "3"
+    )
+    assert "WANDB_INIT_TIMEOUT" not in _sdk_environment({})  # offline: no server to wait for

@@ -207,6 +207,7 @@ def test_each_side_of_a_pair_hears_its_own_clip_in_every_forward(
     assert len((tmp_path / "paired/evals/final/results.jsonl").read_text().splitlines()) == 2
 
 
+@pytest.mark.slow
 def test_same_seed_gives_the_same_audio_grpo_curve(tiny_audio, tmp_path, varied_reward):
     def curve(out):
         _grpo(tiny_audio, out, evaluation={"limit": 1, "base": False, "families": ("self_talk",)})

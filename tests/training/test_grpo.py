@@ -156,6 +156,7 @@ def concern_probe(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_assent_pairs_through_the_inferred_state_train_and_evaluate_under_t_s_hat(
     tiny_lm, concern_probe, tmp_path, monkeypatch
 ):
@@ -235,6 +236,7 @@ def test_paired_grpo_trains_on_hear2act_assent_pairs(tiny_lm, tmp_path):
         GRPOSettings(out=tmp_path / "x", model=str(tiny_lm), task="onset")
 
 
+@pytest.mark.slow
 def test_a_group_split_over_two_processes_keeps_its_pair(tiny_lm, tmp_path):
     """torchrun, 2 CPU processes (gloo), 2 completions each and K=4: process 0 holds the x+ half
     of every group and process 1 the x- half of the same command (sides by global row)."""
