@@ -61,6 +61,7 @@ def dev_returns(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("turn_cost", TURN_COSTS)
 @pytest.mark.parametrize("other", sorted(TRANSCRIPT_AGENTS))
 def test_no_transcript_agent_beats_the_planner(dev_returns, turn_cost, other):
@@ -69,6 +70,7 @@ def test_no_transcript_agent_beats_the_planner(dev_returns, turn_cost, other):
     assert gap.low >= 0, (other, turn_cost, gap)
 
 
+@pytest.mark.slow
 def test_the_ask_until_disclosed_reference_is_beaten_outright(dev_returns):
     for turn_cost in TURN_COSTS:
         returns = dev_returns[turn_cost]
@@ -76,6 +78,7 @@ def test_the_ask_until_disclosed_reference_is_beaten_outright(dev_returns):
         assert gap.low > 0, (turn_cost, gap)
 
 
+@pytest.mark.slow
 def test_hearing_the_concern_state_pays_on_top_of_the_planner(dev_returns):
     returns = dev_returns[0.10]
     gap = contrast_ci([(1.0, returns["planner@T+S"]), (-1.0, returns["planner@T"])])

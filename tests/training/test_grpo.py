@@ -215,6 +215,7 @@ def test_the_documented_accelerate_config_parses():
     assert config.num_processes == 8 and config.mixed_precision == "bf16" and not config.use_cpu
 
 
+@pytest.mark.slow
 def test_paired_grpo_trains_on_hear2act_assent_pairs(tiny_lm, tmp_path):
     """The second task: one transcript at an assent turn, genuine (x+) vs reluctant (x-), each
     group [x+, x-]; the trained model then plays whole held-out dialogues under T+S."""

@@ -65,6 +65,7 @@ def test_structural_solver_finds_the_gold_without_decoys(reset_views):
         assert expected_hit({i: float(n) for i, n in votes.items()}, gold) == 1.0
 
 
+@pytest.mark.slow
 def test_learned_option_classifier_is_at_chance_on_held_out_scenarios(reset_views):
     train = [(v, g) for v, g, split in reset_views if split == "train"]
     held_out = [(v, g) for v, g, split in reset_views if split != "train"]
