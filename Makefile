@@ -44,6 +44,7 @@ test-all: lint
 
 ## Speed ratios and the baseline grid for benchmarks/RESULTS.md.
 bench: $(STAMP)
+	$(PY) benchmarks/speed_envs.py
 	$(PY) benchmarks/speed_hear2act.py
 	$(PY) benchmarks/speed_ppo.py
 	$(PY) benchmarks/hear2act_baselines.py
