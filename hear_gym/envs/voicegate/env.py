@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,10 @@ from hear_gym.speech.cache import shared_render_cache
 
 MAX_TRANSCRIPT_CHARS = 1_000
 MAX_TOOLS_CHARS = 8_000
+# Rendered inputs an env keeps (waveform and manifest, a few hundred kB each): a reset of an item
+# seen before renders nothing (the room, the loudness and the hash cost milliseconds even with
+# every TTS segment cached). 256 covers a family's test split (240 in speaker_switch).
+RENDERED_ITEMS = 256
 
 
 class VoiceGateEnv(gym.Env):
@@ -90,6 +95,7 @@ class VoiceGateEnv(gym.Env):
         self.reward_fn = REWARDS[reward]
         self.judge = judge or KeywordJudge()
         self.cache = shared_render_cache(renderer, Path(audio_cache_dir) if audio_cache_dir else None)
+        self._rendered = lru_cache(maxsize=RENDERED_ITEMS)(self._render)
         self.tools_json = json.dumps(tool_inventory(), separators=(",", ":"))
         self.observation_space = spaces.Dict(
             {
@@ -162,8 +168,13 @@ class VoiceGateEnv(gym.Env):
         if self.item is None:
             raise RuntimeError("call reset() first")
         if self._audio is None and self.item.has_audio:
-            self._audio = render_item(self.item, self.cache)
+            self._audio = self._rendered(self._index[self.item.item_id])
         return self._audio
+
+    def _render(self, index: int) -> tuple[np.ndarray, dict]:
+        waveform, manifest = render_item(self.items[index], self.cache)
+        waveform.flags.writeable = False  # shared by every episode of the item
+        return waveform, manifest
 
     def action_masks(self) -> np.ndarray:
         """Valid Discrete actions (sb3-contrib's MaskablePPO reads this method)."""
