@@ -14,7 +14,6 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from hear_gym.core.records import fresh_copy
 from hear_gym.core.spaces import MAX_AUDIO_SAMPLES
 from hear_gym.envs.voicegate.scenes import room_tone
 from hear_gym.wrappers.access import HiddenWords, apply_access_table
@@ -25,7 +24,7 @@ def _item_clip(env: gym.Env) -> tuple[np.ndarray | None, dict]:
     rendered = env.unwrapped.item_audio()
     if rendered is None:  # a text-only input
         return None, {"manifest": {}}
-    return rendered[0], {"manifest": fresh_copy(rendered[1])}
+    return rendered[0], {"manifest": rendered[1]}
 
 
 def _room_tone(env: gym.Env) -> np.ndarray:

@@ -34,6 +34,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.core.env_checks import require_finite, require_running
+from hear_gym.core.records import SharedRecord
 from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
@@ -106,7 +107,8 @@ class VoiceGateEnv(gym.Env):
         )
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.item: Item | None = None
-        self._audio: tuple[np.ndarray, dict] | None = None
+        # waveform, manifest (read here) and the manifest that callers get copies of
+        self._audio: tuple[np.ndarray, dict, SharedRecord] | None = None
         self._obs: dict[str, Any] | None = None
         self._done = True
 
@@ -163,18 +165,22 @@ class VoiceGateEnv(gym.Env):
         }
 
     def item_audio(self) -> tuple[np.ndarray, dict] | None:
-        """(waveform, manifest) of the current item, rendered on first request; None for the
-        text-only condition. The waveform is shared and read-only."""
+        """(waveform, manifest) of the current item, rendered on first request (and kept, see
+        ``RENDERED_ITEMS``); None for the text-only condition. The waveform is shared and
+        read-only; the manifest is the caller's own copy."""
         if self.item is None:
             raise RuntimeError("call reset() first")
-        if self._audio is None and self.item.has_audio:
+        if not self.item.has_audio:
+            return None
+        if self._audio is None:
             self._audio = self._rendered(self._index[self.item.item_id])
-        return self._audio
+        waveform, _, manifest = self._audio
+        return waveform, manifest.copy()
 
-    def _render(self, index: int) -> tuple[np.ndarray, dict]:
+    def _render(self, index: int) -> tuple[np.ndarray, dict, SharedRecord]:
         waveform, manifest = render_item(self.items[index], self.cache)
         waveform.flags.writeable = False  # shared by every episode of the item
-        return waveform, manifest
+        return waveform, manifest, SharedRecord(manifest)
 
     def action_masks(self) -> np.ndarray:
         """Valid Discrete actions (sb3-contrib's MaskablePPO reads this method)."""

@@ -1,16 +1,22 @@
 """What VoiceGate computes once per item or group and reuses (issue 28: no work repeated per step
-that depends only on the episode): the room-tone bed, the rendered input, the item's record; and
+that depends only on the episode): the room-tone bed, the rendered input, the item's record, the tools' validators; and
 that reusing them hands no caller anything another caller can change."""
 
+from types import SimpleNamespace
+
 import gymnasium as gym
+import jsonschema
 import numpy as np
 
 import hear_gym  # noqa: F401  (registers the ids)
 from hear_gym.core.spaces import MAX_AUDIO_SAMPLES
 from hear_gym.envs.voicegate import env as env_module
-from hear_gym.envs.voicegate import scenes
+from hear_gym.envs.voicegate import scenes, scoring
+from hear_gym.envs.voicegate.actions import TOOL0, decode
 from hear_gym.envs.voicegate.items import model
 from hear_gym.envs.voicegate.items.generator import select_items
+from hear_gym.envs.voicegate.items.pools import TOOL_NAMES
+from hear_gym.envs.voicegate.scoring import score
 from hear_gym.speech.renderers import SAMPLE_RATE
 from hear_gym.speech.scene import pink_noise
 
@@ -75,3 +81,17 @@ def test_an_item_builds_its_record_once_and_each_caller_gets_its_own_copy(monkey
     first["utterances"][0]["text"] = "edited by the caller"
     first["segments"].append("more")
     assert item.as_record() == second and item.as_record()["utterances"][0]["text"] != "edited by the caller"
+
+
+def test_scoring_builds_a_tools_parameter_validator_once(monkeypatch):
+    built = []
+
+    def counted(schema):
+        built.append(schema)
+        return jsonschema.Draft202012Validator(schema)
+
+    monkeypatch.setattr(scoring, "jsonschema", SimpleNamespace(Draft202012Validator=counted))
+    item = select_items("speaker_switch", "test", ("switch",))[0]
+    call = decode(TOOL0 + len(TOOL_NAMES) - 1, len(item.utterances))
+    outcomes = [score(item, call) for _ in range(3)]
+    assert len(built) <= 1 and outcomes[0] == outcomes[2]

@@ -16,7 +16,7 @@ from enum import Enum
 from functools import cached_property
 from typing import Any
 
-from hear_gym.core.records import fresh_copy
+from hear_gym.core.records import SharedRecord
 
 
 class Family(str, Enum):
@@ -130,11 +130,11 @@ class Item:
         """JSON-ready description (for manifests, ``info`` and results files), the caller's own
         copy. Numbers are never null (vector envs batch ``info`` numbers into typed arrays): an
         absent utterance index is ``NO_UTTERANCE``."""
-        return fresh_copy(self._record)
+        return self._record.copy()
 
     @cached_property
-    def _record(self) -> dict[str, Any]:
-        # built once per item (``asdict`` is most of a text-only step); never handed out as is
+    def _record(self) -> SharedRecord:
+        # built once per item: ``asdict`` was most of a text-only step
         record = asdict(self)
         record["family"] = self.family.value
         record["target"] = {
@@ -151,4 +151,4 @@ class Item:
                 {**asdict(s), "source": s.source.value, "placement": s.placement.value} for s in self.segments
             ]
         record["gaps_ms"] = list(self.gaps_ms)
-        return record
+        return SharedRecord(record)
