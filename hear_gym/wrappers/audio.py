@@ -23,8 +23,6 @@ from hear_gym.core.spaces import MAX_AUDIO_SAMPLES, audio_spaces
 
 Clip = Callable[[gym.Env], tuple[np.ndarray | None, dict[str, Any]]]
 Fill = Callable[[gym.Env], np.ndarray]
-_SILENCE = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)  # only ever read: no memory of its own
-_SILENCE.flags.writeable = False
 
 
 class AudioObservation(gym.Wrapper):
@@ -47,13 +45,16 @@ class AudioObservation(gym.Wrapper):
     def _add(self, obs: dict, info: dict) -> tuple[dict, dict]:
         waveform, extra = self.clip(self.env)
         # A new buffer every time: observations must not share memory (vector envs and agents
-        # keep them), so a buffer is never reused. One pass builds it: the clip and the tail
-        # (the fill's, or read-only silence) joined into fresh memory, nothing zeroed first.
-        if waveform is None:
-            buffer, length = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32), 0
+        # keep them), so a buffer is never reused. Silence after the clip: np.zeros gets zeroed
+        # pages lazily, so the cost is the speech itself, not the padding. A fill: the clip and
+        # the fill's tail joined in one pass into fresh memory, nothing zeroed first.
+        length = 0 if waveform is None else min(len(waveform), MAX_AUDIO_SAMPLES)
+        if waveform is None or self.fill is None:
+            buffer = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
+            if waveform is not None:
+                buffer[:length] = waveform[:length]
         else:
-            length = min(len(waveform), MAX_AUDIO_SAMPLES)
-            tail = _SILENCE if self.fill is None else self.fill(self.env)
-            buffer = np.concatenate((waveform[:length], tail[length:MAX_AUDIO_SAMPLES]), dtype=np.float32)
+            tail = self.fill(self.env)[length:MAX_AUDIO_SAMPLES]
+            buffer = np.concatenate((waveform[:length], tail), dtype=np.float32)
         audio = {"audio": buffer, "audio_length": np.array([length], dtype=np.int64)}
         return {**obs, **audio}, {**info, **extra}
