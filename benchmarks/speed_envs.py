@@ -47,8 +47,9 @@ TARGETS = {
 
 def play(env: gym.Env, steps: int | None = None, seconds: float | None = None) -> tuple[int, float]:
     """(steps played, seconds inside ``reset``/``step``) from ``reset(seed=SEED)``: exactly
-    ``steps`` steps, or as many as ``seconds`` allow (at least ``MIN_STEPS``). Random valid actions from a generator seeded
-    alike, so two calls with the same ``steps`` play the same sequence."""
+    ``steps`` steps, or as many as ``seconds`` allow (at least ``MIN_STEPS``). Random valid
+    actions from a generator seeded alike, so two calls with the same ``steps`` play the same
+    sequence."""
     draws = np.random.default_rng(SEED)
     masks = getattr(env.unwrapped, "action_masks", None)
     actions = np.arange(env.action_space.n)
