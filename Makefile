@@ -49,6 +49,7 @@ docs-check: $(STAMP)
 
 ## Speed ratios and the baseline grid for benchmarks/RESULTS.md.
 bench: $(STAMP)
+	$(PY) benchmarks/speed_envs.py
 	$(PY) benchmarks/speed_hear2act.py
 	$(PY) benchmarks/speed_ppo.py
 	$(PY) benchmarks/hear2act_baselines.py

@@ -4,6 +4,7 @@ Prints a table and writes benchmarks/out/speed_ppo.json. Reported (best of ``REP
 interleaved passes each):
   * SB3 PPO environment steps per second on CartPole-v1 (``MlpPolicy``) and on Hear2Act-v0's
     feature observation under T (``MultiInputPolicy``), both with the same hidden layers (64, 64),
+    both on one compute thread (``training.ppo.one_compute_thread``) and interleaved,
     4 envs in one process, 128 steps per env and rollout, 4 epochs; the ratio of their training
     times is the cost of the env and its observation relative to CartPole's. Also sb3-contrib's
     MaskablePPO on Hear2Act (what ``hear-gym train ppo`` runs), whose masking costs extra.
@@ -88,7 +89,14 @@ def hear2act_env(clock: list[float] | None = None, access: str = "T", **options)
 
 
 def train_seconds(name: str) -> tuple[float, float]:
-    """(wall seconds, seconds inside env steps) for TRAIN_STEPS of PPO."""
+    """(wall seconds, seconds inside env steps) for TRAIN_STEPS of PPO, on one compute thread
+    whichever the env (as ``hear-gym train ppo`` runs): with the default pools on one side only,
+    a loaded machine slowed that side alone and the ratio meant nothing (0.51x once)."""
+    with one_compute_thread():
+        return _train_seconds(name)
+
+
+def _train_seconds(name: str) -> tuple[float, float]:
     clock = [0.0]
     if name == "cartpole":
         envs = DummyVecEnv([lambda: StepClock(Monitor(gym.make("CartPole-v1")), clock)] * 4)

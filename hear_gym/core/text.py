@@ -8,6 +8,7 @@ import hashlib
 import re
 import string
 import unicodedata
+from functools import lru_cache
 
 import numpy as np
 from gymnasium import spaces
@@ -49,7 +50,11 @@ def hashed_words(text: str, bins: int) -> np.ndarray:
     """A bag of words hashed into ``bins`` presence bits (float32). BLAKE2b, not ``hash()``:
     the same text gives the same vector in every process."""
     out = np.zeros(bins, dtype=np.float32)
-    for word in _WORD.findall(text.lower()):
-        digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
-        out[int.from_bytes(digest, "little") % bins] = 1.0
+    out[[_word_bin(word, bins) for word in _WORD.findall(text.lower())]] = 1.0
     return out
+
+
+@lru_cache(maxsize=1 << 16)  # the words of every family's inputs; a hash per word was most of the cost
+def _word_bin(word: str, bins: int) -> int:
+    digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "little") % bins

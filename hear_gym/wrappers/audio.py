@@ -44,14 +44,17 @@ class AudioObservation(gym.Wrapper):
 
     def _add(self, obs: dict, info: dict) -> tuple[dict, dict]:
         waveform, extra = self.clip(self.env)
-        # A new buffer every time: observations must not share memory. np.zeros gets zeroed pages
-        # lazily, so the cost is the speech itself, not the padding.
-        buffer = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
-        length = 0
-        if waveform is not None:
-            length = min(len(waveform), MAX_AUDIO_SAMPLES)
-            buffer[:length] = waveform[:length]
-            if self.fill is not None:
-                buffer[length:] = self.fill(self.env)[length:]
+        # A new buffer every time: observations must not share memory (vector envs and agents
+        # keep them), so a buffer is never reused. Silence after the clip: np.zeros gets zeroed
+        # pages lazily, so the cost is the speech itself, not the padding. A fill: the clip and
+        # the fill's tail joined in one pass into fresh memory, nothing zeroed first.
+        length = 0 if waveform is None else min(len(waveform), MAX_AUDIO_SAMPLES)
+        if waveform is None or self.fill is None:
+            buffer = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
+            if waveform is not None:
+                buffer[:length] = waveform[:length]
+        else:
+            tail = self.fill(self.env)[length:MAX_AUDIO_SAMPLES]
+            buffer = np.concatenate((waveform[:length], tail), dtype=np.float32)
         audio = {"audio": buffer, "audio_length": np.array([length], dtype=np.int64)}
         return {**obs, **audio}, {**info, **extra}

@@ -59,8 +59,10 @@ def test_without_fill_the_rest_is_silence_and_buffers_are_never_shared():
     assert not first["audio"][100:].any()
     env.reset(seed=0)
     second, _ = env.reset(seed=0)
-    second["audio"][:] = 1.0
-    assert np.all(first["audio"][:100] == 0.5)
+    second["audio"][:] = 1.0  # the silence after a clip is the caller's own too
+    assert np.all(first["audio"][:100] == 0.5) and not first["audio"][100:].any()
+    third, _ = env.reset(seed=0)
+    assert third["audio"].dtype == np.float32 and not third["audio"][100:].any()
 
 
 def test_needs_a_dict_observation():

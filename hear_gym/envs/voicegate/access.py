@@ -11,8 +11,6 @@ replaced by ``[speech]``; text-only inputs keep their words, they have nothing e
 
 from __future__ import annotations
 
-import copy
-
 import gymnasium as gym
 import numpy as np
 
@@ -26,7 +24,7 @@ def _item_clip(env: gym.Env) -> tuple[np.ndarray | None, dict]:
     rendered = env.unwrapped.item_audio()
     if rendered is None:  # a text-only input
         return None, {"manifest": {}}
-    return rendered[0], {"manifest": copy.deepcopy(rendered[1])}
+    return rendered[0], {"manifest": rendered[1]}
 
 
 def _room_tone(env: gym.Env) -> np.ndarray:

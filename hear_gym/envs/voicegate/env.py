@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.core.env_checks import require_finite, require_running
+from hear_gym.core.records import SharedRecord
 from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
@@ -46,6 +48,10 @@ from hear_gym.speech.cache import shared_render_cache
 
 MAX_TRANSCRIPT_CHARS = 1_000
 MAX_TOOLS_CHARS = 8_000
+# Rendered inputs an env keeps (waveform and manifest, a few hundred kB each): a reset of an item
+# seen before renders nothing (the room, the loudness and the hash cost milliseconds even with
+# every TTS segment cached). 256 covers a family's test split (240 in speaker_switch).
+RENDERED_ITEMS = 256
 
 
 class VoiceGateEnv(gym.Env):
@@ -90,6 +96,7 @@ class VoiceGateEnv(gym.Env):
         self.reward_fn = REWARDS[reward]
         self.judge = judge or KeywordJudge()
         self.cache = shared_render_cache(renderer, Path(audio_cache_dir) if audio_cache_dir else None)
+        self._rendered = lru_cache(maxsize=RENDERED_ITEMS)(self._render)
         self.tools_json = json.dumps(tool_inventory(), separators=(",", ":"))
         self.observation_space = spaces.Dict(
             {
@@ -100,7 +107,8 @@ class VoiceGateEnv(gym.Env):
         )
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.item: Item | None = None
-        self._audio: tuple[np.ndarray, dict] | None = None
+        # waveform, manifest (read here) and the manifest that callers get copies of
+        self._audio: tuple[np.ndarray, dict, SharedRecord] | None = None
         self._obs: dict[str, Any] | None = None
         self._done = True
 
@@ -157,13 +165,22 @@ class VoiceGateEnv(gym.Env):
         }
 
     def item_audio(self) -> tuple[np.ndarray, dict] | None:
-        """(waveform, manifest) of the current item, rendered on first request; None for the
-        text-only condition. The waveform is shared and read-only."""
+        """(waveform, manifest) of the current item, rendered on first request (and kept, see
+        ``RENDERED_ITEMS``); None for the text-only condition. The waveform is shared and
+        read-only; the manifest is the caller's own copy."""
         if self.item is None:
             raise RuntimeError("call reset() first")
-        if self._audio is None and self.item.has_audio:
-            self._audio = render_item(self.item, self.cache)
-        return self._audio
+        if not self.item.has_audio:
+            return None
+        if self._audio is None:
+            self._audio = self._rendered(self._index[self.item.item_id])
+        waveform, _, manifest = self._audio
+        return waveform, manifest.copy()
+
+    def _render(self, index: int) -> tuple[np.ndarray, dict, SharedRecord]:
+        waveform, manifest = render_item(self.items[index], self.cache)
+        waveform.flags.writeable = False  # shared by every episode of the item
+        return waveform, manifest, SharedRecord(manifest)
 
     def action_masks(self) -> np.ndarray:
         """Valid Discrete actions (sb3-contrib's MaskablePPO reads this method)."""

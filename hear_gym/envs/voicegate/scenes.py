@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from scipy.signal import butter, sosfilt
 
+from hear_gym.core.spaces import MAX_AUDIO_SAMPLES
 from hear_gym.envs.voicegate.items.model import Item, Placement
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest
@@ -66,6 +67,11 @@ LEAD_MS = TAIL_MS = 200.0
 NOISE_DBFS = -50.0
 NOISE_HIGHPASS_HZ = 50.0
 NOISE_VERSION = "room-tone-1"  # part of the seed key: change it with any change to the bed
+# Beds kept in memory, one per item group, each at least an audio observation long (12 s, 0.77 MB;
+# at most ~100 MB): a bed costs milliseconds to draw, and a reset, its terminal step and the
+# render all read the same one. 128 covers every group of a family's split (80 in
+# speaker_switch/test).
+ROOM_TONE_BEDS = 128
 _MICROPHONE = (2.2, 2.0, 1.5)
 ROOMS: dict[Placement, RoomConfig] = {
     Placement.NEAR: RoomConfig(source=(2.0, 2.05, 1.6), microphone=_MICROPHONE),
@@ -97,14 +103,23 @@ def place(dry: np.ndarray, placement: Placement) -> np.ndarray:
     return reverberate(dry, ROOMS[placement])[: len(dry)]
 
 
-def _noise_seed(item: Item) -> int:
-    digest = hashlib.blake2b(f"{NOISE_VERSION}|{item.group}".encode(), digest_size=8).digest()
+def _noise_seed(group: str) -> int:
+    digest = hashlib.blake2b(f"{NOISE_VERSION}|{group}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little")
 
 
+@lru_cache(maxsize=ROOM_TONE_BEDS)
+def _bed(group: str, n: int) -> np.ndarray:
+    bed = pink_noise(n, np.random.default_rng(_noise_seed(group)), NOISE_DBFS, NOISE_HIGHPASS_HZ)
+    bed.flags.writeable = False  # shared by every caller
+    return bed
+
+
 def room_tone(item: Item, n: int) -> np.ndarray:
-    """The first ``n`` samples of the item's noise bed (the same stream ``render_item`` adds)."""
-    return pink_noise(n, np.random.default_rng(_noise_seed(item)), NOISE_DBFS, NOISE_HIGHPASS_HZ)
+    """The first ``n`` samples of the item's noise bed (the same stream ``render_item`` adds),
+    read-only. The bed is causal, so these are the first ``n`` of the group's cached bed of at
+    least ``MAX_AUDIO_SAMPLES``: the same bytes as a bed drawn ``n`` long."""
+    return _bed(item.group, max(n, MAX_AUDIO_SAMPLES))[:n]
 
 
 def render_item(item: Item, cache_: RenderCache) -> tuple[np.ndarray, dict]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import Any, Protocol
 
 import jsonschema
@@ -94,11 +95,16 @@ def _answer_label(item: Item, action: GateAction, judge: Judge) -> JudgeLabel:
     return judge.label(item, action.text or "")
 
 
+@cache
+def _parameter_validator(tool_name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(tool(tool_name).parameters)  # built once per tool
+
+
 def score(item: Item, action: GateAction, judge: Judge | None = None) -> Outcome:
     target = item.target
     params_valid = None
     if action.kind is DecisionKind.TOOL:
-        params_valid = jsonschema.Draft202012Validator(tool(action.tool).parameters).is_valid(action.params)
+        params_valid = _parameter_validator(action.tool).is_valid(action.params)
     label = None
     if action.kind is DecisionKind.ANSWER and target.kind is TargetKind.ANSWER:
         label = _answer_label(item, action, judge or KeywordJudge())

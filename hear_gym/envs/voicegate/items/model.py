@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any
+
+from hear_gym.core.records import SharedRecord
 
 
 class Family(str, Enum):
@@ -124,9 +127,14 @@ class Item:
         return None
 
     def as_record(self) -> dict[str, Any]:
-        """JSON-ready description (for manifests, ``info`` and results files). Numbers are never
-        null (vector envs batch ``info`` numbers into typed arrays): an absent utterance index
-        is ``NO_UTTERANCE``."""
+        """JSON-ready description (for manifests, ``info`` and results files), the caller's own
+        copy. Numbers are never null (vector envs batch ``info`` numbers into typed arrays): an
+        absent utterance index is ``NO_UTTERANCE``."""
+        return self._record.copy()
+
+    @cached_property
+    def _record(self) -> SharedRecord:
+        # built once per item: ``asdict`` was most of a text-only step
         record = asdict(self)
         record["family"] = self.family.value
         record["target"] = {
@@ -143,4 +151,4 @@ class Item:
                 {**asdict(s), "source": s.source.value, "placement": s.placement.value} for s in self.segments
             ]
         record["gaps_ms"] = list(self.gaps_ms)
-        return record
+        return SharedRecord(record)
