@@ -22,7 +22,10 @@ README = ROOT / "README.md"
 DOC_FILES = (README, *sorted((ROOT / "docs").glob("*.md")))
 EXAMPLE_TIMEOUT_S = 300
 # Flags the docs name that belong to a script, not to hear-gym: the script that defines each.
-SCRIPT_FLAGS = {"--study": ROOT / "benchmarks" / "llm_post_training.py"}
+SCRIPT_FLAGS = {
+    "--study": ROOT / "benchmarks" / "llm_post_training.py",
+    "--seconds": ROOT / "benchmarks" / "speed_envs.py",
+}
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")

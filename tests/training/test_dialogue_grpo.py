@@ -333,7 +333,7 @@ def _curve(folder):
     return [r for r in rows if r["kind"] == "train"]
 
 
-def test_a_tiny_grpo_run_trains_saves_and_repeats_with_the_same_seed(eager, tmp_path, monkeypatch):
+def test_a_tiny_grpo_run_trains_and_saves(eager, tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_MODE", "offline")
     evaluation = {"limit": 1, "base": False, "batch_size": 1}
     first = train_dialogue_grpo(out=tmp_path / "a", model=eager, **{**TINY_RUN, "evaluation": evaluation})
@@ -359,6 +359,13 @@ def test_a_tiny_grpo_run_trains_saves_and_repeats_with_the_same_seed(eager, tmp_
     with pytest.raises(FileExistsError):
         train_dialogue_grpo(out=tmp_path / "a", model=eager, **TINY_RUN)
 
+
+@pytest.mark.slow
+def test_a_tiny_grpo_run_repeats_with_the_same_seed(eager, tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    evaluation = {"limit": 1, "base": False, "batch_size": 1}
+    train_dialogue_grpo(out=tmp_path / "a", model=eager, **{**TINY_RUN, "evaluation": evaluation})
+    curve = _curve(tmp_path / "a")
     train_dialogue_grpo(out=tmp_path / "b", model=eager, **TINY_RUN)
     assert _curve(tmp_path / "b") == curve
     train_dialogue_grpo(out=tmp_path / "c", model=eager, **{**TINY_RUN, "seed": 1})
