@@ -37,8 +37,11 @@ lint: $(STAMP)
 test: lint
 	$(VENV)/bin/pytest
 
-## Both tiers: the default one plus the `slow` tier (full-size statistical bounds, second seeded
-## runs, learning checks).
+## The `slow` tier alone (full-size statistical bounds, second seeded runs); CI runs it after `make test`.
+test-slow: $(STAMP)
+	$(VENV)/bin/pytest -m slow
+
+## Both tiers: the default one plus the `slow` tier.
 test-all: lint
 	$(VENV)/bin/pytest -m ""
 
