@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
+from lock_holder import lock_held_elsewhere, start_holder
 
 from hear_gym.core.run_folder import (
     LOCK_FILE,
@@ -18,36 +16,16 @@ from hear_gym.core.run_folder import (
     write_json_atomic,
 )
 
-_HOLD = textwrap.dedent(
-    """
-    import sys, time
-    from hear_gym.core.run_folder import run_folder_lock
-    with run_folder_lock(sys.argv[1]):
-        print("held", flush=True)
-        time.sleep(60)
-    """
-)
-
-
-def _holder(folder):
-    proc = subprocess.Popen([sys.executable, "-c", _HOLD, str(folder)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "held"
-    return proc
-
 
 def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path):
-    proc = _holder(tmp_path / "run")
-    try:
+    with lock_held_elsewhere(tmp_path / "run"):
         with pytest.raises(RunFolderBusy, match="in use by another run"):
             with run_folder_lock(tmp_path / "run"):
                 pass
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
-    proc = _holder(tmp_path / "run")
+    proc = start_holder(tmp_path / "run")
     proc.kill()
     proc.wait()
     with run_folder_lock(tmp_path / "run") as folder:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-import textwrap
 
 import pytest
+from lock_holder import lock_held_elsewhere
 from typer.testing import CliRunner
 
 from hear_gym.cli.app import app
@@ -16,16 +15,6 @@ from hear_gym.eval import provenance
 
 runner = CliRunner()
 ONE_EPISODE = ("--limit", "1", "--no-progress", "--feedback", "prosody", "--cell", "transcript_only")
-
-_HOLD = textwrap.dedent(
-    """
-    import sys, time
-    from hear_gym.core.run_folder import run_folder_lock
-    with run_folder_lock(sys.argv[1]):
-        print("held", flush=True)
-        time.sleep(120)
-    """
-)
 
 
 def invoke(*args):
@@ -44,16 +33,11 @@ def test_a_second_writer_is_refused_and_the_folder_left_untouched(tmp_path):
     before = {
         name: (run / name).read_bytes() for name in ("results.jsonl", "metadata.json", "run_config.json")
     }
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(run)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(run):
         for args in (("eval", "--out", run, *ONE_EPISODE), ("report", run)):
             result = invoke(*args)
             assert result.exit_code == 2 and "in use by another run" in result.output, args
             assert _one_line_error(result), result.output
-    finally:
-        holder.kill()
-        holder.wait()
     assert {name: (run / name).read_bytes() for name in before} == before
     assert invoke("eval", "--out", run, *ONE_EPISODE).exit_code == 0  # the lock died with its holder
 

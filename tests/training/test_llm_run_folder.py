@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from lock_holder import lock_held_elsewhere
 
 pytest.importorskip("trl")
 from typer.testing import CliRunner  # noqa: E402
@@ -108,22 +106,9 @@ def test_an_interrupted_run_resumes_from_its_last_checkpoint(tiny_lm, tmp_path, 
         trainer(tiny_lm, out, seed=5)
 
 
-HOLD_LOCK = textwrap.dedent(
-    """
-    import sys, time
-    from hear_gym.core.run_folder import run_folder_lock
-    with run_folder_lock(sys.argv[1]):
-        print("held", flush=True)
-        time.sleep(60)
-    """
-)
-
-
 def test_a_second_writer_is_refused_and_the_folder_left_alone(tiny_lm, tmp_path):
     out = tmp_path / "run"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(out):
         before = sorted(p.name for p in out.iterdir())
         for command in ("sft", "grpo"):
             args = ["train", command, "--out", str(out), "--model", str(tiny_lm), "--no-wandb"]
@@ -132,9 +117,6 @@ def test_a_second_writer_is_refused_and_the_folder_left_alone(tiny_lm, tmp_path)
             assert result.exit_code == 2 and "in use by another run" in result.output
             assert result.output.startswith("error:") and "Traceback" not in result.output
         assert sorted(p.name for p in out.iterdir()) == before
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_a_folder_that_is_no_model_is_refused_before_anything_is_written(tiny_lm, tmp_path):

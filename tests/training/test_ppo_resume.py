@@ -12,6 +12,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from lock_holder import lock_held_elsewhere
 
 pytest.importorskip("sb3_contrib")
 from safetensors.torch import load_file  # noqa: E402
@@ -184,22 +185,9 @@ def test_a_damaged_curve_line_is_named(tmp_path, monkeypatch):
         train(PPOSettings(out=out, **RESUMABLE))
 
 
-HOLD_LOCK = textwrap.dedent(
-    """
-    import sys, time
-    from hear_gym.core.run_folder import run_folder_lock
-    with run_folder_lock(sys.argv[1]):
-        print("held", flush=True)
-        time.sleep(60)
-    """
-)
-
-
 def test_a_second_writer_is_refused_and_the_folder_left_alone(tmp_path):
     out = tmp_path / "run"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(out):
         before = sorted(p.name for p in out.iterdir())
         with pytest.raises(RunFolderBusy, match="in use by another run"):
             train(PPOSettings(out=out, **RESUMABLE))
@@ -208,9 +196,6 @@ def test_a_second_writer_is_refused_and_the_folder_left_alone(tmp_path):
         assert result.exit_code == 2 and "in use by another run" in result.output
         assert result.output.startswith("error:") and "Traceback" not in result.output
         assert sorted(p.name for p in out.iterdir()) == before
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_files_are_never_written_through_planted_links(tmp_path):
