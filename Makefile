@@ -10,7 +10,7 @@ ENV_OPTIONS := --option reward=tiered --option turn_cost=0.02
 TRAIN_OPTIONS := --train-option hidden_users=resample
 PPO_STEPS ?= 20000
 
-.PHONY: run test test-all lint bench docs-check clean
+.PHONY: run test test-slow test-learning test-all lint bench docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -41,7 +41,11 @@ test: lint
 test-slow: $(STAMP)
 	$(VENV)/bin/pytest -m slow
 
-## Both tiers: the default one plus the `slow` tier.
+## The `learning` tier alone: each test fails if a trainer stops learning (CI runs it after `make test-slow`).
+test-learning: $(STAMP)
+	$(VENV)/bin/pytest -m learning
+
+## Every tier: the default one, the `slow` tier and the `learning` tier.
 test-all: lint
 	$(VENV)/bin/pytest -m ""
 
