@@ -85,7 +85,7 @@ def save_policy(
     """Write ``weights`` (torch tensors named and shaped as the state dict of a
     ``MaskableMultiInputActorCriticPolicy`` on the feature observation ``observation_space``) and
     ``meta`` as a checkpoint folder. The spaces are passed, not read from a policy, so a trainer
-    other than SB3 (``training.rllib_ppo``) writes the same checkpoint."""
+    other than SB3 (``training.ppo.rllib``) writes the same checkpoint."""
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)

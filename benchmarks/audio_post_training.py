@@ -26,8 +26,8 @@ from rich.console import Console
 from rich.table import Table
 
 from hear_gym.core.tables import percent_ci
-from training.audio_grpo import train_audio_grpo
-from training.audio_sft import train_audio_sft
+from training.llm.audio_grpo import train_audio_grpo
+from training.llm.audio_sft import train_audio_sft
 from training.tiny_model import build_tiny_audio_lm
 
 OUT = Path(__file__).parent / "out" / "audio_post_training"

@@ -30,8 +30,8 @@ from rich.console import Console
 from rich.table import Table
 
 from hear_gym.core.tables import percent_ci
-from training.grpo import train_grpo
-from training.sft import train_sft
+from training.llm.grpo import train_grpo
+from training.llm.sft import train_sft
 from training.tiny_model import build_tiny_causal_lm
 
 OUT = Path(__file__).parent / "out" / "llm_post_training"

@@ -75,7 +75,7 @@ from hear_gym.eval.provenance import file_fingerprint
 from hear_gym.eval.results import read_results
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import make_renderer
-from training.ppo import PPOSettings, train
+from training.ppo.train import PPOSettings, train
 
 OUT = Path(__file__).parent / "out"
 HEAR2ACT = "hear_gym/Hear2Act-v0"

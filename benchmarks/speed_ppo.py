@@ -4,7 +4,7 @@ Prints a table and writes benchmarks/out/speed_ppo.json. Reported (best of ``REP
 interleaved passes each):
   * SB3 PPO environment steps per second on CartPole-v1 (``MlpPolicy``) and on Hear2Act-v0's
     feature observation under T (``MultiInputPolicy``), both with the same hidden layers (64, 64),
-    both on one compute thread (``training.ppo.one_compute_thread``) and interleaved,
+    both on one compute thread (``training.ppo.train.one_compute_thread``) and interleaved,
     4 envs in one process, 128 steps per env and rollout, 4 epochs; the ratio of their training
     times is the cost of the env and its observation relative to CartPole's. Also sb3-contrib's
     MaskablePPO on Hear2Act (what ``hear-gym train ppo`` runs), whose masking costs extra.
@@ -14,7 +14,7 @@ interleaved passes each):
     features, microseconds a step) and A+T (each new user turn rendered and measured). Every
     measurement runs in a fresh process, so no side starts with a warm render cache.
   * MaskablePPO on Hear2Act A+T with torch's and BLAS's default thread pools vs on one thread
-    (``training.ppo.one_compute_thread``, as ``hear-gym train ppo`` runs), each in a fresh
+    (``training.ppo.train.one_compute_thread``, as ``hear-gym train ppo`` runs), each in a fresh
     process over a warm render cache (as a run is after its first episodes; with a cold one,
     speech synthesis dominates), one training alone and two side by side (each its own process;
     steps/s per training): the pools contend with the audio measurements and with each other.
@@ -44,7 +44,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import hear_gym  # noqa: F401
 from hear_gym.wrappers.episode_record import MoveEpisodeRecord
-from training.ppo import one_compute_thread, silent_logger
+from training.ppo.train import one_compute_thread, silent_logger
 
 OUT = Path(__file__).parent / "out"
 TRAIN_STEPS = 4_096

@@ -15,7 +15,7 @@ from stable_baselines3.common.env_checker import check_env  # noqa: E402
 from stand_ins import PLUGINS  # noqa: E402
 
 from hear_gym.core.registry import env_ids, family  # noqa: E402
-from training.ppo import silent_logger  # noqa: E402
+from training.ppo.train import silent_logger  # noqa: E402
 
 
 def make(env_id: str, access: str) -> gym.Env:

@@ -1,5 +1,5 @@
 """``DialogueLLMAgent``: the P6a prompt as a multi-turn chat (``dialogue_messages``) -> a chat
-model -> a P6a reply. The chat layout of ``training.dialogue_grpo``'s multi-turn GRPO, so a
+model -> a P6a reply. The chat layout of ``training.llm.dialogue_grpo``'s multi-turn GRPO, so a
 policy trained there is evaluated on the context it was trained on.
 
 Stateless like ``LLMAgent``: the transcript in each observation is rebuilt into the chat every

@@ -1,7 +1,7 @@
 """``hear-gym train``: trainers found by entry point (the CLI never imports ``training``).
 
 ``train ppo`` trains a policy on any registered env's feature observation with sb3-contrib's
-MaskablePPO or, with ``--backend rllib``, Ray RLlib's PPO (``training.ppo``); families add their
+MaskablePPO or, with ``--backend rllib``, Ray RLlib's PPO (``training.ppo.train``); families add their
 own trainers to ``train_app`` (Hear2Act: ``train probe``)."""
 
 from __future__ import annotations

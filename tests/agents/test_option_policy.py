@@ -22,7 +22,7 @@ from agents.ppo import PPOAgent, read_config  # noqa: E402
 from hear_gym.envs.hear2act.actions import CONFIRM, N_ACTIONS, RECOMMEND0  # noqa: E402
 from hear_gym.envs.hear2act.features import FIT_COLUMNS, OPTION_COLUMNS  # noqa: E402
 from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES  # noqa: E402
-from training.ppo import PPOSettings, train  # noqa: E402
+from training.ppo.train import PPOSettings, train  # noqa: E402
 
 HEAR2ACT = {"feedback": "prosody", "turn_cost": 0.02}
 

@@ -13,11 +13,11 @@ from reward_spies import record_reward_calls
 
 from agents.hear2act.llm import AudioLLMAgent
 from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
-from training.audio_assent import assent_rows
-from training.audio_grpo import AudioGRPOSettings, train_audio_grpo
-from training.audio_sft import ACCESS, as_parts, audio_keys
-from training.hear2act_pairs import AssentReward, Replay, assent_pairs
-from training.paired_grpo import minus_side
+from training.llm.audio_assent import assent_rows
+from training.llm.audio_grpo import AudioGRPOSettings, train_audio_grpo
+from training.llm.audio_sft import ACCESS, as_parts, audio_keys
+from training.llm.hear2act_pairs import AssentReward, Replay, assent_pairs
+from training.llm.paired_grpo import minus_side
 from training.tiny_model import build_tiny_audio_lm
 
 

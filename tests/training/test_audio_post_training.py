@@ -12,10 +12,10 @@ import torch
 from transformers import AutoProcessor
 from transformers.models.qwen2_audio import modeling_qwen2_audio
 
-from training.audio_grpo import AudioGRPOSettings, grpo_rows, plan_pairs, train_audio_grpo
-from training.audio_sft import AudioSFTCollator, AudioSFTSettings, audio_keys, sft_rows, train_audio_sft
-from training.grpo import EnvReward
-from training.paired_grpo import minus_side
+from training.llm.audio_grpo import AudioGRPOSettings, grpo_rows, plan_pairs, train_audio_grpo
+from training.llm.audio_sft import AudioSFTCollator, AudioSFTSettings, audio_keys, sft_rows, train_audio_sft
+from training.llm.grpo import EnvReward
+from training.llm.paired_grpo import minus_side
 from training.tiny_model import build_tiny_audio_lm
 
 COMMAND = "ss-send_message-00"

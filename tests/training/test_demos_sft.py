@@ -14,8 +14,8 @@ from agents.hear2act.llm import LLMAgent
 from agents.llm.clients import ChatClientError, MockChatClient, TransformersChatClient
 from agents.voicegate.llm import LLMGateAgent
 from hear_gym.core.registry import family
-from training.demos import hear2act_demos, read_jsonl, voicegate_demos, write_jsonl
-from training.sft import SFTSettings, make_trainer, train_sft
+from training.llm.demos import hear2act_demos, read_jsonl, voicegate_demos, write_jsonl
+from training.llm.sft import SFTSettings, make_trainer, train_sft
 from training.tiny_model import build_tiny_causal_lm
 
 VOICEGATE = "hear_gym/VoiceGate-v0"
@@ -250,7 +250,7 @@ def test_cli_trains_sft_and_eval_plays_the_adapter(tiny_lm, tmp_path):
 def test_wandb_keeps_rows_logged_out_of_step_order(tmp_path):
     """The base model is evaluated after training, at step 0: W&B drops a row logged with a
     step below the last one, so the curve logs against its own step metric."""
-    from training.llm_run_folder import WANDB_STEP, CurveLog
+    from training.llm.run_folder import WANDB_STEP, CurveLog
 
     class Run:
         def __init__(self) -> None:

@@ -1,4 +1,4 @@
-"""Multi-turn GRPO over whole Hear2Act dialogues (training.dialogue_grpo, training.dialogue_rollout)
+"""Multi-turn GRPO over whole Hear2Act dialogues (training.llm.dialogue_grpo, training.llm.dialogue_rollout)
 and its chat layout (agents.hear2act.dialogue_prompts, dialogue_llm), on a tiny random model.
 
 A *scripted* model (a forward hook that overrides the tiny model's logits) makes the rollout's
@@ -20,8 +20,8 @@ from agents.hear2act.prompts import system_prompt
 from hear_gym.core.registry import family
 from hear_gym.core.text import to_charset
 from hear_gym.envs.hear2act.family import make
-from training.dialogue_grpo import DialogueGRPOSettings, train_dialogue_grpo, train_scenarios
-from training.dialogue_rollout import (
+from training.llm.dialogue_grpo import DialogueGRPOSettings, train_dialogue_grpo, train_scenarios
+from training.llm.dialogue_rollout import (
     CUT_RULE,
     DialogueRollout,
     episode_return_reward,
@@ -30,7 +30,7 @@ from training.dialogue_rollout import (
     render,
     token_ids,
 )
-from training.llm_run_folder import CURVE_FILE, SETTINGS_FILE
+from training.llm.run_folder import CURVE_FILE, SETTINGS_FILE
 from training.tiny_model import build_tiny_causal_lm
 
 SCENARIOS = list(family("hear_gym/Hear2Act-v0").episode_ids("train")[:2])

@@ -12,8 +12,8 @@ import pytest
 import torch
 from reward_spies import record_reward_calls
 
-from training.grpo import EnvReward, GRPOSettings, gate_rows, train_grpo
-from training.paired_grpo import paired_advantages
+from training.llm.grpo import EnvReward, GRPOSettings, gate_rows, train_grpo
+from training.llm.paired_grpo import paired_advantages
 from training.tiny_model import build_tiny_causal_lm
 
 EOS = 0
@@ -163,7 +163,7 @@ def test_assent_pairs_through_the_inferred_state_train_and_evaluate_under_t_s_ha
     """With a concern probe the pairs reach the model through T+S^ (the probe's sentence, one per
     side's audio) and the held-out evaluation plays T+S^ with the same probe, recorded."""
     from agents.hear2act.audio_probe import ConcernInferrer
-    from training.hear2act_pairs import AssentReward
+    from training.llm.hear2act_pairs import AssentReward
 
     prompts: list[str] = []
     original = AssentReward.__call__

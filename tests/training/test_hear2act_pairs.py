@@ -13,7 +13,7 @@ from agents.hear2act.prompts import P6B
 from hear_gym.envs.hear2act.env import options_text
 from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
 from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
-from training.hear2act_pairs import (
+from training.llm.hear2act_pairs import (
     GENERAL_ASK,
     ITEM_FAMILY,
     AssentReward,
@@ -188,8 +188,8 @@ def test_paired_grpo_trains_one_step_on_assent_pairs(pairs, tmp_path, monkeypatc
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig
 
-    from training.grpo import end_of_turn_ids
-    from training.paired_grpo import PairedGRPOTrainer
+    from training.llm.grpo import end_of_turn_ids
+    from training.llm.paired_grpo import PairedGRPOTrainer
     from training.tiny_model import build_tiny_causal_lm
 
     path = build_tiny_causal_lm(tmp_path / "m")

@@ -15,10 +15,10 @@ pytest.importorskip("trl")
 from typer.testing import CliRunner  # noqa: E402
 
 from hear_gym.cli.app import app  # noqa: E402
-from training.grpo import train_grpo  # noqa: E402
-from training.llm_common import PeriodicEvaluation  # noqa: E402
-from training.llm_run_folder import CURVE_FILE, SETTINGS_FILE  # noqa: E402
-from training.sft import DEMOS_FILE, train_sft  # noqa: E402
+from training.llm.common import PeriodicEvaluation  # noqa: E402
+from training.llm.grpo import train_grpo  # noqa: E402
+from training.llm.run_folder import CURVE_FILE, SETTINGS_FILE  # noqa: E402
+from training.llm.sft import DEMOS_FILE, train_sft  # noqa: E402
 from training.tiny_model import build_tiny_causal_lm  # noqa: E402
 
 EVALUATION = {"limit": 1, "families": ("speaker_switch",), "base": False, "batch_size": 1}

@@ -1,4 +1,4 @@
-"""PPO training (training.ppo), its checkpoints (agents.ppo) and the CLI around them, on runs
+"""PPO training (training.ppo.train), its checkpoints (agents.ppo) and the CLI around them, on runs
 short enough for CI: same seed -> same curve and weights, checkpoints that load without pickle
 and play through the runner, clear errors for bad settings and damaged checkpoints."""
 
@@ -17,8 +17,8 @@ from typer.testing import CliRunner  # noqa: E402
 from agents.ppo import CONFIG_FILE, WEIGHTS_FILE, GreedyPPOAgent, PPOAgent, read_config  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for  # noqa: E402
-from training.ppo import PPOSettings, train  # noqa: E402
-from training.ppo_curve import CURVE_FILE  # noqa: E402
+from training.ppo.curve import CURVE_FILE  # noqa: E402
+from training.ppo.train import PPOSettings, train  # noqa: E402
 
 TINY = dict(
     total_steps=256,
@@ -190,8 +190,8 @@ def test_a_finished_run_is_reused_and_a_different_one_never_overwritten(trained)
 
 def test_train_env_options_reach_the_training_envs_only(tmp_path):
     """Twin users are resampled in training; the held-out evaluation plays the bank's users."""
-    from training.ppo_curve import evaluation_config
-    from training.ppo_envs import make_vec_env
+    from training.ppo.curve import evaluation_config
+    from training.ppo.envs import make_vec_env
 
     settings = PPOSettings(
         out=tmp_path, env_options=HEAR2ACT, train_env_options={"hidden_users": "resample"}, **TINY
@@ -272,7 +272,7 @@ def test_trains_on_the_onset_family_too(tmp_path):
 def test_measured_leaves_are_the_unbounded_audio_measurements():
     import gymnasium as gym
 
-    from training.ppo_envs import measured_leaves
+    from training.ppo.envs import measured_leaves
 
     def leaves(env_id, access, **options):
         env = gym.make(env_id, access=access, observation="features", **options)
@@ -285,7 +285,7 @@ def test_measured_leaves_are_the_unbounded_audio_measurements():
 
 def test_the_agent_standardizes_as_vec_normalize_does(tmp_path):
     from agents.ppo import standardized
-    from training.ppo_envs import make_vec_env, normalization_stats
+    from training.ppo.envs import make_vec_env, normalization_stats
 
     settings = PPOSettings(out=tmp_path, env_id="hear_gym/Onset-v0", access="A", **TINY)
     envs = make_vec_env(settings)
@@ -331,7 +331,7 @@ def test_measured_statistics_are_seeded_and_standardize_what_they_measured(tmp_p
     import gymnasium as gym
 
     from agents.ppo import standardized
-    from training.ppo_envs import CLIP_OBS, EPSILON, measured_statistics
+    from training.ppo.envs import CLIP_OBS, EPSILON, measured_statistics
 
     onset = dict(out=tmp_path, env_id="hear_gym/Onset-v0", access="A", wandb_project=None)
     stats = measured_statistics(PPOSettings(**onset), steps=200)
@@ -366,7 +366,7 @@ def test_training_computes_on_one_thread_and_restores_the_pools():
     import threadpoolctl
     import torch
 
-    from training.ppo import one_compute_thread
+    from training.ppo.train import one_compute_thread
 
     before_torch, before_pools = torch.get_num_threads(), threadpoolctl.threadpool_info()
     with one_compute_thread():

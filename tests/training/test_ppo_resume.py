@@ -21,10 +21,10 @@ from typer.testing import CliRunner  # noqa: E402
 from agents.ppo import WEIGHTS_FILE  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
 from hear_gym.core.run_folder import RunFolderBusy  # noqa: E402
-from training.ppo import PPOSettings, SB3Log, train  # noqa: E402
-from training.ppo_curve import CURVE_FILE  # noqa: E402
-from training.ppo_resume import RESUME_DIR, latest_resume_state  # noqa: E402
-from training.ppo_run_folder import SETTINGS_FILE  # noqa: E402
+from training.ppo.curve import CURVE_FILE  # noqa: E402
+from training.ppo.resume import RESUME_DIR, latest_resume_state  # noqa: E402
+from training.ppo.run_folder import SETTINGS_FILE  # noqa: E402
+from training.ppo.train import PPOSettings, SB3Log, train  # noqa: E402
 
 HEAR2ACT = {"feedback": "prosody", "turn_cost": 0.02}
 # three rollouts of 128 steps, a periodic checkpoint at 128 and 256 (a resume point at each)
@@ -61,16 +61,16 @@ def _interrupt_at(monkeypatch, step: int) -> None:
 def _interrupt_the_final_evaluation(monkeypatch) -> None:
     """Fail the run as it plays its final checkpoint: training ended, rows past the last resume
     point were written, checkpoints/final exists."""
-    from training import ppo_curve
+    from training.ppo import curve
 
-    evaluate = ppo_curve.evaluate_checkpoint
+    evaluate = curve.evaluate_checkpoint
 
     def failing(checkpoint, settings, out_dir):
         if checkpoint.name == "final":
             raise Interrupted
         return evaluate(checkpoint, settings, out_dir)
 
-    monkeypatch.setattr(ppo_curve, "evaluate_checkpoint", failing)
+    monkeypatch.setattr(curve, "evaluate_checkpoint", failing)
 
 
 def _final_weights(folder):
@@ -131,7 +131,7 @@ def test_an_interrupted_run_resumes_to_the_same_weights_and_curve(tmp_path, monk
 KILL_AT = textwrap.dedent(
     """
     import json, os, signal, sys
-    from training.ppo import PPOSettings, SB3Log, train
+    from training.ppo.train import PPOSettings, SB3Log, train
 
     on_step = SB3Log._on_step
 

@@ -1,4 +1,4 @@
-"""The rllib backend of ``training.ppo``. Always: the settings it refuses, a one-line error naming
+"""The rllib backend of ``training.ppo.train``. Always: the settings it refuses, a one-line error naming
 the extra where Ray RLlib is missing, and a run folder from before backends existed still reused.
 Where Ray RLlib is installed: a tiny local training writes the sb3 backend's curve and checkpoint
 format, its checkpoint plays through the runner, its network is SB3's (same masked action
@@ -22,8 +22,8 @@ from typer.testing import CliRunner  # noqa: E402
 
 from agents.ppo import WEIGHTS_FILE, PPOAgent, read_config  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
-from training.ppo import PPOSettings, train  # noqa: E402
-from training.ppo_curve import CURVE_FILE  # noqa: E402
+from training.ppo.curve import CURVE_FILE  # noqa: E402
+from training.ppo.train import PPOSettings, train  # noqa: E402
 
 TINY = {**TINY_SB3, "backend": "rllib"}
 TINY_CLI = ["--steps", "256", "--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--epochs", "1"]
@@ -147,7 +147,7 @@ def _assert_the_module_plays_as_the_agent(folder, flat_env, observations) -> Non
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from agents.ppo import standardized
-    from training.rllib_ppo import MaskedActorCritic
+    from training.ppo.rllib import MaskedActorCritic
 
     sb3 = PPOAgent.from_checkpoint(folder)
     module = RLModuleSpec(
@@ -178,7 +178,7 @@ def _assert_the_module_plays_as_the_agent(folder, flat_env, observations) -> Non
 
 def test_the_rllib_module_is_the_sb3_policy(trained):
     """Same layer names, shapes, flattening and masking as SB3's policy."""
-    from training.rllib_ppo import FlatFeatureEnv
+    from training.ppo.rllib import FlatFeatureEnv
 
     out, _ = trained
     config = {"env_id": "hear_gym/Hear2Act-v0", "access": "T", "env_options": HEAR2ACT, "normalization": {}}
@@ -192,8 +192,8 @@ def test_measured_leaves_are_standardized_as_the_checkpoint_says(local_ray, tmp_
     """An observation with a measured leaf (Onset's acoustic features) trains standardized by
     ``measured_statistics``; the checkpoint records those statistics, and the agent that
     standardizes by them plays as the rllib module on the env's standardized observations."""
-    from training.ppo_envs import measured_statistics
-    from training.rllib_ppo import FlatFeatureEnv
+    from training.ppo.envs import measured_statistics
+    from training.ppo.rllib import FlatFeatureEnv
 
     onset = dict(env_id="hear_gym/Onset-v0", access="A", **{**TINY, "total_steps": 128})
     settings = PPOSettings(out=tmp_path / "onset", **onset)

@@ -1,11 +1,11 @@
-"""PPO with Ray RLlib (new API stack): the ``rllib`` backend of ``training.ppo.train``, for runs
+"""PPO with Ray RLlib (new API stack): the ``rllib`` backend of ``training.ppo.train.train``, for runs
 that need more samplers than one process, or than one machine. Same env, reward, feature
 observation, curve and checkpoint format as the sb3 backend. Read top to bottom:
 
 1. ``FlatFeatureEnv``: the env exactly as the sb3 backend trains on it (``make_training_env``:
    feature observation, training split, the finished episode record under ``info[RECORD_KEY]``),
    built by RLlib from ``env_config`` on each env runner. Its measured leaves are standardized
-   by the fixed statistics ``training.ppo_envs.measured_statistics`` took before training (the
+   by the fixed statistics ``training.ppo.envs.measured_statistics`` took before training (the
    sb3 backend keeps running ones); every checkpoint records them. Its observation is flattened
    as SB3's
    ``CombinedExtractor`` flattens it (the Dict leaves in the space's key order, ``action_mask``
@@ -21,7 +21,7 @@ observation, curve and checkpoint format as the sb3 backend. Read top to bottom:
 4. ``ppo_config``: ``PPOSettings`` mapped onto ``PPOConfig``; the PPO settings PPOSettings does not
    expose follow MaskablePPO's defaults where RLlib's differ.
 5. ``learn_rllib``: ``algo.train()`` until ``total_steps`` env steps are sampled, a ``train`` row
-   per iteration and the evaluations through ``training.ppo_curve.TrainingCurve``. Ray starts
+   per iteration and the evaluations through ``training.ppo.curve.TrainingCurve``. Ray starts
    locally unless ``RAY_ADDRESS`` names a cluster (``ray.init()`` reads it).
 
 With ``env_runners=0`` (sampling in the driver) the same settings and seed give the same curve
@@ -54,9 +54,9 @@ from torch import nn
 from tqdm import tqdm
 
 from agents.ppo import save_policy, standardized
-from training.ppo_curve import TrainingCurve, checkpoint_meta, episode_scalars
-from training.ppo_envs import RECORD_KEY, make_training_env, measured_statistics
-from training.ppo_settings import PPOSettings
+from training.ppo.curve import TrainingCurve, checkpoint_meta, episode_scalars
+from training.ppo.envs import RECORD_KEY, make_training_env, measured_statistics
+from training.ppo.settings import PPOSettings
 
 EPISODES_METRIC = "hear_gym_episode_scalars"
 MASKED_LOGIT = -1e8  # the logit sb3-contrib's MaskableCategorical gives an invalid action

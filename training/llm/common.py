@@ -1,7 +1,7 @@
-"""What the language-model trainers (``training.sft``, ``training.grpo``) share: LoRA defaults,
+"""What the language-model trainers (``training.llm.sft``, ``training.llm.grpo``) share: LoRA defaults,
 device arguments, TRL's arguments, the in-env evaluation of a saved model through the project's
 runner, and the training loop around them; the run folder (lock, settings, curve, resuming) is
-``training.llm_run_folder``.
+``training.llm.run_folder``.
 
 Defaults follow VoxGate's Table 8: LoRA rank 32, alpha 64 on the attention q, k, v, o
 projections. On a machine without CUDA everything runs on CPU in float32 (TRL needs
@@ -27,7 +27,7 @@ from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import file_fingerprint
 from hear_gym.stats.bootstrap import flat_estimates
-from training.llm_run_folder import FINAL_DIR, TRAINER_DIR, CurveLog, checkpoint_arguments, main_process
+from training.llm.run_folder import FINAL_DIR, TRAINER_DIR, CurveLog, checkpoint_arguments, main_process
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # The agent that plays a saved text model in each family (entry point "llm" of its group).

@@ -1,5 +1,5 @@
 """Counterfactual Hear2Act assent pairs and their decision reward, for (paired) GRPO of text models
-(and of audio models: ``training.audio_assent`` builds their rows with ``replayed_rows``).
+(and of audio models: ``training.llm.audio_assent`` builds their rows with ``replayed_rows``).
 
 The trap the paper describes: under prosody-mediated feedback a user who genuinely accepts the
 current recommendation and one who accepts it reluctantly say the same words ("Okay, sounds
@@ -75,7 +75,7 @@ from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
 from hear_gym.envs.hear2act.scenarios.twins import HiddenUser, twin_concerns, twin_scenario
 from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction, ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState, Feedback
-from training.decision_reward import DecisionReward
+from training.llm.decision_reward import DecisionReward
 
 ITEM_FAMILY = "hear2act_assent"
 SIDES = ("resolved", "unresolved")  # x+, x-
@@ -258,7 +258,7 @@ def pair_rows(
     paired: bool = True,
     **env_options: Any,
 ) -> list[dict[str, Any]]:
-    """Rows in ``training.grpo.gate_rows``' schema, prompts from ``agents.hear2act.prompts.messages``
+    """Rows in ``training.llm.grpo.gate_rows``' schema, prompts from ``agents.hear2act.prompts.messages``
     on the env's observation under ``access``: ``"T+S^"`` needs ``state_inferrer`` (a
     ``StateInferrer``, e.g. ``agents.hear2act.audio_probe.ConcernInferrer``); ``"T+S"`` is the
     ground-truth reference. Paired: one row per pair (x+ in ``prompt``, x- in ``prompt_minus``);

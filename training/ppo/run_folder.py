@@ -1,4 +1,4 @@
-"""What a PPO run folder holds before ``training.ppo.train`` writes into it: nothing, this run
+"""What a PPO run folder holds before ``training.ppo.train.train`` writes into it: nothing, this run
 finished (reused), this run interrupted (resumed, sb3) or another run (refused, never
 overwritten); and the settings and curve of a run that starts or resumes there."""
 
@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from hear_gym.core.run_folder import write_json_atomic
 from training.curve_rows import clear_after, kept_rows, read_rows
-from training.ppo_curve import CURVE_FILE
-from training.ppo_resume import latest_resume_state, resume_step
+from training.ppo.curve import CURVE_FILE
+from training.ppo.resume import latest_resume_state, resume_step
 
 if TYPE_CHECKING:
-    from training.ppo_settings import PPOSettings
+    from training.ppo.settings import PPOSettings
 
 SETTINGS_FILE = "settings.json"
 

@@ -1,6 +1,6 @@
 """Post-training an audio-language model on VoiceGate under A+T (audio and transcript): the rows,
 supervised fine-tuning on gold replies, and the in-env evaluation both audio trainers share
-(``training.audio_grpo`` is the paired GRPO half). Read top to bottom:
+(``training.llm.audio_grpo`` is the paired GRPO half). Read top to bottom:
 
 1. Rows. Every prompt is the audio agent's own chat (``agents.voicegate.llm.audio_gate_messages``),
    so a model is trained on exactly what ``AudioLLMGateAgent`` later asks it. Arrow stores one type
@@ -8,7 +8,7 @@ supervised fine-tuning on gold replies, and the in-env evaluation both audio tra
    clip: ``{"type": "audio", "audio": "<item id>"}``; the clips themselves (16 kHz float arrays) stay
    in a table beside the dataset (``clips``).
 2. SFT (``train_audio_sft``): ``AudioSFTCollator`` runs the processor on each row's prompt and clip
-   and appends the gold reply's tokens and EOS (``training.demos.gold_reply``); only those are
+   and appends the gold reply's tokens and EOS (``training.llm.demos.gold_reply``); only those are
    labelled, never the prompt or its audio placeholders. TRL's ``SFTTrainer`` trains with the
    collator. LoRA (VoxGate's rank 32, alpha 64) sits on the language model's q/k/v/o only, so the
    audio encoder stays frozen (without LoRA it is frozen explicitly). ``final/`` gets safetensors
@@ -33,9 +33,7 @@ import torch
 from agents.voicegate.llm import AudioLLMGateAgent, audio_gate_messages
 from hear_gym.core.registry import family
 from hear_gym.envs.voicegate.items.generator import all_items
-from training.demos import gold_reply
-from training.grpo import FAMILIES, voicegate_families
-from training.llm_common import (
+from training.llm.common import (
     EvalSettings,
     LoraSettings,
     Player,
@@ -45,7 +43,9 @@ from training.llm_common import (
     seeded_sample,
     sft_arguments,
 )
-from training.llm_run_folder import finish_curve, start_curve
+from training.llm.demos import gold_reply
+from training.llm.grpo import FAMILIES, voicegate_families
+from training.llm.run_folder import finish_curve, start_curve
 
 ENV_ID = "hear_gym/VoiceGate-v0"
 ACCESS = "A+T"

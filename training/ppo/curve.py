@@ -1,7 +1,7 @@
 """What both PPO backends write while they train: ``TrainingCurve`` (``curve.jsonl`` and its W&B
 twin: a ``train`` row per rollout, an ``eval`` row per checkpoint played on held-out episodes
 through the project's runner) and the ``policy.json`` fields of a checkpoint
-(``checkpoint_meta``). ``training.ppo`` reads top to bottom around it."""
+(``checkpoint_meta``). ``training.ppo.train`` reads top to bottom around it."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from hear_gym.stats.bootstrap import flat_estimates
 from training.curve_rows import finite
 
 if TYPE_CHECKING:
-    from training.ppo_settings import PPOSettings
+    from training.ppo.settings import PPOSettings
 
 CURVE_FILE = "curve.jsonl"
 AGENT_NAME = "ppo"

@@ -1,4 +1,4 @@
-"""Step 1 of ``training.ppo``: ``PPOSettings``, everything one PPO run is, checked when it is made
+"""Step 1 of ``training.ppo.train``: ``PPOSettings``, everything one PPO run is, checked when it is made
 (before anything is written): the env (id, access condition, ``gym.make`` options), PPO's
 hyperparameters, the policy network, the seed, evaluations, the output folder and the backend."""
 
@@ -10,9 +10,9 @@ from typing import Any
 
 from agents.ppo import DEFAULT_POLICY, EXTENDS, POLICIES, read_config
 from hear_gym.core.registry import family
-from training.ppo_envs import VEC_ENVS, make_training_env, measured_leaves
+from training.ppo.envs import VEC_ENVS, make_training_env, measured_leaves
 
-BACKEND_NAMES = ("sb3", "rllib")  # training.ppo.BACKENDS loads each
+BACKEND_NAMES = ("sb3", "rllib")  # training.ppo.train.BACKENDS loads each
 
 
 @dataclass
@@ -41,7 +41,7 @@ class PPOSettings:
     eval_limit: int | None = None  # first N held-out episodes
     wandb_project: str | None = "hear-gym"  # None: no W&B
     progress: bool = True
-    backend: str = "sb3"  # one of BACKEND_NAMES (training.ppo.BACKENDS loads each)
+    backend: str = "sb3"  # one of BACKEND_NAMES (training.ppo.train.BACKENDS loads each)
     env_runners: int = 0  # rllib: remote processes that sample; 0: sample in the driver
     # standardize the measured leaves (sb3: VecNormalize's running statistics; rllib: fixed
     # ones, measured_statistics). Raw prosody mixes scales (energy near

@@ -1,14 +1,14 @@
 """PPO on any registered env family, read top to bottom.
 
-1. ``PPOSettings`` (``training.ppo_settings``): the env (id, access condition, ``gym.make`` options), PPO's hyperparameters,
+1. ``PPOSettings`` (``training.ppo.settings``): the env (id, access condition, ``gym.make`` options), PPO's hyperparameters,
    the seed, how often to evaluate, where to write, and the backend that trains: ``sb3`` (this
-   file, one machine) or ``rllib`` (``training.rllib_ppo``, Ray RLlib, one machine or a cluster).
-2. ``make_vec_env`` (``training.ppo_envs``): ``n_envs`` copies of the env's feature observation
+   file, one machine) or ``rllib`` (``training.ppo.rllib``, Ray RLlib, one machine or a cluster).
+2. ``make_vec_env`` (``training.ppo.envs``): ``n_envs`` copies of the env's feature observation
    on its training split, in one process (``DummyVecEnv``) or one process each
    (``SubprocVecEnv``). Each env keeps its finished episode record under ``info[RECORD_KEY]``;
    SB3's ``Monitor`` then writes its own ``info["episode"]`` (return and length, for SB3's
    ``ep_rew_mean``).
-3. ``TrainingCurve`` (``training.ppo_curve``), which both backends write through: after every
+3. ``TrainingCurve`` (``training.ppo.curve``), which both backends write through: after every
    rollout, the mean of the family's ``episode_scalars`` over the training episodes that
    finished in it; every ``eval_every`` steps a checkpoint (``agents.ppo``: safetensors + JSON)
    played on held-out episodes through the project's runner, so its metrics carry the same CIs
@@ -24,9 +24,9 @@
    evaluator standardizes exactly as training did.
 5. ``BACKENDS``: each name's loader, so Ray is imported only when ``rllib`` trains.
 6. ``train``: the whole job, holding the run folder's lock (``RunFolderBusy`` for a second
-   writer). ``training.ppo_run_folder`` says what the folder holds: a finished run of these
+   writer). ``training.ppo.run_folder`` says what the folder holds: a finished run of these
    settings is reused, an interrupted one resumed (sb3: from the last ``resume/step_N``, exactly,
-   ``training.ppo_resume``), another run refused.
+   ``training.ppo.resume``), another run refused.
 
 The same settings and seed give the same curve (SB3 seeds torch, NumPy and the envs).
 """
@@ -48,18 +48,18 @@ from agents.ppo import EXTRA_LAYERS, POLICIES, load_policy, save_policy
 from hear_gym.core.run_folder import run_folder_lock
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
-from training.ppo_curve import TrainingCurve, checkpoint_meta, episode_scalars
-from training.ppo_envs import (
+from training.ppo.curve import TrainingCurve, checkpoint_meta, episode_scalars
+from training.ppo.envs import (
     RECORD_KEY,
     make_vec_env,
     normalization_stats,
 )
-from training.ppo_resume import latest_resume_state, restore_resume_state, save_resume_state
-from training.ppo_run_folder import prior_run, start_or_resume
-from training.ppo_settings import BACKEND_NAMES, PPOSettings
+from training.ppo.resume import latest_resume_state, restore_resume_state, save_resume_state
+from training.ppo.run_folder import prior_run, start_or_resume
+from training.ppo.settings import BACKEND_NAMES, PPOSettings
 
 
-# -- 4. the sb3 backend (2. is training.ppo_envs, 3. training.ppo_curve) ------------------
+# -- 4. the sb3 backend (2. is training.ppo.envs, 3. training.ppo.curve) ------------------
 class SB3Log(BaseCallback):
     """Feeds the curve from SB3's hooks: finished episodes and due evaluations after every env
     step, the ``train`` row at the end of every rollout."""
@@ -166,7 +166,7 @@ def _load_rllib() -> Backend:
         import ray.rllib  # noqa: F401  (Ray alone, from hear-gym[ray], lacks RLlib's own packages)
     except ImportError as exc:
         raise ValueError(f"backend 'rllib' needs Ray RLlib ({exc}): pip install 'hear-gym[rllib]'") from None
-    from training.rllib_ppo import learn_rllib
+    from training.ppo.rllib import learn_rllib
 
     return learn_rllib
 

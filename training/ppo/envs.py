@@ -1,4 +1,4 @@
-"""The envs PPO trains on (step 2 of ``training.ppo``): one training env
+"""The envs PPO trains on (step 2 of ``training.ppo.train``): one training env
 (``make_training_env``: feature observation, training split, the finished episode record under
 ``info[RECORD_KEY]``), ``n_envs`` of them vectorized (``make_vec_env``), and the standardization
 of their measured leaves: SB3's ``VecNormalize`` with running statistics (``normalization_stats``
@@ -28,7 +28,7 @@ STATS_STEPS = 2_048  # env steps that measure the rllib backend's fixed standard
 
 
 class EnvSettings(Protocol):
-    """What building the training envs reads of ``training.ppo_settings.PPOSettings`` (a protocol,
+    """What building the training envs reads of ``training.ppo.settings.PPOSettings`` (a protocol,
     so the settings module can use these envs to check itself)."""
 
     env_id: str

@@ -6,12 +6,12 @@
 2. The dataset: ``n_scenarios`` train scenarios spread evenly over the split (so over domains);
    each row's ``prompt`` is the conversational first turn (``dialogue_messages`` of the reset
    observation).
-3. ``GRPOTrainer(rollout_func=DialogueRollout(...))`` (``training.dialogue_rollout``): every
+3. ``GRPOTrainer(rollout_func=DialogueRollout(...))`` (``training.llm.dialogue_rollout``): every
    prompt's group of ``num_generations`` dialogues is played to its end against the user engine,
    as one token sequence each; ``env_mask`` keeps the user's turns out of the loss. The reward
    is the env's episode return; a dialogue cut by ``max_completion_length`` is scored by
    ``CUT_RULE``. Loss ``dapo``; on CPU in float32 where there is no GPU. LoRA and the held-out
-   evaluation are ``training.llm_common``'s, shared with the SFT and VoiceGate GRPO trainers.
+   evaluation are ``training.llm.common``'s, shared with the SFT and VoiceGate GRPO trainers.
 4. ``DialogueCurveLog``: one ``curve.jsonl`` row per optimizer step (mean reward, cut fraction,
    invalid-action rate, success, turns, tokens, loss), also to W&B (offline unless
    ``WANDB_API_KEY`` is set; never asks to log in) when ``wandb_project`` is set.
@@ -32,9 +32,9 @@ from typing import Any
 from agents.hear2act.dialogue_llm import DialogueLLMAgent
 from hear_gym.core.registry import family
 from hear_gym.envs.hear2act.env import REWARDS
-from training.dialogue_rollout import CUT_RULE, SET_BY_THE_ROLLOUT, DialogueRollout, episode_return_reward
-from training.llm_common import EvalSettings, LoraSettings, Player, device_arguments, evaluation_rows
-from training.llm_run_folder import (
+from training.llm.common import EvalSettings, LoraSettings, Player, device_arguments, evaluation_rows
+from training.llm.dialogue_rollout import CUT_RULE, SET_BY_THE_ROLLOUT, DialogueRollout, episode_return_reward
+from training.llm.run_folder import (
     CURVE_FILE,
     FINAL_DIR,
     CurveLog,

@@ -1,20 +1,20 @@
 """Paired GRPO for an audio-language model under A+T, the pair differing only in the waveform
-(VoxGate Eq. 1 through ``training.paired_grpo``). Read top to bottom:
+(VoxGate Eq. 1 through ``training.llm.paired_grpo``). Read top to bottom:
 
-1. Rows. Two tasks (``AUDIO_TASKS``, named as ``training.grpo.TASKS``, whose env and evaluation
+1. Rows. Two tasks (``AUDIO_TASKS``, named as ``training.llm.grpo.TASKS``, whose env and evaluation
    options they share). ``voicegate``: one row per speaker-switch command, its same-speaker input
    (x+, target: the tool) and its switched input (x-, target: ``[Mute]``): the same words,
    different audio; side-talk and self-talk rows stay ordinary groups. ``hear2act_assent``
-   (``training.audio_assent``): one row per Hear2Act assent pair, the same transcript said with
+   (``training.llm.audio_assent``): one row per Hear2Act assent pair, the same transcript said with
    genuine (x+) and reluctant (x-) acceptance. Each prompt names its own clip
-   (``training.audio_sft``'s parts form), so ``paired_grpo.minus_side``, which swaps the prompt,
+   (``training.llm.audio_sft``'s parts form), so ``paired_grpo.minus_side``, which swaps the prompt,
    swaps the audio with it.
 2. TRL's ``GRPOTrainer`` has no audio path. ``AudioGRPOMixin`` tokenizes each row with the
    processor and its own clip (generation gets ``input_features``), carries each row's audio key
    in the generation batch (shuffled and split with the rows), and gives every scoring and loss
    forward the features of its rows' clips. ``AudioPairedGRPOTrainer`` is that on
    ``PairedGRPOTrainer``; ``AudioGRPOTrainer`` on plain ``GRPOTrainer``.
-3. The reward is the text task's (it does not depend on the audio): ``training.grpo.EnvReward``,
+3. The reward is the text task's (it does not depend on the audio): ``training.llm.grpo.EnvReward``,
    the env's rule reward of the reply, on VoiceGate; ``AssentReward``, the env's return when the
    state-aware agent finishes the dialogue, on Hear2Act. Generation runs in transformers.
 4. ``final/`` (safetensors and the processor) and the base model play held-out episodes with the
@@ -35,8 +35,8 @@ from trl import GRPOTrainer
 
 from hear_gym.core.registry import family
 from hear_gym.envs.voicegate.items.generator import all_items
-from training.audio_assent import HEAR2ACT_PLAYER, assent_audio_task, check_assent_settings
-from training.audio_sft import (
+from training.llm.audio_assent import HEAR2ACT_PLAYER, assent_audio_task, check_assent_settings
+from training.llm.audio_sft import (
     ENV_ID,
     EVAL_PLAYER,
     IGNORE,
@@ -49,8 +49,7 @@ from training.audio_sft import (
     load_audio_policy,
     stack_audio,
 )
-from training.grpo import FAMILIES, TASKS, DecisionTask, EnvReward, end_of_turn_ids, voicegate_families
-from training.llm_common import (
+from training.llm.common import (
     EvalSettings,
     LoraSettings,
     Player,
@@ -59,8 +58,9 @@ from training.llm_common import (
     grpo_arguments,
     run_training,
 )
-from training.llm_run_folder import finish_curve, start_curve
-from training.paired_grpo import PairedGRPOTrainer
+from training.llm.grpo import FAMILIES, TASKS, DecisionTask, EnvReward, end_of_turn_ids, voicegate_families
+from training.llm.paired_grpo import PairedGRPOTrainer
+from training.llm.run_folder import finish_curve, start_curve
 
 
 # -- 1. rows -----------------------------------------------------------------------------------
@@ -80,7 +80,7 @@ def plan_pairs(split: str = "train", families=FAMILIES, paired: bool = False) ->
 
 
 def grpo_rows(pairs: Sequence[tuple[str, str]]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
-    """One row per pair, the columns ``training.grpo.gate_rows`` has (``prompt``, ``item_id``,
+    """One row per pair, the columns ``training.llm.grpo.gate_rows`` has (``prompt``, ``item_id``,
     ``item_family``, ``prompt_minus``, ``item_id_minus``), each prompt naming its own clip."""
     items = {item.item_id: item for item in all_items()}
     prompts, clips = audio_chats([i for pair in pairs for i in pair])
@@ -188,7 +188,7 @@ class AudioPairedGRPOTrainer(AudioGRPOMixin, PairedGRPOTrainer):
 
 @dataclass
 class AudioGRPOSettings:
-    """The knobs of ``training.grpo.GRPOSettings`` that apply to an audio model under A+T; paired
+    """The knobs of ``training.llm.grpo.GRPOSettings`` that apply to an audio model under A+T; paired
     by default. Generation runs in transformers (no vLLM: it has no audio path here)."""
 
     out: Path

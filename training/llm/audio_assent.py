@@ -1,7 +1,7 @@
 """Hear2Act assent pairs for an audio-language model: the two sides of a pair differ only in the
-waveform (``training.audio_grpo``'s task ``hear2act_assent``).
+waveform (``training.llm.audio_grpo``'s task ``hear2act_assent``).
 
-A pair (``training.hear2act_pairs``) is one transcript at an assent turn, said by a user who
+A pair (``training.llm.hear2act_pairs``) is one transcript at an assent turn, said by a user who
 genuinely accepts the current option (x+) and by one who accepts it reluctantly (x-). A text model
 sees the difference only through a state channel (T+S, T+S^); an audio model hears it in the
 delivery of the shared acceptance words.
@@ -9,10 +9,10 @@ delivery of the shared acceptance words.
 1. Rows (``assent_rows``): each side is replayed in an A+T env (prosody feedback, text actions,
    the run's env options, so its renderer and plan table), and its prompt is exactly what
    ``agents.hear2act.llm.AudioLLMAgent`` is asked there: ``audio_messages`` for the spoken
-   assistant, in ``training.audio_sft``'s parts form with the side's item id naming its clip, and
+   assistant, in ``training.llm.audio_sft``'s parts form with the side's item id naming its clip, and
    the clip the agent hears (``heard_audio``: the assent turn). Building checks that the two sides
    have the same chat (transcript and options) and different clips. The rows have
-   ``training.grpo.gate_rows``' schema (x+ in ``prompt``, x- in ``prompt_minus``).
+   ``training.llm.grpo.gate_rows``' schema (x+ in ``prompt``, x- in ``prompt_minus``).
 2. The reward is ``AssentReward``, the text task's: the reply is stepped at the side's decision
    point, ``state_aware@T+S`` finishes the dialogue, and the env's return is the reward; the env
    options (``reward``, ``turn_cost``, ...) go to it as in the text task.
@@ -29,14 +29,14 @@ import numpy as np
 from agents.hear2act.llm import AUDIO_ASSISTANT, AudioLLMAgent, heard_audio
 from agents.hear2act.prompts import audio_messages
 from hear_gym.envs.hear2act.user.states import Feedback
-from training.audio_sft import ACCESS, as_parts
-from training.grpo import FAMILIES
-from training.hear2act_pairs import AssentPair, AssentReward, Replay, assent_pairs, replayed_rows
-from training.llm_common import Player
+from training.llm.audio_sft import ACCESS, as_parts
+from training.llm.common import Player
+from training.llm.grpo import FAMILIES
+from training.llm.hear2act_pairs import AssentPair, AssentReward, Replay, assent_pairs, replayed_rows
 
 
 class AssentTaskSettings(Protocol):
-    """What the assent task reads of ``training.audio_grpo.AudioGRPOSettings`` (a protocol, so this
+    """What the assent task reads of ``training.llm.audio_grpo.AudioGRPOSettings`` (a protocol, so this
     module needs no import of the trainer that imports it)."""
 
     families: tuple[str, ...]

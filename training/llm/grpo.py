@@ -1,7 +1,7 @@
 """GRPO on single decisions with the env's own reward, plain or paired, read top to bottom.
 
 Two tasks (``TASKS``): VoiceGate items (below) and Hear2Act assent pairs
-(``training.hear2act_pairs``: one transcript at an assent turn, genuine vs reluctant acceptance,
+(``training.llm.hear2act_pairs``: one transcript at an assent turn, genuine vs reluctant acceptance,
 rewarded by the env's return when the state-aware agent finishes the dialogue after the model's
 reply). The pairs reach the model through the ground-truth T+S channel, or, given
 ``state_probe`` (a ``hear-gym train probe`` concern checkpoint), through T+S^: the sentence the
@@ -36,8 +36,7 @@ from typing import Any
 
 from agents.voicegate.llm import gate_messages
 from hear_gym.core.registry import family
-from training.decision_reward import DecisionReward
-from training.llm_common import (
+from training.llm.common import (
     EvalSettings,
     LoraSettings,
     PeriodicEvaluation,
@@ -47,8 +46,9 @@ from training.llm_common import (
     nested_settings,
     run_training,
 )
-from training.llm_run_folder import finish_curve, start_curve
-from training.paired_grpo import PairedGRPOTrainer
+from training.llm.decision_reward import DecisionReward
+from training.llm.paired_grpo import PairedGRPOTrainer
+from training.llm.run_folder import finish_curve, start_curve
 
 ENV_ID = "hear_gym/VoiceGate-v0"
 TRAIN_ACCESS = "T"
@@ -217,10 +217,10 @@ def assent_access(settings: GRPOSettings) -> str:
 
 
 def hear2act_assent_task(settings: GRPOSettings, eos_token_ids: set[int]):
-    """Hear2Act assent pairs (``training.hear2act_pairs``) through T+S (or T+S^ with a probe),
+    """Hear2Act assent pairs (``training.llm.hear2act_pairs``) through T+S (or T+S^ with a probe),
     rewarded by continuation with the env's own return."""
     from agents.hear2act.audio_probe import concern_inferrer
-    from training.hear2act_pairs import AssentReward, assent_pairs, pair_rows
+    from training.llm.hear2act_pairs import AssentReward, assent_pairs, pair_rows
 
     pairs = assent_pairs("train", limit=settings.item_limit, seed=settings.seed)
     inferrer = None if settings.state_probe is None else concern_inferrer(settings.state_probe)

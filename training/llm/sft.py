@@ -1,7 +1,7 @@
 """Supervised fine-tuning of a chat model on expert demonstrations, read top to bottom.
 
 1. ``SFTSettings``: the model (a local folder or cached hub id), the env whose experts demonstrate
-   (``training.demos``: VoiceGate's gold actions, Hear2Act's state-aware agent under T+S), LoRA
+   (``training.llm.demos``: VoiceGate's gold actions, Hear2Act's state-aware agent under T+S), LoRA
    (rank 32, alpha 64 on q/k/v/o by default), the optimizer, the held-out evaluation.
 2. The demonstrations are built with the agents' own prompt builders and saved as
    ``demos.jsonl`` (TRL's conversational prompt-completion rows).
@@ -21,8 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.demos import DEMO_SOURCES, write_jsonl
-from training.llm_common import (
+from training.llm.common import (
     EvalSettings,
     LoraSettings,
     PeriodicEvaluation,
@@ -32,7 +31,8 @@ from training.llm_common import (
     seeded_sample,
     sft_arguments,
 )
-from training.llm_run_folder import finish_curve, start_curve
+from training.llm.demos import DEMO_SOURCES, write_jsonl
+from training.llm.run_folder import finish_curve, start_curve
 
 DEMOS_FILE = "demos.jsonl"
 # Where each family's experts demonstrate, and the condition the trained model is evaluated in.
