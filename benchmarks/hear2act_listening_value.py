@@ -15,10 +15,10 @@ the same planner reading the ground-truth concern state.
    figures (``agents.hear2act.probe_planner.channel_rates``).
 2. On the test split, ``--rollouts`` rollouts per scenario, at each turn cost of ``TURN_COSTS``
    (reward ``success``): ``planner@T`` and ``planner@T+S``; with each calibrated probe,
-   ``planner@T+S^`` (the env runs the probe and shows its sentence; ``probe_planner@A+T``, the
-   planner running a probe on the A+T audio itself, plays as it with a probe that needs no
-   reference, tested, but this probe compares each turn with the request, which A+T does not
-   carry). The paper's comparison, rule agents, beside them:
+   ``planner@T+S^`` (the env runs the probe and shows its sentence); and ``probe_planner@A+T``,
+   the planner running a probe on the A+T audio itself. A+T carries no opening request, so its
+   probe is a second one on the turn's own prosodic features (``AUDIO_FEATURES``), trained and
+   calibrated alike at ``AUDIO_POINT``. The paper's comparison, rule agents, beside them:
    ``state_aware@T+S``, ``ask_before_confirm@T``, ``ask_until_disclosed@T`` (the best rule
    transcript policy) and ``ask_unless_resolved@T+S^`` with each probe (confirm when the probe
    hears a genuine acceptance, else play ``ask_until_disclosed``).
@@ -62,7 +62,7 @@ from agents.hear2act.baselines import (
     StateAwareAgent,
 )
 from agents.hear2act.planner import PlannerAgent
-from agents.hear2act.probe_planner import channel_rates
+from agents.hear2act.probe_planner import ProbePlannerAgent, channel_rates
 from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
@@ -75,6 +75,8 @@ from hear_gym.stats.bootstrap import Estimate, contrast_ci
 
 OUT = Path(__file__).parent / "out" / "listening_value"
 OPERATING_POINTS = (0.005, 0.01, 0.02, 0.05)
+LISTENER_FEATURES = "prosody_relative"  # each turn against the opening request (T+S^)
+AUDIO_FEATURES, AUDIO_POINT = "prosody", 0.01  # probe_planner@A+T's probe: the turn alone
 TURN_COSTS = (0.05, 0.10, 0.15)
 ROLLOUTS = 3
 REFERENCES = (
@@ -95,15 +97,17 @@ PAPER_TRANSCRIPT_POLICY = "ask_until_disclosed@T"  # the paper's comparison, for
 METRICS = ("return", "1st%", "premature closure%")
 
 
-def calibrated_probes(cache: RenderCache) -> dict[float, AudioProbe]:
-    """One trained probe, calibrated at every operating point (saved, or loaded if saved with
-    its calibration-split figures)."""
-    paths = {point: probe_path(point) for point in OPERATING_POINTS}
+def calibrated_probes(
+    cache: RenderCache, features: str, points: tuple[float, ...]
+) -> dict[float, AudioProbe]:
+    """One probe on ``features`` trained, calibrated at every operating point of ``points``
+    (saved, or loaded if saved with its calibration-split figures)."""
+    paths = {point: probe_path(features, point) for point in points}
     if all(path.exists() for path in paths.values()):
         loaded = {point: AudioProbe.load(path) for point, path in paths.items()}
         if all(CALIBRATION_REPORT in probe.report for probe in loaded.values()):
             return loaded
-    config = ProbeConfig(task="concern", assents_only=True, max_false_resolved=OPERATING_POINTS[0])
+    config = ProbeConfig(task="concern", features=features, assents_only=True, max_false_resolved=points[0])
     trained = fit(config, build_data(config, "train", cache, seed=config.seed, assents=True))
     dev = build_data(config, CALIBRATION_SPLIT, cache, seed=config.seed + 2, assents=True)
     test = build_data(config, "test", cache, seed=config.seed + 3, assents=True)
@@ -122,11 +126,14 @@ def calibrated_probes(cache: RenderCache) -> dict[float, AudioProbe]:
     return probes
 
 
-def probe_path(point: float) -> Path:
-    return OUT / f"concern_assents_{point}.safetensors"
+def probe_path(features: str, point: float) -> Path:
+    kind = "" if features == LISTENER_FEATURES else f"{features}_"
+    return OUT / f"concern_assents_{kind}{point}.safetensors"
 
 
-def runs(probes: dict[float, AudioProbe]) -> dict[str, tuple[list, dict, dict, tuple]]:
+def runs(
+    probes: dict[float, AudioProbe], audio_probe: AudioProbe
+) -> dict[str, tuple[list, dict, dict, tuple]]:
     """Run name -> (cells, agent factories, plug-in objects, their provenance); one run per
     probe (an env has one inferrer)."""
     references = [cell(a, access, "prosody") for a, access in REFERENCES]
@@ -138,8 +145,14 @@ def runs(probes: dict[float, AudioProbe]) -> dict[str, tuple[list, dict, dict, t
             [cell("planner", "T+S^", "prosody"), cell("ask_unless_resolved", "T+S^", "prosody")],
             {"planner": planner, **RULE_AGENTS},
             {"state_inferrer": ConcernInferrer(probe)},
-            (("state_inferrer", file_fingerprint(probe_path(point))),),
+            (("state_inferrer", file_fingerprint(probe_path(LISTENER_FEATURES, point))),),
         )
+    out[f"audio_{AUDIO_FEATURES}_{AUDIO_POINT}"] = (
+        [cell("probe_planner", "A+T", "prosody")],
+        {"probe_planner": partial(ProbePlannerAgent, audio_probe)},
+        {},
+        (("probe_planner", file_fingerprint(probe_path(AUDIO_FEATURES, AUDIO_POINT))),),
+    )
     return out
 
 
@@ -148,8 +161,10 @@ def main(rollouts: int = ROLLOUTS) -> dict:
     console = Console(width=180)
     start = time.perf_counter()
     cache = RenderCache(make_renderer("espeak"), max_bytes=512 * 2**20)
-    probes = calibrated_probes(cache)
+    probes = calibrated_probes(cache, LISTENER_FEATURES, OPERATING_POINTS)
+    audio_probe = calibrated_probes(cache, AUDIO_FEATURES, (AUDIO_POINT,))[AUDIO_POINT]
     probe_table = Table(
+        "features",
         "max false resolved (dev)",
         "log-odds threshold",
         "genuine heard (dev)",
@@ -159,10 +174,13 @@ def main(rollouts: int = ROLLOUTS) -> dict:
         title="concern probe on the shared assents",
     )
     report: dict = {"rollouts": rollouts, "probes": {}, "turn_costs": {}}
-    for point, probe in probes.items():
+    for probe in (*probes.values(), audio_probe):
+        point, features = probe.config.max_false_resolved, probe.config.features
         dev, test = probe.report[CALIBRATION_REPORT], probe.report["test assents"]
-        report["probes"][str(point)] = {"threshold": probe.threshold, "dev": dev, "test": test}
+        figures = {"threshold": probe.threshold, "dev": dev, "test": test}
+        report["probes"][f"{features} {point}"] = figures
         probe_table.add_row(
+            features,
             f"{point:.3f}",
             f"{probe.threshold:.2f}",
             *(f"{x:.3f}" for split in (dev, test) for x in (split["resolved"], 1 - split["unresolved"])),
@@ -171,7 +189,7 @@ def main(rollouts: int = ROLLOUTS) -> dict:
     scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
     for turn_cost in TURN_COSTS:
         sums = {}
-        for name, (cells, agents, objects, plugins) in runs(probes).items():
+        for name, (cells, agents, objects, plugins) in runs(probes, audio_probe).items():
             config = run_config(
                 cells, scenario_ids, rollouts=rollouts, plugins=plugins, turn_cost=turn_cost, reward="success"
             )
@@ -180,7 +198,7 @@ def main(rollouts: int = ROLLOUTS) -> dict:
             for record_cell, episodes in _by_cell(read_results(folder / "results.jsonl")).items():
                 label = record_cell.removesuffix("/prosody")
                 if name != "references":
-                    label = f"{label} ({name.split('_')[-1]})"
+                    label = f"{label} ({name.split('_', 1)[1]})"
                 sums[label] = {m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in METRICS}
         report["turn_costs"][str(turn_cost)] = rows = {}
         against = (TRANSCRIPT_POLICY, PAPER_TRANSCRIPT_POLICY)
