@@ -67,6 +67,7 @@ AFFECT_OF_DELIVERY = {
 FEATURE_KINDS = ("prosody", "prosody_relative", "logmel")
 RESOLVED, UNRESOLVED = CONCERN_CLASSES.index("resolved"), CONCERN_CLASSES.index("unresolved")
 CALIBRATION_SPLIT = "dev"
+CALIBRATION_REPORT = "dev assents"  # a calibrated probe's figures at its operating point there
 ASSENT_DRAWS = 3  # realizations of each assent when calibrating and reporting: ~1,150 reluctant ones
 
 
@@ -225,7 +226,8 @@ def train_probe(config: ProbeConfig, out: Path | None = None) -> AudioProbe:
     """Train on the train split, calibrate a concern probe's operating point on the dev split if
     asked, report held-out (test split) accuracy, optionally save. Concern probes also report the
     test split's shared assents (``test assents``): resolved = genuine ones heard, unresolved =
-    reluctant ones not taken for genuine."""
+    reluctant ones not taken for genuine; calibrated ones the same on the calibration split's
+    (``CALIBRATION_REPORT``), the rates a listener may weigh the probe's verdicts by."""
     cache = RenderCache(make_renderer(config.renderer), max_bytes=64 * 2**20)
     train = build_data(config, "train", cache, seed=config.seed, assents=config.assents_only)
     test = build_data(config, "test", cache, seed=config.seed + 1)
@@ -234,6 +236,8 @@ def train_probe(config: ProbeConfig, out: Path | None = None) -> AudioProbe:
         dev = build_data(config, CALIBRATION_SPLIT, cache, seed=config.seed + 2, assents=True)
         probe.threshold = calibrate(probe, dev)
     probe.report = {"test": per_class_accuracy(probe, test), "train": per_class_accuracy(probe, train)}
+    if config.max_false_resolved is not None:
+        probe.report[CALIBRATION_REPORT] = per_class_accuracy(probe, dev)
     if config.task == "concern":
         assents = build_data(config, "test", cache, seed=config.seed + 3, assents=True)
         probe.report["test assents"] = per_class_accuracy(probe, assents)

@@ -21,8 +21,9 @@ differ in one decision, whether the current option is resolved:
 * ``AskUnlessResolvedAgent`` (access T+S, T+S^ or T+SER) is a listener with a safety net: it
   confirms at once when the state channel reads resolved and otherwise plays
   ``AskUntilDisclosedAgent``. A missed genuine acceptance costs it one turn, not the gold
-  (``StateAwareAgent`` sets such an option aside), so its return against the best transcript
-  policy is what listening is worth with a given listener.
+  (``StateAwareAgent`` sets such an option aside). Against ``AskUntilDisclosedAgent`` it is the
+  paper's rule comparison; what listening is worth is measured against ``planner@T``, with
+  ``planner@T+S`` as the ceiling (``benchmarks/hear2act_listening_value.py``).
 """
 
 from __future__ import annotations

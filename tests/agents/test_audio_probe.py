@@ -9,6 +9,7 @@ import torch
 from agents.hear2act.audio_probe import (
     AFFECT_OF_DELIVERY,
     ASSENT_DRAWS,
+    CALIBRATION_REPORT,
     RESOLVED,
     UNRESOLVED,
     AffectPredictor,
@@ -19,6 +20,7 @@ from agents.hear2act.audio_probe import (
     calibrate,
     fit,
     per_class_accuracy,
+    train_probe,
 )
 from agents.hear2act.baselines import StateAwareAgent, reads_resolved
 from hear_gym.envs.hear2act.audio import AFFECT_LABELS
@@ -155,3 +157,15 @@ def test_operating_point_options_are_checked():
         ProbeConfig(max_false_resolved=1.0)
     with pytest.raises(ValueError, match="assents_only trains a concern probe"):
         ProbeConfig(task="affect", assents_only=True)
+
+
+def test_a_calibrated_probe_reports_its_dev_figures_for_a_listener_to_weigh():
+    """``train_probe`` with an operating point adds the calibration split's shared assents to the
+    report (``CALIBRATION_REPORT``): the rates ``probe_planner`` reads its verdicts at."""
+    config = ProbeConfig(
+        task="concern", assents_only=True, max_false_resolved=0.05, **{**SMALL, "max_scenarios": 2}
+    )
+    probe = train_probe(config)
+    dev = build_data(config, "dev", RenderCache(make_renderer("espeak")), seed=config.seed + 2, assents=True)
+    assert probe.report[CALIBRATION_REPORT] == per_class_accuracy(probe, dev)
+    assert 1 - probe.report[CALIBRATION_REPORT]["unresolved"] <= config.max_false_resolved

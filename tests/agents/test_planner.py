@@ -18,6 +18,7 @@ from agents.hear2act.planner import PlannerAgent
 from agents.hear2act.shortcuts import OptionListShortcutAgent
 from agents.hear2act.user_model import GradedStateChannel, StateChannel, UserModel
 from agents.random_agent import RandomAgent
+from hear_gym.envs.hear2act.actions import RECOMMEND0
 from hear_gym.envs.hear2act.family import cell, make, run_config
 from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
 from hear_gym.envs.hear2act.scenarios.bank import get_scenario, scenarios_for
@@ -206,3 +207,29 @@ def test_same_seed_same_dialogue():
 def test_bad_options_are_named(kwargs, named):
     with pytest.raises(ValueError, match=named):
         PlannerAgent(**kwargs)
+
+
+class _HearsNothingGenuine:
+    """A T+S^ inferrer that always writes the unresolved sentence (a deaf probe)."""
+
+    def infer(self, waveform, sample_rate, transcript, reference) -> str:
+        return "The user sounds unconvinced; the recommendation seems unresolved."
+
+
+def test_a_noisy_listener_plans_on_the_words_and_never_recommends_its_option_again():
+    """Under a noisy channel (a probe's rates) the readings so far weigh the belief, but the
+    lookahead takes no future reading: planning on exact future readings makes the planner
+    recommend the option it is on again, to hear it once more (the planner's docstring)."""
+    env = make(access="T+S^", state_inferrer=_HearsNothingGenuine(), scenario_ids=DEV[:4], turn_cost=0.1)
+    for seed, scenario_id in enumerate(DEV[:4]):
+        agent = PlannerAgent(turn_cost=0.1, state_recall=0.5, state_false_resolved=0.02)
+        agent.reset(seed)
+        observation, _ = env.reset(seed=seed, options={"scenario_id": scenario_id})
+        done = False
+        while not done:
+            action = agent.act(observation)
+            again = RECOMMEND0 + int(observation["current_option"]) - 1
+            assert action != again, (scenario_id, observation["turn"])
+            observation, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+        assert info["episode"]["success"], scenario_id

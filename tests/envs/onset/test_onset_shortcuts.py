@@ -4,8 +4,9 @@ test, the way the audio probe is scored in ``benchmarks/onset_probes.py``.
 
 ``AUDIO_PROBE_LOW`` is the lower end of the audio probe's 95% group-bootstrap interval there
 (36.0% [31.7, 40.3] on onset-1+onset-scene-2, benchmarks/RESULTS.md): no single scalar of the prefix
-audio (the five scalar acoustics, leading silence and, in the slow tier, each non-F0 scalar of
-the last 300 ms), nor the elapsed-only, text-only or five-scalar control, may reach it. The
+audio (the five scalar acoustics, leading silence and, in the slow tier, each scalar of the
+last 300 ms, F0 statistics included; the F0 standard deviation breaks the bound, marked as a
+strict expected failure), nor the elapsed-only, text-only or five-scalar control, may reach it. The
 Praat scalars (F0, energy, pauses) are too slow to extract here; the benchmark audits them.
 """
 
@@ -67,13 +68,26 @@ def _tails():
     return [np.stack([tail_scalars(r.waveform()) for r in rows]) for rows in (train, test)]
 
 
+# The one tail scalar measured at the probe's level (benchmarks/RESULTS.md, "Onset: probe vs
+# matched controls"): the bound fails there, so the test is kept, strict, and fails if it passes.
+F0_RANGE_REACHES_THE_PROBE = pytest.mark.xfail(
+    strict=True,
+    reason="tail F0 std (the delivery's pitch range) scores 35.7% [30.3, 41.2] post-onset, "
+    "above the bound: in deliveries.json pitch range alone tells the actions apart",
+)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("column", [n for n in TAIL_SCALAR_NAMES if "_f0_" not in n])
+@pytest.mark.parametrize(
+    "column",
+    [
+        pytest.param(n, marks=F0_RANGE_REACHES_THE_PROBE) if n == "tail_f0_std_st" else n
+        for n in TAIL_SCALAR_NAMES
+    ],
+)
 def test_no_tail_scalar_reaches_the_audio_probe(column):
-    """Each non-F0 scalar of the last 300 ms (``agents.onset.tail_scalars``), as its own probe.
-    The F0 ones are left out: pitch level, range and final contour are the deliveries that
-    license the actions, so reading them is action evidence (the tail's F0 standard deviation,
-    the range, reaches the probe's level; benchmarks/RESULTS.md)."""
+    """Each scalar of the last 300 ms (``agents.onset.tail_scalars``), as its own probe, F0
+    statistics included: the issue's bound is that no single scalar reaches the probe."""
     train, test, _, _ = _data()
     index = TAIL_SCALAR_NAMES.index(column)
     tail_train, tail_test = (t[:, [index]] for t in _tails())
