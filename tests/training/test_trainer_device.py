@@ -4,6 +4,8 @@ simulated by patching torch.cuda; the trainers' CPU path is what their own tests
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from typer.testing import CliRunner
@@ -92,6 +94,19 @@ def test_ppo_settings_refuse_a_device_they_cannot_use(gpus, tmp_path):
     gpus(1)
     with pytest.raises(ValueError, match="device 'cuda' needs backend 'sb3'"):
         PPOSettings(out=tmp_path, env_options=HEAR2ACT, device="cuda", backend="rllib")
+
+
+def test_a_ppo_run_from_before_the_device_option_reads_as_cpu(gpus, tmp_path):
+    from training.ppo.run_folder import prior_run
+
+    saved = PPOSettings(out=tmp_path, env_options=HEAR2ACT).to_json()
+    assert saved.pop("device") == "cpu"
+    (tmp_path / "settings.json").write_text(json.dumps(saved))
+    (tmp_path / "curve.jsonl").write_text("")
+    assert prior_run(PPOSettings(out=tmp_path, env_options=HEAR2ACT, device="cpu")) == {"resume": True}
+    gpus(1)
+    with pytest.raises(FileExistsError, match="different training run"):
+        prior_run(PPOSettings(out=tmp_path, env_options=HEAR2ACT, device="cuda"))
 
 
 @pytest.mark.parametrize(
