@@ -7,6 +7,8 @@
   server.
 * ``TransformersChatClient``: a local causal LM through transformers (``from_pretrained`` on a
   local folder, a cached hub id, or a LoRA adapter folder over such a model), greedy decoding, the tokenizer's chat template when it has one.
+  Both transformers clients take a ``device`` (``agents.device``: ``auto``, ``cpu``, ``cuda``,
+  ``cuda:N``; default ``auto``) and load the model in bfloat16 on a GPU that has it, else float32.
 * ``TransformersAudioChatClient``: an audio-language model (Qwen2-Audio / Qwen2.5-Omni style:
   a processor taking text and 16 kHz audio, a generate-capable model class named in the
   checkpoint's config), messages whose user content holds ``{"type": "audio"}`` parts.
@@ -20,6 +22,8 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
+
+from agents.device import model_dtype, resolve_device
 
 Messages = list[dict[str, str]]
 
@@ -76,15 +80,21 @@ def base_model_of(name: str) -> str:
         raise ChatClientError(f"adapter {name}: its base model cannot be loaded: {exc}") from None
 
 
-def load_pretrained(model_class, name: str):
+def load_pretrained(model_class, name: str, dtype=None):
     """``model_class.from_pretrained`` on a checkpoint, or on a LoRA adapter folder (peft's
-    ``adapter_config.json``): its base model with the adapter merged in for inference."""
+    ``adapter_config.json``): its base model with the adapter merged in for inference. The weights
+    load in ``dtype``, float32 by default (what the trainers train, autocasting to bfloat16 on a
+    GPU), never in the checkpoint's own dtype (transformers' default), which is bfloat16 for most
+    released models and slow on a CPU."""
+    import torch
+
+    dtype = dtype or torch.float32
     base = base_model_of(name)
     if base == name:
-        return model_class.from_pretrained(base)
+        return model_class.from_pretrained(base, dtype=dtype)
     from peft import PeftModel
 
-    return PeftModel.from_pretrained(model_class.from_pretrained(base), name).merge_and_unload()
+    return PeftModel.from_pretrained(model_class.from_pretrained(base, dtype=dtype), name).merge_and_unload()
 
 
 def processing_source(name: str) -> str:
@@ -154,15 +164,17 @@ class OpenAIChatClient:
 
 
 class TransformersChatClient:
-    def __init__(self, model: str, max_new_tokens: int = 128, device: str = "cpu") -> None:
+    def __init__(self, model: str, max_new_tokens: int = 128, device: str = "auto") -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        self.device = resolve_device(device)  # a device this machine lacks fails before any loading
         self.tokenizer = AutoTokenizer.from_pretrained(processing_source(model))
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # decoder-only batched generation
-        self.model = load_pretrained(AutoModelForCausalLM, model).to(device).eval()
-        self.max_new_tokens, self.device = max_new_tokens, device
+        self.model = load_pretrained(AutoModelForCausalLM, model, model_dtype(self.device))
+        self.model = self.model.to(self.device).eval()
+        self.max_new_tokens = max_new_tokens
 
     def _prompt(self, messages: Messages) -> str:
         if getattr(self.tokenizer, "chat_template", None):
@@ -187,9 +199,10 @@ class TransformersChatClient:
 
 
 class TransformersAudioChatClient:
-    def __init__(self, model: str, max_new_tokens: int = 128, device: str = "cpu") -> None:
+    def __init__(self, model: str, max_new_tokens: int = 128, device: str = "auto") -> None:
         import transformers
 
+        self.device = resolve_device(device)
         self.processor = transformers.AutoProcessor.from_pretrained(processing_source(model))
         tokenizer = getattr(self.processor, "tokenizer", None)
         if tokenizer is not None:  # decoder-only batched generation pads on the left
@@ -198,8 +211,8 @@ class TransformersAudioChatClient:
                 tokenizer.pad_token = tokenizer.eos_token
         config = transformers.AutoConfig.from_pretrained(base_model_of(model))
         model_class = getattr(transformers, (config.architectures or ["AutoModel"])[0])
-        self.model = load_pretrained(model_class, model).to(device).eval()
-        self.max_new_tokens, self.device = max_new_tokens, device
+        self.model = load_pretrained(model_class, model, model_dtype(self.device)).to(self.device).eval()
+        self.max_new_tokens = max_new_tokens
 
     def complete_audio(self, batch: Sequence[tuple[Messages, list]]) -> list[str]:
         """One reply per (messages, audio clips) pair; clips are 16 kHz float arrays, one per

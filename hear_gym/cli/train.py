@@ -28,6 +28,9 @@ from hear_gym.core.run_folder import RunFolderBusy
 from hear_gym.core.tables import print_tables
 from hear_gym.eval.wandb_log import WandbStartError
 
+# What --device takes, resolved by the trainer (agents.device), which refuses one this machine lacks.
+DEVICE_FORMS = "auto (the first GPU when torch sees one, else the CPU), cpu, cuda or cuda:N"
+
 train_app = typer.Typer(
     help="Train policies and the models agents and access conditions use (needs hear-gym[train]).",
     no_args_is_help=True,
@@ -132,6 +135,13 @@ def train_ppo_command(
             "net arch), e.g. to fine-tune under another reward; its standardization stays fixed."
         ),
     ] = None,
+    device: Annotated[
+        str,
+        typer.Option(
+            help=f"Where the policy trains (sb3): {DEVICE_FORMS}. The CPU by default: small MLP "
+            "policies train faster there."
+        ),
+    ] = "cpu",
     seed: SeedOption = 0,
     eval_every: Annotated[
         int, typer.Option(min=0, help="Evaluate a checkpoint every N steps (0: at the end only).")
@@ -180,6 +190,7 @@ def train_ppo_command(
             progress=progress,
             backend=backend,
             env_runners=env_runners,
+            device=device,
         )
     except (ValueError, FileExistsError, TypeError, RunFolderBusy, WandbStartError) as exc:
         fail(str(exc))

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from hear_gym.cli.common import ProgressOption, SeedOption, component, console, fail
-from hear_gym.cli.train import env_options, train_app
+from hear_gym.cli.train import DEVICE_FORMS, env_options, train_app
 from hear_gym.core.registry import family
 
 RunFolderOption = Annotated[
@@ -32,6 +32,13 @@ EvalLimit = Annotated[int | None, typer.Option(min=1, help="Evaluate on the firs
 EvalBase = Annotated[bool, typer.Option(help="Also evaluate the model before training.")]
 EvalEvery = Annotated[
     int, typer.Option(min=0, help="Evaluate a checkpoint every N optimizer steps (0: before and after only).")
+]
+DeviceOption = Annotated[
+    str,
+    typer.Option(
+        help=f"Where the model trains and is evaluated: {DEVICE_FORMS}; bfloat16 mixed precision on "
+        "a GPU that has it. Several GPUs: accelerate launch (docs/post-training.md)."
+    ),
 ]
 WandbProject = Annotated[str | None, typer.Option(help="W&B project (offline unless WANDB_API_KEY is set).")]
 Wandb = Annotated[bool, typer.Option(help="Log curves to W&B.")]
@@ -100,6 +107,7 @@ def train_sft_command(
     eval_base: EvalBase = True,
     eval_every: EvalEvery = 0,
     audio: AudioOption = False,
+    device: DeviceOption = "auto",
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -129,6 +137,7 @@ def train_sft_command(
         gradient_accumulation=gradient_accumulation,
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
+        device=device,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
         progress=progress,
@@ -186,6 +195,7 @@ def train_grpo_command(
     eval_base: EvalBase = True,
     eval_every: EvalEvery = 0,
     audio: AudioOption = False,
+    device: DeviceOption = "auto",
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -219,6 +229,7 @@ def train_grpo_command(
         beta=beta,
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
+        device=device,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
         progress=progress,
@@ -251,6 +262,7 @@ def train_dialogue_grpo_command(
     lora_targets: LoraTargets = "q_proj,k_proj,v_proj,o_proj",
     eval_limit: EvalLimit = None,
     eval_base: EvalBase = False,
+    device: DeviceOption = "auto",
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -275,6 +287,7 @@ def train_dialogue_grpo_command(
         temperature=temperature,
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
+        device=device,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
     )

@@ -57,6 +57,7 @@ from training.llm.common import (
     check_model_folder,
     grpo_arguments,
     run_training,
+    trainer_device,
 )
 from training.llm.grpo import FAMILIES, TASKS, DecisionTask, EnvReward, end_of_turn_ids, voicegate_families
 from training.llm.paired_grpo import PairedGRPOTrainer
@@ -207,6 +208,7 @@ class AudioGRPOSettings:
     beta: float = 0.0  # KL weight (0: no reference model)
     lora: LoraSettings = field(default_factory=LoraSettings)
     evaluation: EvalSettings = field(default_factory=EvalSettings)
+    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
     seed: int = 0
     wandb_project: str | None = "hear-gym"
     progress: bool = True
@@ -229,6 +231,7 @@ class AudioGRPOSettings:
                 raise ValueError(f"{name} must be >= 1")
         if self.learning_rate <= 0 or self.temperature <= 0:
             raise ValueError("learning_rate and temperature must be > 0")
+        trainer_device(self.device)  # a device this machine lacks: refused now
         self.model = check_model_folder(self.model)
 
     def to_json(self) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from training.llm.common import (
     run_training,
     seeded_sample,
     sft_arguments,
+    trainer_device,
 )
 from training.llm.demos import gold_reply
 from training.llm.grpo import FAMILIES, voicegate_families
@@ -207,6 +208,7 @@ class AudioSFTSettings:
     gradient_accumulation: int = 1
     lora: LoraSettings = field(default_factory=LoraSettings)
     evaluation: EvalSettings = field(default_factory=EvalSettings)
+    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
     seed: int = 0
     wandb_project: str | None = "hear-gym"
     progress: bool = True
@@ -224,6 +226,7 @@ class AudioSFTSettings:
         for name in ("batch_size", "gradient_accumulation"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
+        trainer_device(self.device)  # a device this machine lacks: refused now
         self.model = check_model_folder(self.model)
 
     def to_json(self) -> dict[str, Any]:

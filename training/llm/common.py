@@ -4,8 +4,10 @@ runner, and the training loop around them; the run folder (lock, settings, curve
 ``training.llm.run_folder``.
 
 Defaults follow VoxGate's Table 8: LoRA rank 32, alpha 64 on the attention q, k, v, o
-projections. On a machine without CUDA everything runs on CPU in float32 (TRL needs
-``use_cpu=True`` and ``bf16=False`` said explicitly there).
+projections. Every trainer takes a ``device`` (``agents.device``; default ``auto``): on the CPU
+everything runs in float32 (TRL needs ``use_cpu=True`` and ``bf16=False`` said explicitly there);
+on a GPU the float32 weights train under bfloat16 autocast where the GPU has bfloat16, and the
+held-out evaluations load the model on the device training used.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 from transformers import TrainerCallback
 
+from agents.device import DeviceError, resolve_device, supports_bf16
 from agents.hear2act.llm import LLMAgent
 from agents.voicegate.llm import LLMGateAgent
 from hear_gym.core.registry import family
@@ -155,7 +158,7 @@ def sft_arguments(settings, checkpoint_every: int = 0) -> dict[str, Any]:
         **checkpoint_arguments(checkpoint_every),
         "report_to": [],  # CurveLog writes W&B, with the run's settings and provenance
         "disable_tqdm": not settings.progress,
-        **device_arguments(),
+        **device_arguments(settings.device),
     }
 
 
@@ -180,16 +183,28 @@ def grpo_arguments(settings, checkpoint_every: int = 0) -> dict[str, Any]:
         **checkpoint_arguments(checkpoint_every),
         "report_to": [],
         "disable_tqdm": not settings.progress,
-        **device_arguments(),
+        **device_arguments(settings.device),
     }
 
 
-def device_arguments() -> dict[str, Any]:
-    import torch
+def trainer_device(device: str) -> str:
+    """``device`` resolved for a TRL trainer: ``"cpu"`` or ``"cuda:0"``. transformers' Trainer puts
+    each process on its first visible GPU (``accelerate launch``: one GPU per process), so another
+    index is refused with how to reach that GPU; ``DeviceError`` as ``resolve_device`` raises it."""
+    resolved = resolve_device(device)
+    if resolved not in ("cpu", "cuda:0"):
+        raise DeviceError(
+            f"device {device!r}: a trainer runs on the first visible GPU; choose GPU N with "
+            "CUDA_VISIBLE_DEVICES=N and device cuda (several GPUs: accelerate launch)"
+        )
+    return resolved
 
-    cuda = torch.cuda.is_available()
-    arguments = {"use_cpu": not cuda, "bf16": bool(cuda and torch.cuda.is_bf16_supported())}
-    if not cuda:  # recomputing activations only saves GPU memory; on CPU it costs time
+
+def device_arguments(device: str) -> dict[str, Any]:
+    """TRL's arguments for training on ``device`` (``trainer_device``)."""
+    resolved = trainer_device(device)
+    arguments = {"use_cpu": resolved == "cpu", "bf16": supports_bf16(resolved)}
+    if resolved == "cpu":  # recomputing activations only saves GPU memory; on CPU it costs time
         arguments["activation_checkpointing"] = False
     return arguments
 
@@ -258,13 +273,15 @@ def evaluate_model(
     out_dir: Path,
     seed: int = 0,
     player: Player | None = None,
+    device: str = "auto",
 ) -> dict[str, Any]:
-    """Play the saved model (a checkpoint or LoRA adapter folder) on held-out episodes with
-    ``player`` (default: the family's text ``llm`` agent); the cell's metrics with CIs, grouped
-    names joined with "/"."""
+    """Play the saved model (a checkpoint or LoRA adapter folder) on ``device`` on held-out
+    episodes with ``player`` (default: the family's text ``llm`` agent); the cell's metrics with
+    CIs, grouped names joined with "/"."""
     player = player or Player(EVAL_AGENT, CHAT_AGENTS[env_id])
     config = evaluation_config(env_id, evaluation, seed, player.name)
-    agents = {player.name: player.agent_class.from_client_spec(f"{player.client}:{model}")}
+    spec = f"{player.client}:{model}?device={device}"
+    agents = {player.name: player.agent_class.from_client_spec(spec)}
     metadata = evaluate(
         out_dir,
         config,
@@ -283,11 +300,14 @@ def evaluation_rows(
     evaluation: EvalSettings,
     seed: int,
     player: Player | None = None,
+    device: str = "auto",
 ) -> dict[str, dict[str, Any]]:
-    """Evaluate each (name, model folder, training step) and log it; the metrics by name."""
+    """Evaluate each (name, model folder, training step) on ``device`` and log it; the metrics by
+    name."""
     results = {}
     for name, model, step in models:
-        metrics = evaluate_model(model, env_id, evaluation, curve.path.parent / "evals" / name, seed, player)
+        out = curve.path.parent / "evals" / name
+        metrics = evaluate_model(model, env_id, evaluation, out, seed, player, device)
         curve.write({"kind": "eval", "step": step, "checkpoint": name, "metrics": metrics})
         results[name] = metrics
     return results
@@ -319,7 +339,13 @@ class PeriodicEvaluation(TrainerCallback):
         model.save_pretrained(folder)
         processing_class.save_pretrained(folder)
         evaluation_rows(
-            self.curve, [(name, folder, step)], self.env_id, self.evaluation, self.seed, self.player
+            self.curve,
+            [(name, folder, step)],
+            self.env_id,
+            self.evaluation,
+            self.seed,
+            self.player,
+            str(args.device),
         )
 
 
@@ -357,5 +383,5 @@ def run_training(
     models = [("final", final, steps)]
     if evaluation.base:
         models.insert(0, ("base", base_model, 0))
-    metrics = evaluation_rows(curve, models, env_id, evaluation, seed, player)
+    metrics = evaluation_rows(curve, models, env_id, evaluation, seed, player, str(trainer.args.device))
     return {"model": str(final), "metrics": metrics, **timing}

@@ -32,7 +32,14 @@ from typing import Any
 from agents.hear2act.dialogue_llm import DialogueLLMAgent
 from hear_gym.core.registry import family
 from hear_gym.envs.hear2act.env import REWARDS
-from training.llm.common import EvalSettings, LoraSettings, Player, device_arguments, evaluation_rows
+from training.llm.common import (
+    EvalSettings,
+    LoraSettings,
+    Player,
+    device_arguments,
+    evaluation_rows,
+    trainer_device,
+)
 from training.llm.dialogue_rollout import CUT_RULE, SET_BY_THE_ROLLOUT, DialogueRollout, episode_return_reward
 from training.llm.run_folder import (
     CURVE_FILE,
@@ -64,6 +71,7 @@ class DialogueGRPOSettings:
     max_steps: int = 100
     learning_rate: float = 1e-5
     temperature: float = 1.0
+    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
     seed: int = 0
     lora: LoraSettings = field(default_factory=LoraSettings)
     evaluation: EvalSettings | None = field(default_factory=EvalSettings)  # None: no evaluation
@@ -77,6 +85,7 @@ class DialogueGRPOSettings:
             self.evaluation = EvalSettings(**self.evaluation)
         if self.evaluation is not None:
             self.evaluation = self.evaluation.resolved(EVAL_ACCESS, self.env_options)
+        trainer_device(self.device)  # a device this machine lacks: refused now
         if not (self.model / "config.json").is_file():
             raise ValueError(
                 f"model must be a local model folder (with config.json); got {str(self.model)!r}"
@@ -133,7 +142,7 @@ def grpo_config(settings: DialogueGRPOSettings):
         save_strategy="no",
         disable_tqdm=True,
         run_name=settings.out.name,
-        **device_arguments(),
+        **device_arguments(settings.device),
     )
 
 
@@ -209,7 +218,10 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
             models = [("final", final, int(trainer.state.global_step))]
             if settings.evaluation.base:
                 models.insert(0, ("base", settings.model, 0))
-            metrics = evaluation_rows(log, models, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER)
+            device = str(trainer.args.device)
+            metrics = evaluation_rows(
+                log, models, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER, device
+            )
     finally:
         finish_curve(curve)
     rows = [r for r in read_curve(settings.out) if r["kind"] == "train"]

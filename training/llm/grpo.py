@@ -45,6 +45,7 @@ from training.llm.common import (
     grpo_arguments,
     nested_settings,
     run_training,
+    trainer_device,
 )
 from training.llm.decision_reward import DecisionReward
 from training.llm.paired_grpo import PairedGRPOTrainer
@@ -85,6 +86,7 @@ class GRPOSettings:
     lora: LoraSettings = field(default_factory=LoraSettings)
     evaluation: EvalSettings = field(default_factory=EvalSettings)
     eval_every: int = 0  # optimizer steps between held-out evaluations (0: only before and after)
+    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
     seed: int = 0
     wandb_project: str | None = "hear-gym"
     progress: bool = True
@@ -123,6 +125,7 @@ class GRPOSettings:
             )
         if self.paired and self.task == "voicegate" and "speaker_switch" not in self.families:
             raise ValueError("paired GRPO pairs speaker-switch commands: include 'speaker_switch'")
+        trainer_device(self.device)  # a device this machine lacks: refused now
         self.model = check_model_folder(self.model)
 
     def to_json(self) -> dict[str, Any]:

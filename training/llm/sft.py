@@ -30,6 +30,7 @@ from training.llm.common import (
     run_training,
     seeded_sample,
     sft_arguments,
+    trainer_device,
 )
 from training.llm.demos import DEMO_SOURCES, write_jsonl
 from training.llm.run_folder import finish_curve, start_curve
@@ -55,6 +56,7 @@ class SFTSettings:
     lora: LoraSettings = field(default_factory=LoraSettings)
     evaluation: EvalSettings = field(default_factory=EvalSettings)
     eval_every: int = 0  # optimizer steps between held-out evaluations (0: only before and after)
+    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
     seed: int = 0
     wandb_project: str | None = "hear-gym"
     progress: bool = True
@@ -76,6 +78,7 @@ class SFTSettings:
                 raise ValueError(f"{name} must be >= 1")
         if "split" in self.env_options:
             raise ValueError("demonstrations come from the 'train' split; do not set split")
+        trainer_device(self.device)  # a device this machine lacks: refused now
         self.model = check_model_folder(self.model)
 
     def to_json(self) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Step 1 of ``training.ppo.train``: ``PPOSettings``, everything one PPO run is, checked when it is made
 (before anything is written): the env (id, access condition, ``gym.make`` options), PPO's
-hyperparameters, the policy network, the seed, evaluations, the output folder and the backend."""
+hyperparameters, the policy network, the seed, evaluations, the output folder, the backend and the
+device."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.device import resolve_device
 from agents.ppo import DEFAULT_POLICY, EXTENDS, POLICIES, read_config
 from hear_gym.core.registry import family
 from training.ppo.envs import VEC_ENVS, make_training_env, measured_leaves
@@ -43,6 +45,9 @@ class PPOSettings:
     progress: bool = True
     backend: str = "sb3"  # one of BACKEND_NAMES (training.ppo.train.BACKENDS loads each)
     env_runners: int = 0  # rllib: remote processes that sample; 0: sample in the driver
+    # sb3: auto, cpu, cuda or cuda:N (agents.device). The CPU by default: these small MLPs update
+    # faster there than across a GPU's transfers (as SB3 advises for non-CNN policies)
+    device: str = "cpu"
     # standardize the measured leaves (sb3: VecNormalize's running statistics; rllib: fixed
     # ones, measured_statistics). Raw prosody mixes scales (energy near
     # 64 dB, pause ratio near 0.1) that saturate the tanh layers of a small policy
@@ -64,6 +69,10 @@ class PPOSettings:
         if self.env_runners and self.backend != "rllib":
             raise ValueError(
                 "env_runners (remote samplers) needs backend 'rllib'; sb3 samples in one process"
+            )
+        if resolve_device(self.device) != "cpu" and self.backend != "sb3":
+            raise ValueError(
+                f"device {self.device!r} needs backend 'sb3': the rllib backend trains on the CPU"
             )
         missing = [k for k in env_family.cell_options if k not in self.env_options]
         if missing:

@@ -44,6 +44,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
 
+from agents.device import resolve_device
 from agents.ppo import EXTRA_LAYERS, POLICIES, load_policy, save_policy
 from hear_gym.core.run_folder import run_folder_lock
 from hear_gym.eval.provenance import provenance
@@ -131,7 +132,7 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
         ent_coef=settings.ent_coef,
         policy_kwargs={"net_arch": list(settings.net_arch)},
         seed=settings.seed,
-        device="cpu",
+        device=resolve_device(settings.device),
         verbose=0,
     )
     model.set_logger(silent_logger())
