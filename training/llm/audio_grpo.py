@@ -17,8 +17,9 @@
 3. The reward is the text task's (it does not depend on the audio): ``training.llm.grpo.EnvReward``,
    the env's rule reward of the reply, on VoiceGate; ``AssentReward``, the env's return when the
    state-aware agent finishes the dialogue, on Hear2Act. Generation runs in transformers.
-4. ``final/`` (safetensors and the processor) and the base model play held-out episodes with the
-   task's audio agent (``audio_llm@A+T``: VoiceGate items, or whole Hear2Act dialogues under
+4. ``final/`` (safetensors and the processor; an adapter over the run's ``start/`` when the
+   model was an SFT adapter, see ``training.llm.start_model``) and the base model play held-out
+   episodes with the task's audio agent (``audio_llm@A+T``: VoiceGate items, or whole Hear2Act dialogues under
    prosody feedback).
 """
 

@@ -21,6 +21,8 @@ difference; the held-out evaluation then runs under T+S^ with the same probe.
    valid-format rate, and times itself (the environment's share of a step).
 4. TRL's ``GRPOTrainer`` (``PairedGRPOTrainer`` for pairs) with ``loss_type="dapo"``; the final
    adapter or model is saved with safetensors to ``final/`` and evaluated in env loops like SFT.
+   An SFT adapter given as the model is trained merged: ``training.llm.start_model`` writes it
+   to the run's ``start/``, the base every adapter the run saves names.
 
 A text model reads the transcript (access T), and the three speaker-switch inputs of one command
 have the same words, so no text model can separate a switch from its same-speaker twin; paired
