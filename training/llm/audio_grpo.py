@@ -19,8 +19,8 @@
    state-aware agent finishes the dialogue, on Hear2Act. Generation runs in transformers.
 4. ``final/`` (safetensors and the processor; an adapter over the run's ``start/`` when the
    model was an SFT adapter, see ``training.llm.start_model``) and the base model play held-out
-   episodes with the task's audio agent (``audio_llm@A+T``: VoiceGate items, or whole Hear2Act dialogues under
-   prosody feedback).
+   episodes with the task's audio agent (``audio_llm@A+T``: VoiceGate items, or whole Hear2Act
+   dialogues under prosody feedback).
 """
 
 from __future__ import annotations
