@@ -236,3 +236,25 @@ def test_start_folder_holds_the_adapter_merged_once_and_leaves_checkpoints_alone
         raise AssertionError("a resumed run reuses start/")
 
     assert start_folder(str(adapter), tmp_path / "run", never) == start
+
+
+@pytest.mark.slow
+def test_every_process_of_a_launch_loads_the_start_the_main_process_wrote(tiny_lm, tmp_path):
+    """torchrun, 2 CPU processes: process 0 writes start/ (slowly), process 1 waits for it."""
+    import os
+    import subprocess
+    import sys
+
+    adapter = _adapter(tiny_lm, tmp_path / "adapter")
+    script = Path(__file__).with_name("two_process_start.py")
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"]
+    done = subprocess.run(
+        [*torchrun, str(script), str(tmp_path / "run"), str(adapter)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "WANDB_MODE": "disabled"},
+    )
+    assert done.returncode == 0, done.stderr[-6000:]
+    got = [json.loads((tmp_path / f"start_{rank}.json").read_text()) for rank in (0, 1)]
+    assert got[0] == got[1] and got[0]["start"] == str((tmp_path / "run" / START_DIR).resolve())

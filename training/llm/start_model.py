@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.llm.clients import is_adapter
+from training.llm.common import device_arguments
 from training.llm.run_folder import main_process
 
 START_DIR = "start"
@@ -36,7 +37,8 @@ def start_folder(model: str, out: Path, load: Callable[[str], tuple[Any, Any]]) 
     from accelerate import PartialState
 
     start = (Path(out) / START_DIR).resolve()  # recorded in the adapters: absolute
-    with PartialState().main_process_first():
+    # the launch's processes, on the device TRL will train on (a CPU launch is seen only so)
+    with PartialState(cpu=device_arguments()["use_cpu"]).main_process_first():
         if main_process() and not start.is_dir():
             _write_model(start, *load(model))
     return str(start)
