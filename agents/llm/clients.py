@@ -67,9 +67,14 @@ def locate_model(name: str) -> str:
     return name
 
 
+def is_adapter(name: str) -> bool:
+    """Whether ``name`` is a LoRA adapter folder (peft's ``adapter_config.json``)."""
+    return (Path(name) / "adapter_config.json").is_file()
+
+
 def base_model_of(name: str) -> str:
     """The checkpoint itself, or an adapter's base model; either must be on this machine."""
-    if not (Path(name) / "adapter_config.json").is_file():
+    if not is_adapter(name):
         return locate_model(name)
     from peft import PeftConfig
 
@@ -100,7 +105,7 @@ def load_pretrained(model_class, name: str, dtype=None):
 def processing_source(name: str) -> str:
     """Where the tokenizer or processor lives: the checkpoint, or an adapter folder when the
     trainer saved one there, else the adapter's base model."""
-    if not (Path(name) / "adapter_config.json").is_file():
+    if not is_adapter(name):
         return locate_model(name)
     if any((Path(name) / f).is_file() for f in ("tokenizer_config.json", "processor_config.json")):
         return name

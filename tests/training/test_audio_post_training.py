@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from reward_spies import vary_rewards
 from transformers import AutoProcessor
 from transformers.models.qwen2_audio import modeling_qwen2_audio
 
@@ -143,18 +144,8 @@ def _grpo(tiny_audio, out: Path, **overrides):
 
 @pytest.fixture
 def varied_reward(monkeypatch):
-    """The env's reward plus a small completion-dependent term: a random tiny model is cut by the
-    cap every time (all rewards equal, every group dropped), which would leave no loss to compare."""
-    original = EnvReward.__call__
-    seen: list[list[str]] = []
-
-    def call(self, completions, completion_ids, item_id, item_family, **kwargs):
-        seen.append(list(item_id))
-        rewards = original(self, completions, completion_ids, item_id, item_family, **kwargs)
-        return [r + 0.01 * (sum(ids) % 7) for r, ids in zip(rewards, completion_ids, strict=True)]
-
-    monkeypatch.setattr(EnvReward, "__call__", call)
-    return seen
+    """The env's reward plus a small completion-dependent term, so that groups are not dropped."""
+    return vary_rewards(monkeypatch, EnvReward)
 
 
 def test_each_side_of_a_pair_hears_its_own_clip_in_every_forward(

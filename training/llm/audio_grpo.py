@@ -17,9 +17,10 @@
 3. The reward is the text task's (it does not depend on the audio): ``training.llm.grpo.EnvReward``,
    the env's rule reward of the reply, on VoiceGate; ``AssentReward``, the env's return when the
    state-aware agent finishes the dialogue, on Hear2Act. Generation runs in transformers.
-4. ``final/`` (safetensors and the processor) and the base model play held-out episodes with the
-   task's audio agent (``audio_llm@A+T``: VoiceGate items, or whole Hear2Act dialogues under
-   prosody feedback).
+4. ``final/`` (safetensors and the processor; an adapter over the run's ``start/`` when the
+   model was an SFT adapter, see ``training.llm.start_model``) and the base model play held-out
+   episodes with the task's audio agent (``audio_llm@A+T``: VoiceGate items, or whole Hear2Act
+   dialogues under prosody feedback).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from training.llm.common import (
 from training.llm.grpo import FAMILIES, TASKS, DecisionTask, EnvReward, end_of_turn_ids, voicegate_families
 from training.llm.paired_grpo import PairedGRPOTrainer
 from training.llm.run_folder import finish_curve, start_curve
+from training.llm.start_model import start_folder
 
 
 # -- 1. rows -----------------------------------------------------------------------------------
@@ -304,11 +306,12 @@ def train_audio_grpo(**settings: Any) -> dict[str, Any]:
     env_id = task.text.env_id
     curve = start_curve(settings.out, settings.to_json(), env_id, settings.wandb_project)
     try:
-        policy = load_audio_policy(settings.model)
+        start = start_folder(settings.model, settings.out, load_audio_policy)  # an SFT adapter, merged
+        policy = load_audio_policy(start)
         rows, clips, reward = task.build(settings, end_of_turn_ids(policy[0], policy[1].tokenizer))
         trainer = make_grpo_trainer(settings, rows, clips, reward, policy, callbacks=[curve])
         result = run_training(
-            trainer, curve, settings.model, env_id, settings.evaluation, settings.seed, task.player, reward
+            trainer, curve, start, env_id, settings.evaluation, settings.seed, task.player, reward
         )
     finally:
         finish_curve(curve)

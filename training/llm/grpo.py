@@ -21,6 +21,8 @@ difference; the held-out evaluation then runs under T+S^ with the same probe.
    valid-format rate, and times itself (the environment's share of a step).
 4. TRL's ``GRPOTrainer`` (``PairedGRPOTrainer`` for pairs) with ``loss_type="dapo"``; the final
    adapter or model is saved with safetensors to ``final/`` and evaluated in env loops like SFT.
+   An SFT adapter given as the model is trained merged: ``training.llm.start_model`` writes it
+   to the run's ``start/``, the base every adapter the run saves names.
 
 A text model reads the transcript (access T), and the three speaker-switch inputs of one command
 have the same words, so no text model can separate a switch from its same-speaker twin; paired
@@ -50,6 +52,7 @@ from training.llm.common import (
 from training.llm.decision_reward import DecisionReward
 from training.llm.paired_grpo import PairedGRPOTrainer
 from training.llm.run_folder import finish_curve, start_curve
+from training.llm.start_model import start_folder
 
 ENV_ID = "hear_gym/VoiceGate-v0"
 TRAIN_ACCESS = "T"
@@ -294,14 +297,15 @@ def train(settings: GRPOSettings) -> dict[str, Any]:
     task = TASKS[settings.task]
     curve = start_curve(settings.out, settings.to_json(), task.env_id, settings.wandb_project)
     try:
-        policy = load_policy(settings.model)
+        start = start_folder(settings.model, settings.out, load_policy)  # an SFT adapter, merged
+        policy = load_policy(start)
         rows, reward = task.build(settings, end_of_turn_ids(*policy))
         periodic = PeriodicEvaluation(
             curve, settings.eval_every, task.env_id, settings.evaluation, settings.seed
         )
         trainer = make_trainer(settings, rows, reward, policy, callbacks=[curve, periodic])
         result = run_training(
-            trainer, curve, settings.model, task.env_id, settings.evaluation, settings.seed, env_timer=reward
+            trainer, curve, start, task.env_id, settings.evaluation, settings.seed, env_timer=reward
         )
     finally:
         finish_curve(curve)
