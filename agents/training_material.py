@@ -15,7 +15,10 @@ A family declares its material the way it declares its agents: under the entry-p
   the condition the trained model is evaluated in);
 * ``grpo_tasks``: single-decision GRPO tasks by name (rows, plain or paired, and their env
   reward); the family builds its counterfactual pairs itself;
-* ``ppo_policies``: policy networks beyond the shared ``mlp``, by name.
+* ``dialogue_tasks``: multi-turn GRPO tasks by name (whole episodes played against the env);
+* ``ppo_policies``: policy networks beyond the shared ``mlp``, by name;
+* ``corpus()``: text the family's chat models read (prompts, words, replies), on which
+  ``training.tiny_model`` trains the tiny offline models' tokenizer.
 
 A family without the group has no material; a trainer then says which envs have what it needs.
 """
@@ -67,6 +70,36 @@ class DecisionTask:
 
 
 @dataclass(frozen=True)
+class DialogueTask:
+    """A multi-turn GRPO task: whole episodes played turn by turn as one token sequence each
+    (``training.llm.dialogue_rollout``).
+
+    * ``make_env(episode_id, env_options)``: a text-action env that plays that one episode under
+      ``access``; its ``info`` says ``invalid_action`` (None for a valid reply) every step and
+      ``success`` and ``episode`` (the record, with its ``return``) on the last;
+    * ``reset_options(episode_id)``: the ``reset(options=...)`` that plays it;
+    * ``messages(observation, assistant)``: the chat of an observation, append-only from turn to
+      turn (each step adds the reply and the next user turn);
+    * ``cut_return(env, unfinished_reply)``: the return of a dialogue the token cap cut, after an
+      unfinished reply or when the next user turn does not fit (``cut_rule`` says it in words);
+    * ``check_options(env_options)``: refuses env options the dialogues cannot be played under;
+      ``default_options``: the env options when none are given;
+    * ``player``, ``agent``: the entry-point name and class of the agent that plays the trained
+      model in evaluations (under ``access``)."""
+
+    make_env: Callable[[str, dict[str, Any]], Any]
+    reset_options: Callable[[str], dict[str, Any]]
+    messages: Callable[[dict[str, Any], str], list[dict[str, str]]]
+    cut_return: Callable[[Any, bool], float]
+    cut_rule: str
+    check_options: Callable[[dict[str, Any]], None]
+    default_options: Mapping[str, Any]
+    access: str
+    player: str
+    agent: type
+
+
+@dataclass(frozen=True)
 class PPOPolicy:
     """A PPO policy network: ``load()`` returns its class (imported when used);
     ``extends``: the policy whose checkpoints it may start from (``--init-from``), with
@@ -82,7 +115,9 @@ class TrainingMaterial:
     chat_agent: type | None = None
     demos: DemoSource | None = None
     grpo_tasks: Mapping[str, DecisionTask] = field(default_factory=dict)
+    dialogue_tasks: Mapping[str, DialogueTask] = field(default_factory=dict)
     ppo_policies: Mapping[str, PPOPolicy] = field(default_factory=dict)
+    corpus: Callable[[], list[str]] | None = None
 
 
 NO_MATERIAL = TrainingMaterial()
@@ -101,11 +136,20 @@ def training_material(env_id: str) -> TrainingMaterial:
 
 
 def grpo_task(name: str) -> tuple[str, DecisionTask]:
-    """(env id, task) of the GRPO task ``name``, from whichever family declares it."""
+    """(env id, task) of the single-decision GRPO task ``name``, from whichever family declares it."""
+    return _task("grpo_tasks", name)
+
+
+def dialogue_task(name: str) -> tuple[str, DialogueTask]:
+    """(env id, task) of the multi-turn GRPO task ``name``, from whichever family declares it."""
+    return _task("dialogue_tasks", name)
+
+
+def _task(kind: str, name: str):
     tasks = {
         task_name: (env_id, task)
         for env_id in env_ids()
-        for task_name, task in training_material(env_id).grpo_tasks.items()
+        for task_name, task in getattr(training_material(env_id), kind).items()
     }
     if name not in tasks:
         raise ValueError(f"task must be one of {sorted(tasks)}, got {name!r}")

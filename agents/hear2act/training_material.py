@@ -3,7 +3,8 @@ state-aware agent's decisions as SFT demonstrations under T+S, the ``hear2act_as
 (``assent_pairs``: one transcript at an assent turn, genuine vs reluctant acceptance, through the
 ground-truth T+S channel or, given ``state_probe``, through T+S^: the sentence a concern probe
 writes from each side's audio; the held-out evaluation then runs under T+S^ with the same
-probe), and its PPO policy networks (``option_policy``)."""
+probe), the ``hear2act_dialogue`` multi-turn task (``dialogue_task``: whole dialogues under T),
+and its PPO policy networks (``option_policy``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.hear2act.demos import DEMO_ACCESS, hear2act_demos
+from agents.hear2act.dialogue_task import DIALOGUE
 from agents.hear2act.llm import LLMAgent
 from agents.training_material import DecisionTask, DemoSource, PPOPolicy, TrainingMaterial
 
@@ -64,6 +66,27 @@ def build_assent(settings, eos_token_ids: set[int]):
     return rows, AssentReward(pairs, eos_token_ids, **settings.env_options)
 
 
+# -- the tiny models' corpus ----------------------------------------------------------------------
+def corpus(max_scenarios: int = 48) -> list[str]:
+    """The prompt cards, the user's phrase frames, and the requests, option lists and concerns of
+    the first ``max_scenarios`` scenarios, with a few replies."""
+    from agents.hear2act.prompts import CLARIFY_FORM, CLARIFY_LINE, P6A, P6B, P6D, SER
+    from hear_gym.envs.hear2act.env import options_text
+    from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
+    from hear_gym.envs.hear2act.user.realizer import FRAMES
+
+    texts = [P6A, P6B, P6D, SER, CLARIFY_LINE, CLARIFY_FORM]
+    texts += [f for frames in FRAMES.values() for f in frames]
+    for scenario in scenario_bank()[:max_scenarios]:
+        texts += [scenario.request, options_text(scenario), *(c.requirement for c in scenario.concerns)]
+    texts += [
+        "[ACTION: RECOMMEND] [OPTION: 3] I recommend this one.",
+        "[ACTION: CONFIRM] Done.",
+        "[ACTION: ASK] What matters most to you?",
+    ]
+    return texts
+
+
 # -- PPO policies --------------------------------------------------------------------------------
 def _per_option_policy() -> type:
     from agents.hear2act.option_policy import PerOptionPolicy
@@ -88,6 +111,7 @@ MATERIAL = TrainingMaterial(
             eval_options=lambda options: {"feedback": "prosody", **options},
         )
     },
+    dialogue_tasks={"hear2act_dialogue": DIALOGUE},
     # "per_option": a shared scorer over the options; "per_option_listening": the same with a
     # listening head on the confirm logit, started from a per_option checkpoint
     ppo_policies={
@@ -96,4 +120,5 @@ MATERIAL = TrainingMaterial(
             _listening_option_policy, extends="per_option", extra_layers=("action_net.listen.",)
         ),
     },
+    corpus=corpus,
 )

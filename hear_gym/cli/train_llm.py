@@ -237,6 +237,10 @@ def train_grpo_command(
 def train_dialogue_grpo_command(
     out: RunFolderOption,
     model: ModelOption,
+    task: Annotated[
+        str,
+        typer.Option(help="A dialogue task some family's training material declares (hear2act_dialogue)."),
+    ] = "hear2act_dialogue",
     option: Annotated[
         list[str] | None,
         typer.Option(
@@ -272,6 +276,7 @@ def train_dialogue_grpo_command(
         "train_dialogue_grpo",
         out=out,
         model=model,
+        task=task,
         env_options={"feedback": "explicit", **options},
         n_scenarios=n_scenarios,
         scenarios_per_step=scenarios_per_step,

@@ -22,8 +22,9 @@ shared layers work with any family through this object alone:
 * ``episode_scalars(record)`` (optional) turns one finished episode record into the numbers a
   trainer logs while it trains (return, success, invalid or mute rates, ...);
 * ``agent_group`` and ``training_group`` (derived from ``name``) are the entry-point groups of
-  the family's agents and of its training material (chat agent, SFT demonstrations, GRPO tasks,
-  PPO policies), so evaluation and the trainers find both without naming the family;
+  the family's agents and of its training material (chat agent, SFT demonstrations, GRPO and
+  dialogue tasks, PPO policies, tokenizer corpus), so evaluation and the trainers find both
+  without naming the family;
 * ``cli`` (optional) names the module with the family's commands: ``plan_eval(request)`` turns a
   ``hear-gym eval`` request into a run, ``listen(request)`` and ``render(request)`` serve
   ``hear-gym listen`` and ``hear-gym render``, ``register(app)`` adds the family's own commands.

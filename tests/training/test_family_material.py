@@ -1,8 +1,8 @@
 """A family declares its own training material (``agents.training_material``) under its
 ``training_group``; the trainers find it through the registry. A toy family, registered here
-from a temporary package, gets SFT demonstrations, a GRPO task, its chat agent and a PPO policy
-network into ``training/`` without ``training/`` naming it; a family that declares nothing gets
-a one-line error naming the envs that do."""
+from a temporary package, gets SFT demonstrations, a GRPO task, a dialogue task, its chat agent,
+a PPO policy network and its tokenizer corpus into ``training/`` without ``training/`` naming
+it; a family that declares nothing gets a one-line error naming the envs that do."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import pytest
 import hear_gym.core.registry as registry
 from agents.ppo import ppo_policies
 from agents.training_material import TrainingMaterial, grpo_task, training_material
-from training.llm import grpo, sft
+from training import tiny_model
+from training.llm import dialogue_grpo, grpo, sft
 from training.llm.common import chat_agent
 from training.ppo.settings import PPOSettings
 
@@ -38,7 +39,7 @@ TOY_PACKAGE = {
         from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 
         from agents.training_material import (
-            DecisionTask, DemoSource, PPOPolicy, TrainingMaterial, decision_row, demo,
+            DecisionTask, DemoSource, DialogueTask, PPOPolicy, TrainingMaterial, decision_row, demo,
         )
 
         ACCESS = "T"
@@ -72,6 +73,18 @@ TOY_PACKAGE = {
             return [decision_row(chat, "toy-0", "toy", chat, "toy-1")], None
 
 
+        def check_dialogue_options(options):
+            if "patience" in options:
+                raise ValueError("the toy dialogue has no patience")
+
+
+        DIALOGUE = DialogueTask(
+            make_env=None, reset_options=None, messages=None, cut_return=None, cut_rule="toy cut rule",
+            check_options=check_dialogue_options, default_options={"toy_turns": 3}, access=ACCESS,
+            player="toy_llm", agent=ToyChatAgent,
+        )
+
+
         MATERIAL = TrainingMaterial(
             chat_agent=ToyChatAgent,
             demos=DemoSource(toy_demos, ACCESS),
@@ -80,7 +93,9 @@ TOY_PACKAGE = {
                     check, lambda settings: ACCESS, build, lambda options: {"eval": True, **options}
                 )
             },
+            dialogue_tasks={"toy_dialogue": DIALOGUE},
             ppo_policies={"toy_net": PPOPolicy(lambda: ToyPolicy)},
+            corpus=lambda: ["toy words for a toy tokenizer"],
         )
         """
     ),
@@ -141,6 +156,24 @@ def test_grpo_finds_the_toy_familys_task(toy_family, any_model, tmp_path):
     assert settings.evaluation.env_options == {"eval": True, "toy_option": 1, "x": 2}
     with pytest.raises(ValueError, match="the toy task has no item families"):
         grpo.GRPOSettings(out=tmp_path / "g2", model=any_model, task="toy_decision", families=("a",))
+
+
+def test_dialogue_grpo_finds_the_toy_familys_dialogue_task(toy_family, tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    settings = dialogue_grpo.DialogueGRPOSettings(
+        out=tmp_path / "d", model=model, task="toy_dialogue", n_scenarios=1
+    )
+    assert settings.env_options == {"toy_turns": 3} and settings.evaluation.access == "T"
+    with pytest.raises(ValueError, match="the toy dialogue has no patience"):
+        dialogue_grpo.DialogueGRPOSettings(
+            out=tmp_path / "d", model=model, task="toy_dialogue", env_options={"patience": 2}
+        )
+
+
+def test_the_tiny_models_read_the_toy_familys_corpus(toy_family):
+    assert "toy words for a toy tokenizer" in tiny_model.corpus()
 
 
 def test_ppo_trains_the_toy_familys_own_policy_network(toy_family, tmp_path):
