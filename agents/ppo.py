@@ -9,8 +9,8 @@ A checkpoint is a folder of two files:
   safetensors: tensors only, nothing executable; the RLlib trainer names and shapes its layers
   as the ``mlp`` policy, so both training backends write this file);
 * ``policy.json``: what rebuilds the network: ``format``, the env id, access condition and env
-  options it was trained on, the ``policy`` class (a key of ``POLICIES``; missing in older
-  checkpoints, which are ``mlp``), ``net_arch``, the feature observation's leaf shapes and the
+  options it was trained on, the ``policy`` class (a name of ``ppo_policies(env_id)``; missing in
+  older checkpoints, which are ``mlp``), ``net_arch``, the feature observation's leaf shapes and the
   number of actions (checked against the env on load, so a changed feature layout fails
   loudly), the ``observation_normalization`` the policy was trained with (``{}``, or
   ``clip``, ``epsilon`` and per standardized leaf its ``mean`` and ``var``: the policy sees
@@ -31,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agents.training_material import PPOPolicy, training_material
 from hear_gym.core.registry import env_ids
 
 CHECKPOINT_FORMAT = "hear_gym-ppo-1"
@@ -45,30 +46,14 @@ def _mlp_policy():
     return MaskableMultiInputActorCriticPolicy
 
 
-def _per_option_policy():
-    from agents.hear2act.option_policy import PerOptionPolicy
-
-    return PerOptionPolicy
+# "mlp": sb3-contrib's MultiInputPolicy, for every family and both backends
+MLP = PPOPolicy(_mlp_policy)
 
 
-def _listening_option_policy():
-    from agents.hear2act.option_policy import ListeningOptionPolicy
-
-    return ListeningOptionPolicy
-
-
-# each policy class by name, imported when used: "mlp", sb3-contrib's MultiInputPolicy (both
-# backends); "per_option", Hear2Act's shared option scorer, and "per_option_listening", the same
-# with a listening head on the confirm logit (agents.hear2act.option_policy)
-POLICIES = {
-    "mlp": _mlp_policy,
-    "per_option": _per_option_policy,
-    "per_option_listening": _listening_option_policy,
-}
-# policy -> the policy whose checkpoints it may start from (--init-from): it has all of that
-# policy's layers, and its own extra ones keep their initialization (EXTRA_LAYERS: name prefixes)
-EXTENDS = {"per_option_listening": "per_option"}
-EXTRA_LAYERS = {"per_option_listening": ("action_net.listen.",)}
+def ppo_policies(env_id: str) -> dict[str, PPOPolicy]:
+    """The policy networks of ``env_id`` by name: the shared ``mlp`` and its family's own (its
+    training material's ``ppo_policies``; Hear2Act: ``per_option``, ``per_option_listening``)."""
+    return {DEFAULT_POLICY: MLP, **training_material(env_id).ppo_policies}
 
 
 def space_shapes(space: gym.spaces.Dict) -> dict[str, list[int]]:
@@ -174,14 +159,15 @@ def load_policy(folder: Path):
     JSON and the spaces of the env it names, then the weights are loaded strictly."""
     config = read_config(folder)
     name = config.get("policy", DEFAULT_POLICY)
-    if name not in POLICIES:
-        raise ValueError(f"{folder}: unknown policy {name!r}; known: {sorted(POLICIES)}")
+    policies = ppo_policies(config["env_id"])
+    if name not in policies:
+        raise ValueError(f"{folder}: unknown policy {name!r}; known: {sorted(policies)}")
     _check_normalization(folder, config)
     try:
         from safetensors import SafetensorError
         from safetensors.torch import load_file
 
-        policy_class = POLICIES[name]()
+        policy_class = policies[name].load()
     except ImportError as exc:
         raise RuntimeError("PPO checkpoints need sb3-contrib: pip install 'hear-gym[train]'") from exc
     try:

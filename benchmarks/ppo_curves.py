@@ -66,7 +66,7 @@ from rich.table import Table
 
 import hear_gym  # noqa: F401
 from agents.hear2act.audio_probe import ConcernInferrer
-from agents.ppo import DEFAULT_POLICY, POLICIES, GreedyPPOAgent, PPOAgent
+from agents.ppo import DEFAULT_POLICY, GreedyPPOAgent, PPOAgent, ppo_policies
 from hear_gym.cli.common import available_agents
 from hear_gym.core.registry import family
 from hear_gym.core.run_config import Cell, RunConfig
@@ -234,7 +234,10 @@ def main() -> dict:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", default=None, help="Run one study (hear2act-prosody, ...).")
     parser.add_argument(
-        "--policy", default=None, choices=sorted(POLICIES), help="Only the runs of this policy network."
+        "--policy",
+        default=None,
+        choices=sorted(ppo_policies(HEAR2ACT)),
+        help="Only the runs of this policy network.",
     )
     args = parser.parse_args()
     root = OUT / "ppo_curves"

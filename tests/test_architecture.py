@@ -8,6 +8,8 @@ module`` forms.
   env family; other subpackages such as ``agents.llm`` are shared);
 * ``hear_gym`` never imports ``agents`` or ``training`` (the CLI finds them by entry point), and
   ``agents`` never imports ``training``;
+* ``training`` never imports a family (``hear_gym.envs.<family>`` or ``agents.<family>``): it finds
+  a family's training material through the registry (``agents.training_material``);
 * no import cycles;
 * ``import hear_gym`` (and making every env) needs no torch.
 
@@ -126,14 +128,34 @@ def violations(root: Path) -> list[str]:
                 found.append(f"{module} imports {name}: hear_gym never imports agents or training")
             if module.startswith("agents") and top == "training":
                 found.append(f"{module} imports {name}: agents never import training")
+            if module.split(".")[0] == "training" and _within(name, families + agent_families):
+                line = f"training module {module} imports family module {_resolve(name, modules) or name}"
+                found += [line] if line not in found else []
     if cycle := _cycle(modules):
         found.append("import cycle: " + " -> ".join(cycle))
     return found
 
 
+# Trainers that still name a family, to be moved behind the families' training material: the
+# audio trainers (VoiceGate's audio SFT, the audio GRPO tasks and Hear2Act's audio assent rows).
+# The list may only shrink: a module that no longer imports a family fails the test below until
+# it is taken off.
+FAMILY_IMPORTS_NOT_YET_MOVED = (
+    "training.llm.audio_assent",
+    "training.llm.audio_grpo",
+    "training.llm.audio_sft",
+)
+
+
+def _not_yet_moved(line: str) -> str | None:
+    return next((m for m in FAMILY_IMPORTS_NOT_YET_MOVED if line.startswith(f"training module {m} ")), None)
+
+
 def test_the_project_keeps_every_layering_rule():
     assert _subpackages(ROOT, "hear_gym.envs") and _subpackages(ROOT, "agents")
-    assert violations(ROOT) == []
+    found = violations(ROOT)
+    assert [line for line in found if not _not_yet_moved(line)] == []
+    assert {_not_yet_moved(line) for line in found} == set(FAMILY_IMPORTS_NOT_YET_MOVED)
 
 
 # A minimal tree that keeps every rule; each case below plants one violation in it.
@@ -149,12 +171,13 @@ CLEAN = {
     "hear_gym/envs/beta/__init__.py": "",
     "hear_gym/envs/beta/env.py": "from . import env\n",
     "agents/__init__.py": "",
+    "agents/material.py": "from hear_gym.core import family\n",
     "agents/alpha/__init__.py": "",
     "agents/alpha/rule.py": "from hear_gym.envs.alpha import env\n",
     "agents/beta/__init__.py": "",
     "agents/beta/rule.py": "import hear_gym.envs.beta.env\n",
     "training/__init__.py": "",
-    "training/ppo.py": "from agents.alpha import rule\n",
+    "training/ppo.py": "from agents import material\n",
     "training/curve.py": "",
 }
 
@@ -188,6 +211,16 @@ PLANTED = {
         "agents/alpha/rule.py",
         "from training import ppo\n",
         "agents.alpha.rule imports training.ppo: agents never import training",
+    ),
+    "training importing an agent family": (
+        "training/curve.py",
+        "def log():\n    from agents.beta.rule import x\n",
+        "training module training.curve imports family module agents.beta.rule",
+    ),
+    "training importing an env family": (
+        "training/curve.py",
+        "import hear_gym.envs.alpha.env\n",
+        "training module training.curve imports family module hear_gym.envs.alpha.env",
     ),
     "cycle through a function-level import": (
         "training/curve.py",

@@ -1,7 +1,7 @@
 """Build a tiny causal LM offline, for tests and dry runs of the real loading code.
 
-A byte-level BPE tokenizer is trained with ``tokenizers`` on hear_gym's own text (prompt cards,
-scenario requests, option lists, user phrases), wrapped as a transformers fast tokenizer with a
+A byte-level BPE tokenizer is trained with ``tokenizers`` on hear_gym's own text (each family's
+``corpus``: prompt cards, scenario requests, option lists, user phrases, item words), wrapped as a transformers fast tokenizer with a
 small chat template, and paired with a randomly initialized Qwen2 config (hidden 64, 2 layers);
 ``build_tiny_audio_lm`` adds a 1-layer Whisper-style encoder and a processor in the Qwen2-Audio
 layout. Everything is saved with ``save_pretrained``; load it with any ``from_pretrained`` call.
@@ -10,7 +10,6 @@ No hub access is needed or attempted.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 # Every turn ends with the EOS token, as real instruct templates end turns with theirs (Qwen's
@@ -29,36 +28,13 @@ AUDIO_CHAT_TEMPLATE = (
 )
 
 
-def corpus(max_scenarios: int = 48) -> list[str]:
-    from agents.hear2act.prompts import CLARIFY_FORM, CLARIFY_LINE, P6A, P6B, P6D, SER
-    from hear_gym.envs.hear2act.env import options_text
-    from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
-    from hear_gym.envs.hear2act.user.realizer import FRAMES
+def corpus() -> list[str]:
+    """The text the tokenizer is trained on: every family's ``corpus`` (its training material), in
+    registration order."""
+    from agents.training_material import training_material
+    from hear_gym.core.registry import env_ids
 
-    texts = [P6A, P6B, P6D, SER, CLARIFY_LINE, CLARIFY_FORM]
-    texts += [f for frames in FRAMES.values() for f in frames]
-    for scenario in scenario_bank()[:max_scenarios]:
-        texts += [scenario.request, options_text(scenario), *(c.requirement for c in scenario.concerns)]
-    texts += [
-        "[ACTION: RECOMMEND] [OPTION: 3] I recommend this one.",
-        "[ACTION: CONFIRM] Done.",
-        "[ACTION: ASK] What matters most to you?",
-    ]
-    return texts + voicegate_corpus()
-
-
-def voicegate_corpus(max_items: int = 400) -> list[str]:
-    """VoiceGate's instruction, tool inventory, item words and canonical replies."""
-    from agents.voicegate.llm import GATE_INSTRUCTION
-    from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call
-    from hear_gym.envs.voicegate.items.generator import all_items
-    from hear_gym.envs.voicegate.items.pools import tool_inventory
-
-    texts = [GATE_INSTRUCTION.format(tools=json.dumps(tool_inventory(), separators=(",", ":"))), MUTE_TOKEN]
-    for item in all_items()[:max_items]:
-        texts.append(item.transcript)
-        texts += [format_tool_call(u.tool, u.params or {}) for u in item.utterances if u.tool]
-    return texts
+    return [text for env_id in env_ids() for text in (training_material(env_id).corpus or list)()]
 
 
 def _tokenizer(vocab_size: int, audio: bool = False):

@@ -84,7 +84,8 @@ def train_sft_command(
     env: Annotated[
         str,
         typer.Option(
-            help="Whose experts demonstrate: VoiceGate (gold actions) or Hear2Act (state-aware at T+S)."
+            help="Whose experts demonstrate: an env whose family declares SFT demonstrations in its "
+            "training material (VoiceGate: gold actions; Hear2Act: state-aware at T+S)."
         ),
     ] = "hear_gym/VoiceGate-v0",
     option: Annotated[
@@ -92,7 +93,10 @@ def train_sft_command(
         typer.Option(help="KEY=VALUE gym.make option, repeatable (Hear2Act: feedback=prosody)."),
     ] = None,
     demo_limit: Annotated[
-        int | None, typer.Option(min=1, help="VoiceGate: N demonstrations (seeded); Hear2Act: N dialogues.")
+        int | None,
+        typer.Option(
+            min=1, help="As the family's source counts (VoiceGate: N items, seeded; Hear2Act: N dialogues)."
+        ),
     ] = None,
     epochs: Annotated[float, typer.Option(help="Passes over the demonstrations.")] = 3.0,
     max_steps: Annotated[int | None, typer.Option(min=1, help="Stop after N optimizer steps.")] = None,
@@ -152,8 +156,9 @@ def train_grpo_command(
     task: Annotated[
         str,
         typer.Option(
-            help="voicegate (VoiceGate items) or hear2act_assent (Hear2Act assent pairs through T+S, "
-            "T+S^ with --state-probe, or their audio with --audio)."
+            help="A GRPO task some family's training material declares: voicegate (VoiceGate items) or "
+            "hear2act_assent (Hear2Act assent pairs through T+S, T+S^ with --state-probe, or their audio "
+            "with --audio)."
         ),
     ] = "voicegate",
     state_probe: Annotated[
@@ -176,7 +181,9 @@ def train_grpo_command(
     paired: Annotated[
         bool, typer.Option(help="Paired-group GRPO: K/2 completions of each side of a counterfactual pair.")
     ] = False,
-    item_limit: Annotated[int | None, typer.Option(min=1, help="First N dataset rows (or pairs).")] = None,
+    item_limit: Annotated[
+        int | None, typer.Option(min=1, help="First N pairs or unpaired items (plain: each side a row).")
+    ] = None,
     num_generations: Annotated[int, typer.Option(min=2, help="Completions per group (K).")] = 8,
     batch_size: Annotated[int, typer.Option(min=1, help="Completions per device and step.")] = 16,
     max_completion_length: Annotated[int, typer.Option(min=1, help="Token cap of a reply.")] = 96,
@@ -241,6 +248,10 @@ def train_grpo_command(
 def train_dialogue_grpo_command(
     out: RunFolderOption,
     model: ModelOption,
+    task: Annotated[
+        str,
+        typer.Option(help="A dialogue task some family's training material declares (hear2act_dialogue)."),
+    ] = "hear2act_dialogue",
     option: Annotated[
         list[str] | None,
         typer.Option(
@@ -277,6 +288,7 @@ def train_dialogue_grpo_command(
         "train_dialogue_grpo",
         out=out,
         model=model,
+        task=task,
         env_options={"feedback": "explicit", **options},
         n_scenarios=n_scenarios,
         scenarios_per_step=scenarios_per_step,

@@ -21,6 +21,10 @@ shared layers work with any family through this object alone:
   path)`` (optional) one figure across several runs (Hear2Act: the label-fidelity ladder);
 * ``episode_scalars(record)`` (optional) turns one finished episode record into the numbers a
   trainer logs while it trains (return, success, invalid or mute rates, ...);
+* ``agent_group`` and ``training_group`` (derived from ``name``) are the entry-point groups of
+  the family's agents and of its training material (chat agent, SFT demonstrations, GRPO and
+  dialogue tasks, PPO policies, tokenizer corpus), so evaluation and the trainers find both
+  without naming the family;
 * ``cli`` (optional) names the module with the family's commands: ``plan_eval(request)`` turns a
   ``hear-gym eval`` request into a run, ``listen(request)`` and ``render(request)`` serve
   ``hear-gym listen`` and ``hear-gym render``, ``register(app)`` adds the family's own commands.
@@ -73,6 +77,12 @@ class EnvFamily:
     def agent_group(self) -> str:
         """The entry-point group of the family's agents: ``hear_gym.agents.<name>``."""
         return f"hear_gym.agents.{self.name}"
+
+    @property
+    def training_group(self) -> str:
+        """The entry-point group of the family's training material (its entry ``material``, read
+        by ``agents.training_material``): ``hear_gym.training.<name>``."""
+        return f"hear_gym.training.{self.name}"
 
     def check_access(self, access: str) -> str:
         if access not in self.access_conditions:

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from reward_spies import record_reward_calls
 
+from agents.hear2act.assent_pairs import AssentReward, Replay, assent_pairs
 from agents.hear2act.llm import AudioLLMAgent
 from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
 from training.llm.audio_assent import assent_rows
 from training.llm.audio_grpo import AudioGRPOSettings, train_audio_grpo
 from training.llm.audio_sft import ACCESS, as_parts, audio_keys
-from training.llm.hear2act_pairs import AssentReward, Replay, assent_pairs
 from training.llm.paired_grpo import minus_side
 from training.tiny_model import build_tiny_audio_lm
 

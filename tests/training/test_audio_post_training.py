@@ -13,9 +13,9 @@ from reward_spies import vary_rewards
 from transformers import AutoProcessor
 from transformers.models.qwen2_audio import modeling_qwen2_audio
 
-from training.llm.audio_grpo import AudioGRPOSettings, grpo_rows, plan_pairs, train_audio_grpo
+from agents.voicegate.grpo_items import EnvReward, item_pairs
+from training.llm.audio_grpo import AudioGRPOSettings, grpo_rows, train_audio_grpo
 from training.llm.audio_sft import AudioSFTCollator, AudioSFTSettings, audio_keys, sft_rows, train_audio_sft
-from training.llm.grpo import EnvReward
 from training.llm.paired_grpo import minus_side
 from training.tiny_model import build_tiny_audio_lm
 
@@ -41,7 +41,7 @@ def _curve(out: Path) -> list[dict]:
 
 
 def test_pair_sides_have_the_same_words_and_their_own_audio():
-    pairs = plan_pairs("train", ("speaker_switch", "self_talk"), paired=True)
+    pairs = item_pairs("train", ("speaker_switch", "self_talk"), paired=True)
     assert all(plus.endswith("/same_speaker") and minus.endswith("/switch") for plus, minus in pairs[:320])
     assert not any("/text_only" in i for pair in pairs for i in pair)
     (row,), clips = grpo_rows([(f"{COMMAND}/same_speaker", f"{COMMAND}/switch")])
@@ -163,7 +163,7 @@ def test_each_side_of_a_pair_hears_its_own_clip_in_every_forward(
 
     monkeypatch.setattr(modeling_qwen2_audio.Qwen2AudioModel, "forward", spy)
     result = _grpo(tiny_audio, tmp_path / "paired")
-    ((plus, minus),) = plan_pairs("train", ("speaker_switch",), paired=True)[:1]
+    ((plus, minus),) = item_pairs("train", ("speaker_switch",), paired=True, limit=1)
     assert varied_reward[0] == [plus, plus, minus, minus]  # one group: K/2 of each side
 
     processor = AutoProcessor.from_pretrained(tiny_audio)

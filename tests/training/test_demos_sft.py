@@ -10,11 +10,13 @@ import gymnasium as gym
 import pytest
 import torch
 
+from agents.hear2act.demos import hear2act_demos
 from agents.hear2act.llm import LLMAgent
 from agents.llm.clients import ChatClientError, MockChatClient, TransformersChatClient
+from agents.voicegate.demos import voicegate_demos
 from agents.voicegate.llm import LLMGateAgent
 from hear_gym.core.registry import family
-from training.llm.demos import hear2act_demos, read_jsonl, voicegate_demos, write_jsonl
+from training.llm.demos import read_jsonl, write_jsonl
 from training.llm.sft import SFTSettings, make_trainer, train_sft
 from training.tiny_model import build_tiny_causal_lm
 

@@ -16,16 +16,15 @@ import transformers
 
 from agents.hear2act.dialogue_llm import DialogueLLMAgent
 from agents.hear2act.dialogue_prompts import dialogue_messages
+from agents.hear2act.dialogue_task import CUT_RULE, DIALOGUE, make_dialogue_env
 from agents.hear2act.prompts import system_prompt
 from hear_gym.core.registry import family
 from hear_gym.core.text import to_charset
 from hear_gym.envs.hear2act.family import make
 from training.llm.dialogue_grpo import DialogueGRPOSettings, train_dialogue_grpo, train_scenarios
 from training.llm.dialogue_rollout import (
-    CUT_RULE,
     DialogueRollout,
     episode_return_reward,
-    make_dialogue_env,
     prompt_ids,
     render,
     token_ids,
@@ -67,7 +66,7 @@ def eager(tiny, tmp_path_factory):
     a small cap and GRPO groups differ in return."""
     folder = tmp_path_factory.mktemp("eager") / "model"
     model, tokenizer = _load(tiny)
-    prompt = DialogueRollout(SCENARIOS[:1], ENV).prompts[SCENARIOS[0]]
+    prompt = DialogueRollout(DIALOGUE, SCENARIOS[:1], ENV).prompts[SCENARIOS[0]]
     with torch.no_grad():
         hidden = model(input_ids=torch.tensor([prompt_ids(tokenizer, prompt)]), output_hidden_states=True)
         mean = hidden.hidden_states[-1][0].mean(0)
@@ -122,7 +121,7 @@ class Scripted:
 
 def _scripted_rollout(folder, scripts, cap=2_000, pad_is_eos=False, env=ENV, scenarios=SCENARIOS):
     model, tokenizer = _load(folder, pad_is_eos)
-    rollout = DialogueRollout(scenarios, env)
+    rollout = DialogueRollout(DIALOGUE, scenarios, env)
     scripted = Scripted(model, tokenizer, scripts)
     prompts = [rollout.prompts[s] for s in scenarios]
     out = rollout(prompts, _trainer(model, tokenizer, cap))
@@ -216,9 +215,9 @@ def test_a_real_state_condition_is_refused_and_the_agent_sends_the_chat():
 
 # -- the rollout --------------------------------------------------------------------------------------
 def test_dataset_maps_each_prompt_to_its_scenario():
-    ids = train_scenarios(6)
+    ids = train_scenarios("hear_gym/Hear2Act-v0", 6)
     assert len({i.rsplit("-", 1)[0] for i in ids}) == 6  # spread over domains
-    rollout = DialogueRollout(ids, ENV)
+    rollout = DialogueRollout(DIALOGUE, ids, ENV)
     rows = list(rollout.dataset())
     assert [r["scenario_id"] for r in rows] == ids
     for row in rows:

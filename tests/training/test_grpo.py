@@ -12,7 +12,8 @@ import pytest
 import torch
 from reward_spies import record_reward_calls
 
-from training.llm.grpo import EnvReward, GRPOSettings, gate_rows, train_grpo
+from agents.voicegate.grpo_items import EnvReward, gate_rows
+from training.llm.grpo import GRPOSettings, train_grpo
 from training.llm.paired_grpo import paired_advantages
 from training.tiny_model import build_tiny_causal_lm
 
@@ -66,8 +67,32 @@ def test_paired_rows_join_each_command_with_its_switch():
     for row in rows:
         if row["item_family"] == "self_talk":
             assert row["item_id_minus"] == row["item_id"]
-    plain = gate_rows(("speaker_switch",))
-    assert len(plain) == 960 and all(r["item_id"] == r["item_id_minus"] for r in plain)
+
+
+def _targets(rows, side_columns):
+    """Each item a run's groups hold (paired: both sides of a pair), as (item id, mutes)."""
+    sides = [side for row in rows for side in dict.fromkeys(row[column] for column in side_columns)]
+    return sorted((side, side.endswith("/switch")) for side in sides)
+
+
+@pytest.mark.parametrize("families", [("speaker_switch",), ("speaker_switch", "self_talk")])
+def test_a_plain_run_sees_the_paired_runs_items_and_target_mix(families):
+    """The plain control is the paired items as ordinary groups: the same items (no text-only
+    input), each side its own row, so the share of mute targets is the same in both."""
+    paired = gate_rows(families, paired=True)
+    plain = gate_rows(families)
+    assert all(r["item_id"] == r["item_id_minus"] for r in plain)
+    assert _targets(plain, ("item_id",)) == _targets(paired, ("item_id", "item_id_minus"))
+    assert not any("/text_only" in r["item_id"] for r in plain)
+    mutes = [mute for _, mute in _targets(plain, ("item_id",)) if families == ("speaker_switch",)]
+    assert not mutes or sum(mutes) / len(mutes) == 0.5
+
+
+def test_item_limit_takes_the_same_pairs_in_both_modes():
+    paired = gate_rows(("speaker_switch",), paired=True, limit=3)
+    plain = gate_rows(("speaker_switch",), limit=3)
+    assert len(paired) == 3 and len(plain) == 6
+    assert _targets(plain, ("item_id",)) == _targets(paired, ("item_id", "item_id_minus"))
 
 
 def test_env_reward_is_the_env_reward_and_cut_replies_are_malformed():
@@ -162,8 +187,8 @@ def test_assent_pairs_through_the_inferred_state_train_and_evaluate_under_t_s_ha
 ):
     """With a concern probe the pairs reach the model through T+S^ (the probe's sentence, one per
     side's audio) and the held-out evaluation plays T+S^ with the same probe, recorded."""
+    from agents.hear2act.assent_pairs import AssentReward
     from agents.hear2act.audio_probe import ConcernInferrer
-    from training.llm.hear2act_pairs import AssentReward
 
     prompts: list[str] = []
     original = AssentReward.__call__

@@ -8,18 +8,18 @@ import numpy as np
 import pytest
 from reward_spies import record_reward_calls
 
-from agents.hear2act.audio_probe import ConcernInferrer, ProbeConfig, build_data, fit
-from agents.hear2act.prompts import P6B
-from hear_gym.envs.hear2act.env import options_text
-from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
-from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
-from training.llm.hear2act_pairs import (
+from agents.hear2act.assent_pairs import (
     GENERAL_ASK,
     ITEM_FAMILY,
     AssentReward,
     assent_pairs,
     pair_rows,
 )
+from agents.hear2act.audio_probe import ConcernInferrer, ProbeConfig, build_data, fit
+from agents.hear2act.prompts import P6B
+from hear_gym.envs.hear2act.env import options_text
+from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
+from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
 
 EOS = 0
 CONFIRM = "[ACTION: CONFIRM] Great, I'll book it."

@@ -6,7 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from training.llm.grpo import EnvReward, train_grpo
+from agents.voicegate.grpo_items import EnvReward
+from training.llm.grpo import train_grpo
 
 out, model = Path(sys.argv[1]), sys.argv[2]
 seen = out.parent / f"seen_{os.environ['RANK']}.jsonl"

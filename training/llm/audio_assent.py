@@ -1,7 +1,7 @@
 """Hear2Act assent pairs for an audio-language model: the two sides of a pair differ only in the
 waveform (``training.llm.audio_grpo``'s task ``hear2act_assent``).
 
-A pair (``training.llm.hear2act_pairs``) is one transcript at an assent turn, said by a user who
+A pair (``agents.hear2act.assent_pairs``) is one transcript at an assent turn, said by a user who
 genuinely accepts the current option (x+) and by one who accepts it reluctantly (x-). A text model
 sees the difference only through a state channel (T+S, T+S^); an audio model hears it in the
 delivery of the shared acceptance words.
@@ -26,20 +26,19 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from agents.hear2act.assent_pairs import AssentPair, AssentReward, Replay, assent_pairs, replayed_rows
 from agents.hear2act.llm import AUDIO_ASSISTANT, AudioLLMAgent, heard_audio
 from agents.hear2act.prompts import audio_messages
 from hear_gym.envs.hear2act.user.states import Feedback
 from training.llm.audio_sft import ACCESS, as_parts
 from training.llm.common import Player
-from training.llm.grpo import FAMILIES
-from training.llm.hear2act_pairs import AssentPair, AssentReward, Replay, assent_pairs, replayed_rows
 
 
 class AssentTaskSettings(Protocol):
     """What the assent task reads of ``training.llm.audio_grpo.AudioGRPOSettings`` (a protocol, so this
     module needs no import of the trainer that imports it)."""
 
-    families: tuple[str, ...]
+    families: tuple[str, ...] | None
     env_options: dict[str, Any]
     paired: bool
     item_limit: int | None
@@ -83,5 +82,5 @@ def assent_audio_task(settings: AssentTaskSettings, eos_token_ids: set[int]):
 
 
 def check_assent_settings(settings: AssentTaskSettings) -> None:
-    if settings.families != FAMILIES:
+    if settings.families is not None:
         raise ValueError("families choose VoiceGate items; hear2act_assent trains on assent pairs")

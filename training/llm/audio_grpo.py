@@ -1,8 +1,8 @@
 """Paired GRPO for an audio-language model under A+T, the pair differing only in the waveform
 (VoxGate Eq. 1 through ``training.llm.paired_grpo``). Read top to bottom:
 
-1. Rows. Two tasks (``AUDIO_TASKS``, named as ``training.llm.grpo.TASKS``, whose env and evaluation
-   options they share). ``voicegate``: one row per speaker-switch command, its same-speaker input
+1. Rows. Two tasks (``AUDIO_TASKS``, named as the text GRPO tasks of the families' training
+   material, whose env and evaluation options they share). ``voicegate``: one row per speaker-switch command, its same-speaker input
    (x+, target: the tool) and its switched input (x-, target: ``[Mute]``): the same words,
    different audio; side-talk and self-talk rows stay ordinary groups. ``hear2act_assent``
    (``training.llm.audio_assent``): one row per Hear2Act assent pair, the same transcript said with
@@ -14,7 +14,7 @@
    in the generation batch (shuffled and split with the rows), and gives every scoring and loss
    forward the features of its rows' clips. ``AudioPairedGRPOTrainer`` is that on
    ``PairedGRPOTrainer``; ``AudioGRPOTrainer`` on plain ``GRPOTrainer``.
-3. The reward is the text task's (it does not depend on the audio): ``training.llm.grpo.EnvReward``,
+3. The reward is the text task's (it does not depend on the audio): ``agents.voicegate.grpo_items.EnvReward``,
    the env's rule reward of the reply, on VoiceGate; ``AssentReward``, the env's return when the
    state-aware agent finishes the dialogue, on Hear2Act. Generation runs in transformers.
 4. ``final/`` (safetensors and the processor; an adapter over the run's ``start/`` when the
@@ -34,11 +34,11 @@ import numpy as np
 import torch
 from trl import GRPOTrainer
 
-from hear_gym.core.registry import family
+from agents.training_material import grpo_task
+from agents.voicegate.grpo_items import EnvReward, item_pairs, voicegate_families
 from hear_gym.envs.voicegate.items.generator import all_items
 from training.llm.audio_assent import HEAR2ACT_PLAYER, assent_audio_task, check_assent_settings
 from training.llm.audio_sft import (
-    ENV_ID,
     EVAL_PLAYER,
     IGNORE,
     Clips,
@@ -60,30 +60,16 @@ from training.llm.common import (
     run_training,
     trainer_device,
 )
-from training.llm.grpo import FAMILIES, TASKS, DecisionTask, EnvReward, end_of_turn_ids, voicegate_families
+from training.llm.grpo import end_of_turn_ids
 from training.llm.paired_grpo import PairedGRPOTrainer
 from training.llm.run_folder import finish_curve, start_curve
 from training.llm.start_model import start_folder
 
 
 # -- 1. rows -----------------------------------------------------------------------------------
-def plan_pairs(split: str = "train", families=FAMILIES, paired: bool = False) -> list[tuple[str, str]]:
-    """(x+, x-) item ids from item metadata alone (nothing rendered): a same-speaker command and
-    its switch when ``paired``, else each item with itself (an ordinary group)."""
-    items = {item.item_id: item for item in all_items()}
-    pairs = []
-    for item_id in family(ENV_ID).episode_ids(split, tuple(families)):
-        item = items[item_id]
-        if paired and item.family.value == "speaker_switch":
-            if item.condition == "same_speaker":  # the switch joins its twin; text-only stays out
-                pairs.append((item_id, f"{item.group}/switch"))
-        else:
-            pairs.append((item_id, item_id))
-    return pairs
-
-
 def grpo_rows(pairs: Sequence[tuple[str, str]]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
-    """One row per pair, the columns ``training.llm.grpo.gate_rows`` has (``prompt``, ``item_id``,
+    """One row per pair (``agents.voicegate.grpo_items.item_pairs``: plain, each item with itself),
+    the columns of a GRPO task's rows (``prompt``, ``item_id``,
     ``item_family``, ``prompt_minus``, ``item_id_minus``), each prompt naming its own clip."""
     items = {item.item_id: item for item in all_items()}
     prompts, clips = audio_chats([i for pair in pairs for i in pair])
@@ -197,10 +183,10 @@ class AudioGRPOSettings:
     out: Path
     model: str  # an audio-language checkpoint (Qwen2-Audio layout), or an SFT adapter over one
     task: str = "voicegate"  # a key of AUDIO_TASKS
-    families: tuple[str, ...] = FAMILIES  # VoiceGate item families
+    families: tuple[str, ...] | None = None  # VoiceGate item families (None: all three)
     env_options: dict[str, Any] = field(default_factory=dict)  # Hear2Act assent: reward, turn_cost, ...
     paired: bool = True
-    item_limit: int | None = None  # first N dataset rows (pairs, when paired; Hear2Act assent: N pairs)
+    item_limit: int | None = None  # first N pairs or unpaired items (plain: each side a row)
     num_generations: int = 8  # K; paired: K/2 per side
     batch_size: int = 16  # completions per device and step (a multiple of K)
     max_completion_length: int = 96
@@ -217,12 +203,12 @@ class AudioGRPOSettings:
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
-        self.families = voicegate_families(self.families)
+        self.families = None if self.families is None else tuple(self.families)
         if self.task not in AUDIO_TASKS:
             raise ValueError(f"task must be one of {sorted(AUDIO_TASKS)}, got {self.task!r}")
         task = AUDIO_TASKS[self.task]
         self.lora, self.evaluation = audio_nested_settings(
-            self.lora, self.evaluation, task.text.eval_options(self.env_options)
+            self.lora, self.evaluation, grpo_task(task.text)[1].eval_options(self.env_options)
         )
         task.check(self)
         if self.num_generations < 2 or (self.paired and self.num_generations % 2):
@@ -271,29 +257,30 @@ class AudioTask:
     """Rows, the clips they name and their reward (``build``), a check of the settings, and who
     plays the trained model where (the text task's env and evaluation options)."""
 
-    text: DecisionTask
+    text: str  # the text GRPO task it shares env and evaluation options with
     player: Player
     build: Callable[[AudioGRPOSettings, set[int]], tuple[list[dict[str, Any]], Clips, Any]]
     check: Callable[[AudioGRPOSettings], None]
 
 
 def voicegate_audio_task(settings: AudioGRPOSettings, eos_token_ids: set[int]):
-    pairs = plan_pairs("train", settings.families, settings.paired)[: settings.item_limit]
+    pairs = item_pairs("train", voicegate_families(settings.families), settings.paired, settings.item_limit)
     rows, clips = grpo_rows(pairs)
     return rows, clips, EnvReward({i for pair in pairs for i in pair}, eos_token_ids)
 
 
 def check_voicegate_settings(settings: AudioGRPOSettings) -> None:
+    families = voicegate_families(settings.families)
     if settings.env_options:
         raise ValueError("env_options are for the hear2act_assent task (VoiceGate's reward is fixed)")
-    if settings.paired and "speaker_switch" not in settings.families:
+    if settings.paired and "speaker_switch" not in families:
         raise ValueError("paired GRPO pairs speaker-switch commands: include 'speaker_switch'")
 
 
 AUDIO_TASKS = {
-    "voicegate": AudioTask(TASKS["voicegate"], EVAL_PLAYER, voicegate_audio_task, check_voicegate_settings),
+    "voicegate": AudioTask("voicegate", EVAL_PLAYER, voicegate_audio_task, check_voicegate_settings),
     "hear2act_assent": AudioTask(
-        TASKS["hear2act_assent"], HEAR2ACT_PLAYER, assent_audio_task, check_assent_settings
+        "hear2act_assent", HEAR2ACT_PLAYER, assent_audio_task, check_assent_settings
     ),
 }
 
@@ -303,7 +290,7 @@ def train_audio_grpo(**settings: Any) -> dict[str, Any]:
     timing."""
     settings = AudioGRPOSettings(**settings)
     task = AUDIO_TASKS[settings.task]
-    env_id = task.text.env_id
+    env_id, _ = grpo_task(task.text)
     curve = start_curve(settings.out, settings.to_json(), env_id, settings.wandb_project)
     try:
         start = start_folder(settings.model, settings.out, load_audio_policy)  # an SFT adapter, merged

@@ -30,6 +30,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.training_material import seeded_sample
+from agents.voicegate.demos import gold_reply
+from agents.voicegate.grpo_items import FAMILIES, voicegate_families
 from agents.voicegate.llm import AudioLLMGateAgent, audio_gate_messages
 from hear_gym.core.registry import family
 from hear_gym.envs.voicegate.items.generator import all_items
@@ -40,12 +43,9 @@ from training.llm.common import (
     check_model_folder,
     nested_settings,
     run_training,
-    seeded_sample,
     sft_arguments,
     trainer_device,
 )
-from training.llm.demos import gold_reply
-from training.llm.grpo import FAMILIES, voicegate_families
 from training.llm.run_folder import finish_curve, start_curve
 
 ENV_ID = "hear_gym/VoiceGate-v0"

@@ -16,15 +16,14 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from transformers import TrainerCallback
 
 from agents.device import DeviceError, resolve_device, supports_bf16
-from agents.hear2act.llm import LLMAgent
-from agents.voicegate.llm import LLMGateAgent
+from agents.training_material import envs_with, training_material
 from hear_gym.core.registry import family
 from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.eval.pipeline import evaluate
@@ -33,9 +32,7 @@ from hear_gym.stats.bootstrap import flat_estimates
 from training.llm.run_folder import FINAL_DIR, TRAINER_DIR, CurveLog, checkpoint_arguments, main_process
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
-# The agent that plays a saved text model in each family (entry point "llm" of its group).
-CHAT_AGENTS = {"hear_gym/Hear2Act-v0": LLMAgent, "hear_gym/VoiceGate-v0": LLMGateAgent}
-EVAL_AGENT = "llm"
+EVAL_AGENT = "llm"  # the entry-point name of the family's chat agent (its material's ``chat_agent``)
 
 
 @dataclass(frozen=True)
@@ -105,9 +102,11 @@ class EvalSettings:
         """Objects the evaluation's env gets beside its options (``gym.make`` kwargs)."""
         if self.state_probe is None:
             return {}
-        from agents.hear2act.audio_probe import concern_inferrer
-
-        return {"state_inferrer": concern_inferrer(self.state_probe)}
+        # the state-inferrer plug-in, as `hear-gym eval --state-probe` finds it (its family's agents)
+        (make_inferrer,) = [
+            ep.load() for ep in entry_points(group="hear_gym.components") if ep.name == "state_inferrer"
+        ]
+        return {"state_inferrer": make_inferrer(self.state_probe)}
 
     def plugin_record(self) -> tuple[tuple[str, str], ...]:
         """How the run records those objects (``RunConfig.plugins``)."""
@@ -132,15 +131,6 @@ def check_group_batch(batch_size: int, num_generations: int) -> None:
             f"batch_size x processes ({batch_size} x {world}) must be a multiple of num_generations "
             f"({num_generations}): every group needs all its completions"
         )
-
-
-def seeded_sample(items: Sequence, limit: int | None, seed: int) -> list:
-    """``limit`` of ``items`` drawn with ``seed`` and kept in their order (all when None): a
-    sample across every family of a list generated family by family."""
-    if limit is None:
-        return list(items)
-    keep = np.random.default_rng(seed).permutation(len(items))[:limit]
-    return [items[i] for i in sorted(keep)]
 
 
 def sft_arguments(settings, checkpoint_every: int = 0) -> dict[str, Any]:
@@ -266,6 +256,14 @@ def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int, agent: s
     )
 
 
+def chat_agent(env_id: str) -> type:
+    """The agent class that plays a saved text model on ``env_id`` (its family's material)."""
+    agent = training_material(env_id).chat_agent
+    if agent is None:
+        raise ValueError(f"a chat agent plays saved text models on {envs_with('chat_agent')}, not {env_id!r}")
+    return agent
+
+
 def evaluate_model(
     model: str | Path,
     env_id: str,
@@ -278,7 +276,7 @@ def evaluate_model(
     """Play the saved model (a checkpoint or LoRA adapter folder) on ``device`` on held-out
     episodes with ``player`` (default: the family's text ``llm`` agent); the cell's metrics with
     CIs, grouped names joined with "/"."""
-    player = player or Player(EVAL_AGENT, CHAT_AGENTS[env_id])
+    player = player or Player(EVAL_AGENT, chat_agent(env_id))
     config = evaluation_config(env_id, evaluation, seed, player.name)
     spec = f"{player.client}:{model}?device={device}"
     agents = {player.name: player.agent_class.from_client_spec(spec)}

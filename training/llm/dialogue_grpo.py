@@ -1,23 +1,28 @@
-"""Multi-turn GRPO on whole Hear2Act dialogues with TRL, read top to bottom.
+"""Multi-turn GRPO on whole dialogues with TRL, read top to bottom.
 
-1. ``DialogueGRPOSettings``: the model folder (local; nothing is downloaded), the env options,
-   how many train scenarios, GRPO's group size and token cap, the optimizer, LoRA, the seed,
+The dialogues are a family's: its training material declares ``dialogue_tasks``
+(``agents.training_material.DialogueTask``; ``task`` names one). Hear2Act's
+``hear2act_dialogue`` (``agents.hear2act.dialogue_task``) plays recommendation dialogues under T
+against the user engine; this trainer names no family.
+
+1. ``DialogueGRPOSettings``: the model folder (local; nothing is downloaded), the task and its env
+   options, how many train scenarios, GRPO's group size and token cap, the optimizer, LoRA, the seed,
    where to write.
 2. The dataset: ``n_scenarios`` train scenarios spread evenly over the split (so over domains);
-   each row's ``prompt`` is the conversational first turn (``dialogue_messages`` of the reset
+   each row's ``prompt`` is the conversational first turn (the task's ``messages`` of the reset
    observation).
 3. ``GRPOTrainer(rollout_func=DialogueRollout(...))`` (``training.llm.dialogue_rollout``): every
-   prompt's group of ``num_generations`` dialogues is played to its end against the user engine,
+   prompt's group of ``num_generations`` dialogues is played to its end against the env,
    as one token sequence each; ``env_mask`` keeps the user's turns out of the loss. The reward
    is the env's episode return; a dialogue cut by ``max_completion_length`` is scored by
-   ``CUT_RULE``. Loss ``dapo``; on CPU in float32 where there is no GPU. LoRA and the held-out
+   the task's cut rule. Loss ``dapo``; on CPU in float32 where there is no GPU. LoRA and the held-out
    evaluation are ``training.llm.common``'s, shared with the SFT and VoiceGate GRPO trainers.
 4. ``DialogueCurveLog``: one ``curve.jsonl`` row per optimizer step (mean reward, cut fraction,
    invalid-action rate, success, turns, tokens, loss), also to W&B (offline unless
    ``WANDB_API_KEY`` is set; never asks to log in) when ``wandb_project`` is set.
 5. The final model (or LoRA adapter) in safetensors under ``out/final``, with the tokenizer;
    ``settings.json`` holds the settings, the cut rule and the provenance. The final model then
-   plays held-out scenarios with the ``llm_dialogue`` agent under T through the runner.
+   plays held-out scenarios with the task's agent (Hear2Act: ``llm_dialogue@T``) through the runner.
 
 The same settings and seed give the same curve (the seed drives torch, the sampler and the
 envs' resets).
@@ -29,9 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.hear2act.dialogue_llm import DialogueLLMAgent
+from agents.training_material import dialogue_task
 from hear_gym.core.registry import family
-from hear_gym.envs.hear2act.env import REWARDS
 from training.llm.common import (
     EvalSettings,
     LoraSettings,
@@ -40,7 +44,7 @@ from training.llm.common import (
     evaluation_rows,
     trainer_device,
 )
-from training.llm.dialogue_rollout import CUT_RULE, SET_BY_THE_ROLLOUT, DialogueRollout, episode_return_reward
+from training.llm.dialogue_rollout import DialogueRollout, episode_return_reward
 from training.llm.run_folder import (
     CURVE_FILE,
     FINAL_DIR,
@@ -51,19 +55,16 @@ from training.llm.run_folder import (
     start_curve,
 )
 
-ENV_ID = "hear_gym/Hear2Act-v0"
-EVAL_ACCESS = "T"  # the chat layout is append-only under the transcript condition only
-EVAL_PLAYER = Player("llm_dialogue", DialogueLLMAgent)
-
 
 # -- 1. settings -------------------------------------------------------------------------------
 @dataclass
 class DialogueGRPOSettings:
     out: Path
     model: Path  # a local transformers causal LM folder with a chat template
-    env_options: dict[str, Any] = field(
-        default_factory=lambda: {"feedback": "explicit", "reward": "success", "turn_cost": 0.0}
-    )  # Hear2ActEnv kwargs: feedback, reward, turn_cost, max_turns, invalid_action_penalty, patience
+    task: str = "hear2act_dialogue"  # a dialogue task some family's training material declares
+    # the env's kwargs (Hear2Act: feedback, reward, turn_cost, max_turns, invalid_action_penalty,
+    # patience); None: the task's defaults
+    env_options: dict[str, Any] | None = None
     n_scenarios: int = 32  # train scenarios in the dataset
     scenarios_per_step: int = 2  # prompts per optimizer step; each played num_generations times
     num_generations: int = 4
@@ -79,33 +80,26 @@ class DialogueGRPOSettings:
 
     def __post_init__(self) -> None:
         self.out, self.model = Path(self.out), Path(self.model)
+        env_id, task = dialogue_task(self.task)
+        self.env_options = dict(task.default_options if self.env_options is None else self.env_options)
         if isinstance(self.lora, dict):
             self.lora = LoraSettings(**self.lora)
         if isinstance(self.evaluation, dict):
             self.evaluation = EvalSettings(**self.evaluation)
         if self.evaluation is not None:
-            self.evaluation = self.evaluation.resolved(EVAL_ACCESS, self.env_options)
+            self.evaluation = self.evaluation.resolved(task.access, self.env_options)
         trainer_device(self.device)  # a device this machine lacks: refused now
         if not (self.model / "config.json").is_file():
             raise ValueError(
                 f"model must be a local model folder (with config.json); got {str(self.model)!r}"
             )
-        options = self.env_options
-        fixed = [k for k in SET_BY_THE_ROLLOUT if k in options]
-        if fixed:
-            raise ValueError(
-                f"env_options must not set {fixed}: dialogues are played under T with text actions"
-            )
-        if "feedback" not in options:
-            raise ValueError("env_options must name the feedback realization ('explicit' or 'prosody')")
-        if options.get("reward", "success") not in REWARDS:
-            raise ValueError(f"env_options['reward'] must be one of {sorted(REWARDS)}")
+        task.check_options(self.env_options)
         for name in ("n_scenarios", "scenarios_per_step", "max_completion_length", "max_steps"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {getattr(self, name)!r}")
         if not isinstance(self.num_generations, int) or self.num_generations < 2:
             raise ValueError("num_generations must be an int >= 2 (GRPO compares the dialogues of a group)")
-        available = len(family(ENV_ID).episode_ids("train"))
+        available = len(family(env_id).episode_ids("train"))
         if self.n_scenarios > available:
             raise ValueError(f"n_scenarios must be <= {available} (the train split)")
         if self.learning_rate <= 0 or self.temperature <= 0:
@@ -116,9 +110,9 @@ class DialogueGRPOSettings:
 
 
 # -- 2. the dataset's scenarios ------------------------------------------------------------------
-def train_scenarios(n: int) -> list[str]:
+def train_scenarios(env_id: str, n: int) -> list[str]:
     """``n`` train scenario ids spread evenly over the split (the split is ordered by domain)."""
-    ids = family(ENV_ID).episode_ids("train")
+    ids = family(env_id).episode_ids("train")
     return [ids[i * len(ids) // n] for i in range(n)]
 
 
@@ -198,12 +192,13 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
     """Train, then play the final model on held-out scenarios; returns the final model folder,
     the curve's path, its last training row and the evaluation. Never writes over an earlier
     run: the out folder must not hold one."""
-    record = {**settings.to_json(), "cut_rule": CUT_RULE}
+    env_id, task = dialogue_task(settings.task)
+    record = {**settings.to_json(), "cut_rule": task.cut_rule}
     curve = start_curve(
-        settings.out, record, ENV_ID, settings.wandb_project, final_evaluated=settings.evaluation is not None
+        settings.out, record, env_id, settings.wandb_project, final_evaluated=settings.evaluation is not None
     )
     rollout = DialogueRollout(
-        train_scenarios(settings.n_scenarios), settings.env_options, reset_seed=settings.seed
+        task, train_scenarios(env_id, settings.n_scenarios), settings.env_options, reset_seed=settings.seed
     )
     log = DialogueCurveLog(rollout, settings.out, curve.wandb_run, curve.writes)
     try:
@@ -219,8 +214,9 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
             if settings.evaluation.base:
                 models.insert(0, ("base", settings.model, 0))
             device = str(trainer.args.device)
+            player = Player(task.player, task.agent)
             metrics = evaluation_rows(
-                log, models, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER, device
+                log, models, env_id, settings.evaluation, settings.seed, player, device
             )
     finally:
         finish_curve(curve)

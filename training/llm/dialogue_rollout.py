@@ -1,7 +1,9 @@
-"""Whole Hear2Act dialogues as one token sequence each, for TRL's ``GRPOTrainer(rollout_func=...)``.
+"""Whole dialogues as one token sequence each, for TRL's ``GRPOTrainer(rollout_func=...)``.
 
-A dialogue's prompt is the chat of its reset observation (``dialogue_messages``: the P6a system
-prompt, the user's request, the standardized opening, the user's reaction). Its completion is
+The env, its chat and its cut reward are the family's dialogue task (``agents.training_material.
+DialogueTask``; Hear2Act's is ``agents.hear2act.dialogue_task``). A dialogue's prompt is the chat
+of its reset observation (Hear2Act: the P6a system prompt, the user's request, the standardized
+opening, the user's reaction). Its completion is
 the rest of the dialogue in the chat template's layout::
 
     reply 1 + EOS | env tokens: end of turn, the user's answer, the next generation prompt |
@@ -20,11 +22,9 @@ reply cut after its first stop token, the env stepped with the decoded reply.
 The cap (``trainer.args.max_completion_length``) counts the WHOLE completion, model and env
 tokens. A dialogue is *cut* (``cut=True``) when a reply reaches the cap before its stop token
 (that unfinished reply is never played) or when the next user turn does not fit (its env tokens
-are kept up to the cap). The cut reward rule (``CUT_RULE``): a cut dialogue ends with no final
-option, so it gets no final reward (the env's no-success outcome: 0 under both ``success`` and
-``tiered``), and keeps what it has paid: the summed step rewards so far (turn costs, invalid
-penalties); an unfinished reply is charged like an invalid one (``invalid_action_penalty`` and
-``turn_cost``), so running into the cap never costs less than a malformed reply.
+are kept up to the cap). A cut dialogue's reward is the task's ``cut_return`` (its ``cut_rule``;
+Hear2Act: no final reward, the step rewards paid so far, an unfinished reply charged like an
+invalid one).
 """
 
 from __future__ import annotations
@@ -37,15 +37,8 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from agents.hear2act.dialogue_prompts import dialogue_messages
-from hear_gym.envs.hear2act.family import make
+from agents.training_material import DialogueTask
 
-CUT_RULE = (
-    "a dialogue cut by max_completion_length gets no final reward (no final option: the env's "
-    "no-success outcome) plus the step rewards it has paid (turn costs, invalid penalties); a reply "
-    "cut before its stop token is charged invalid_action_penalty - turn_cost"
-)
-SET_BY_THE_ROLLOUT = ("access", "actions", "observation", "split", "scenario_ids", "assistant")
 _PLACEHOLDER = "PLACEHOLDER_REPLY"  # the assistant content when rendering what a template adds around a reply
 
 
@@ -86,11 +79,6 @@ def between_turns_ids(tokenizer, messages: Sequence[dict[str, str]], stop_text: 
 
 
 # -- one dialogue ------------------------------------------------------------------------------------
-def make_dialogue_env(scenario_id: str, env_options: dict[str, Any]) -> gym.Env:
-    """Hear2Act under transcript access with P6a text actions, holding one scenario."""
-    return make(access="T", actions="text", scenario_ids=[scenario_id], **env_options)
-
-
 @dataclass
 class Dialogue:
     scenario_id: str
@@ -121,32 +109,29 @@ def prompt_key(messages: Sequence[dict[str, Any]]) -> str:
 
 # -- the rollout -------------------------------------------------------------------------------------
 class DialogueRollout:
-    """TRL's ``rollout_func``: plays each prompt's scenario to its end against the user engine.
+    """TRL's ``rollout_func``: plays each prompt's episode to its end against the env (``task``).
 
-    ``scenario_ids``: the scenarios the dataset holds; ``env_options``: ``Hear2ActEnv`` kwargs
-    (``feedback``, ``reward``, ``turn_cost``, ``max_turns``, ...); every dialogue of a scenario
+    ``scenario_ids``: the episodes the dataset holds; ``env_options``: the env's kwargs (Hear2Act:
+    ``feedback``, ``reward``, ``turn_cost``, ``max_turns``, ...); every dialogue of an episode
     starts from ``reset(seed=reset_seed)``, so its prompt is the same in every group and epoch.
     ``history`` keeps one row of statistics per call (what ``curve.jsonl`` logs)."""
 
     def __init__(
         self,
+        task: DialogueTask,
         scenario_ids: Sequence[str],
         env_options: dict[str, Any],
         reset_seed: int = 0,
         assistant: str = "text",
     ) -> None:
-        self.env_options, self.reset_seed, self.assistant = dict(env_options), reset_seed, assistant
-        fixed = [k for k in SET_BY_THE_ROLLOUT if k in self.env_options]
-        if fixed:
-            raise ValueError(
-                f"env_options must not set {fixed}: dialogues are played under T with text actions"
-            )
-        self.env_options["assistant"] = assistant
+        task.check_options(env_options)
+        self.task, self.reset_seed, self.assistant = task, reset_seed, assistant
+        self.env_options = {**env_options, "assistant": assistant}
         self.prompts: dict[str, list[dict[str, str]]] = {}
         self.scenario_of: dict[str, str] = {}  # prompt key -> scenario id (TRL passes only prompts)
         for scenario_id in scenario_ids:
-            env = make_dialogue_env(scenario_id, self.env_options)
-            messages = dialogue_messages(self._reset(env, scenario_id), assistant)
+            env = task.make_env(scenario_id, self.env_options)
+            messages = task.messages(self._reset(env, scenario_id), assistant)
             key = prompt_key(messages)
             if key in self.scenario_of:
                 raise ValueError(
@@ -156,7 +141,7 @@ class DialogueRollout:
         self.history: list[dict[str, float]] = []
 
     def _reset(self, env: gym.Env, scenario_id: str) -> dict[str, Any]:
-        observation, _ = env.reset(seed=self.reset_seed, options={"scenario_id": scenario_id})
+        observation, _ = env.reset(seed=self.reset_seed, options=self.task.reset_options(scenario_id))
         return observation
 
     def dataset(self):
@@ -170,8 +155,8 @@ class DialogueRollout:
         if key not in self.scenario_of:
             raise KeyError("a prompt that is not in this rollout's dataset")
         scenario_id = self.scenario_of[key]
-        env = make_dialogue_env(scenario_id, self.env_options)
-        messages = dialogue_messages(self._reset(env, scenario_id), self.assistant)
+        env = self.task.make_env(scenario_id, self.env_options)
+        messages = self.task.messages(self._reset(env, scenario_id), self.assistant)
         if prompt_key(messages) != key:
             raise RuntimeError(f"scenario {scenario_id!r} no longer opens with its dataset prompt")
         return Dialogue(scenario_id, env, messages, prompt_ids(tokenizer, messages))
@@ -219,10 +204,8 @@ class DialogueRollout:
         """One turn: the reply's tokens (model), the env's step, the user's answer (env tokens)."""
         d.add(reply, model=True)
         finished = bool(reply) and reply[-1] in stop_ids
-        base = d.env.unwrapped
-        if not finished:  # the cap cut the reply: never played, charged like an invalid reply
-            d.cut = True
-            d.episode_return = base.episode_return + base.invalid_action_penalty - base.turn_cost
+        if not finished:  # the cap cut the reply: never played
+            d.cut, d.episode_return = True, self.task.cut_return(d.env, True)
             return
         text = tokenizer.decode(reply, skip_special_tokens=True)
         observation, _, terminated, truncated, info = d.env.step(text)
@@ -232,7 +215,7 @@ class DialogueRollout:
             d.ended = True
             d.episode_return, d.success = float(info["episode"]["return"]), bool(info["success"])
             return
-        messages = dialogue_messages(observation, self.assistant)
+        messages = self.task.messages(observation, self.assistant)
         if messages[: len(d.messages)] != d.messages or len(messages) != len(d.messages) + 2:
             raise RuntimeError("the dialogue's messages are not append-only")  # a bug, not a model error
         d.messages = messages
@@ -240,7 +223,7 @@ class DialogueRollout:
         room = budget - len(reply)
         d.add(env_ids[:room], model=False)
         if len(env_ids) >= room:  # no room for the user's turn and a next reply
-            d.cut, d.episode_return = True, float(base.episode_return)
+            d.cut, d.episode_return = True, self.task.cut_return(d.env, False)
 
 
 def generate_replies(
@@ -313,5 +296,5 @@ def summarize(dialogues: Sequence[Dialogue]) -> dict[str, float]:
 
 
 def episode_return_reward(completions, episode_return, **kwargs) -> list[float]:
-    """The reward function: each dialogue's env return (a cut dialogue's by ``CUT_RULE``)."""
+    """The reward function: each dialogue's env return (a cut dialogue's by the task's cut rule)."""
     return [float(r) for r in episode_return]

@@ -1,7 +1,8 @@
 """Supervised fine-tuning of a chat model on expert demonstrations, read top to bottom.
 
 1. ``SFTSettings``: the model (a local folder or cached hub id), the env whose experts demonstrate
-   (``training.llm.demos``: VoiceGate's gold actions, Hear2Act's state-aware agent under T+S), LoRA
+   (its family's training material declares them, ``agents.training_material.DemoSource``:
+   VoiceGate's gold actions under T, Hear2Act's state-aware agent under T+S), LoRA
    (rank 32, alpha 64 on q/k/v/o by default), the optimizer, the held-out evaluation.
 2. The demonstrations are built with the agents' own prompt builders and saved as
    ``demos.jsonl`` (TRL's conversational prompt-completion rows).
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.training_material import DemoSource, envs_with, training_material
 from training.llm.common import (
     EvalSettings,
     LoraSettings,
@@ -28,16 +30,13 @@ from training.llm.common import (
     check_model_folder,
     nested_settings,
     run_training,
-    seeded_sample,
     sft_arguments,
     trainer_device,
 )
-from training.llm.demos import DEMO_SOURCES, write_jsonl
+from training.llm.demos import write_jsonl
 from training.llm.run_folder import finish_curve, start_curve
 
 DEMOS_FILE = "demos.jsonl"
-# Where each family's experts demonstrate, and the condition the trained model is evaluated in.
-DEFAULT_DEMO_ACCESS = {"hear_gym/VoiceGate-v0": "T", "hear_gym/Hear2Act-v0": "T+S"}
 
 
 @dataclass
@@ -46,7 +45,7 @@ class SFTSettings:
     model: str
     env_id: str = "hear_gym/VoiceGate-v0"
     env_options: dict[str, Any] = field(default_factory=dict)  # gym.make kwargs (Hear2Act: feedback)
-    demo_limit: int | None = None  # VoiceGate: N train items (seeded sample); Hear2Act: first N dialogues
+    demo_limit: int | None = None  # the family's source: VoiceGate N items (seeded), Hear2Act N dialogues
     epochs: float = 3.0
     max_steps: int | None = None  # stop after N optimizer steps (before the epochs end)
     learning_rate: float = 1e-4
@@ -63,10 +62,10 @@ class SFTSettings:
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
-        if self.env_id not in DEMO_SOURCES:
-            raise ValueError(f"SFT demonstrations exist for {sorted(DEMO_SOURCES)}, not {self.env_id!r}")
+        demos = demo_source(self.env_id)
         self.lora, self.evaluation = nested_settings(self.lora, self.evaluation)
-        self.evaluation = self.evaluation.resolved(DEFAULT_DEMO_ACCESS[self.env_id], self.env_options)
+        # the trained model is evaluated in the condition its experts demonstrate under
+        self.evaluation = self.evaluation.resolved(demos.access, self.env_options)
         if self.epochs <= 0 or self.learning_rate <= 0:
             raise ValueError("epochs and learning_rate must be > 0")
         if self.eval_every < 0:
@@ -86,13 +85,19 @@ class SFTSettings:
 
 
 # -- 2. demonstrations -------------------------------------------------------------------------
+def demo_source(env_id: str) -> DemoSource:
+    """The demonstration source ``env_id``'s family declares in its training material."""
+    source = training_material(env_id).demos
+    if source is None:
+        raise ValueError(f"SFT demonstrations exist for {envs_with('demos')}, not {env_id!r}")
+    return source
+
+
 def build_demos(settings: SFTSettings) -> list[dict[str, Any]]:
-    if settings.env_id == "hear_gym/Hear2Act-v0":
-        access = DEFAULT_DEMO_ACCESS[settings.env_id]
-        return DEMO_SOURCES[settings.env_id](
-            "train", access=access, limit=settings.demo_limit, seed=settings.seed, **settings.env_options
-        )
-    return seeded_sample(DEMO_SOURCES[settings.env_id]("train"), settings.demo_limit, settings.seed)
+    source = demo_source(settings.env_id)
+    return source.build(
+        "train", access=source.access, limit=settings.demo_limit, seed=settings.seed, **settings.env_options
+    )
 
 
 # -- 3. the trainer ----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.device import resolve_device
-from agents.ppo import DEFAULT_POLICY, EXTENDS, POLICIES, read_config
+from agents.ppo import DEFAULT_POLICY, ppo_policies, read_config
 from hear_gym.core.registry import family
 from training.ppo.envs import VEC_ENVS, make_training_env, measured_leaves
 
@@ -36,7 +36,7 @@ class PPOSettings:
     gamma: float = 0.99
     ent_coef: float = 0.01
     net_arch: tuple[int, ...] = (64, 64)
-    policy: str = "mlp"  # a key of agents.ppo.POLICIES; "per_option": Hear2Act's shared option scorer
+    policy: str = "mlp"  # a name of agents.ppo.ppo_policies(env_id); "per_option": Hear2Act's option scorer
     seed: int = 0
     eval_every: int = 10_000  # steps; 0: only after training
     eval_split: str = "test"
@@ -89,8 +89,11 @@ class PPOSettings:
                 raise ValueError(f"{name} must be >= 1")
         if self.eval_split not in env_family.splits and self.eval_split != "all":
             raise ValueError(f"eval_split must be one of {env_family.splits}")
-        if self.policy not in POLICIES:
-            raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {self.policy!r}")
+        policies = ppo_policies(self.env_id)
+        if self.policy not in policies:
+            raise ValueError(
+                f"policy must be one of {sorted(policies)} on {self.env_id}, got {self.policy!r}"
+            )
         if self.backend == "rllib" and self.policy != DEFAULT_POLICY:
             raise ValueError(
                 f"backend 'rllib' trains the {DEFAULT_POLICY!r} policy only, not {self.policy!r}"
@@ -99,7 +102,7 @@ class PPOSettings:
         # run folder, its settings or a W&B run exist
         with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
             if self.policy != DEFAULT_POLICY:
-                POLICIES[self.policy]().check_spaces(env.observation_space, env.action_space)
+                policies[self.policy].load().check_spaces(env.observation_space, env.action_space)
         if self.init_from is not None:
             self._check_init_from()
 
@@ -120,7 +123,8 @@ class PPOSettings:
             "policy": self.policy,
             "net_arch": list(self.net_arch),
         }
-        if theirs["policy"] == EXTENDS.get(self.policy):  # e.g. per_option_listening from per_option
+        extends = ppo_policies(self.env_id)[self.policy].extends
+        if theirs["policy"] == extends:  # e.g. per_option_listening from per_option
             mine["policy"] = theirs["policy"]
         for key in theirs:
             if theirs[key] != mine[key]:

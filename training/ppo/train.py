@@ -45,7 +45,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
 
 from agents.device import resolve_device
-from agents.ppo import EXTRA_LAYERS, POLICIES, load_policy, save_policy
+from agents.ppo import load_policy, ppo_policies, save_policy
 from hear_gym.core.run_folder import run_folder_lock
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
@@ -96,11 +96,12 @@ def save_checkpoint(model: MaskablePPO, settings: PPOSettings, folder: Path, ste
 
 def start_from(model: MaskablePPO, folder: Path, policy_name: str) -> None:
     """``model``'s policy takes the weights of the checkpoint at ``folder`` (checked against the
-    settings by ``PPOSettings``; a policy that ``EXTENDS`` the checkpoint's keeps its extra layers
+    settings by ``PPOSettings``; a policy that ``extends`` the checkpoint's keeps its extra layers
     as initialized); its ``VecNormalize``, if any, takes the checkpoint's statistics and stops
     updating them."""
     policy, config = load_policy(folder)
-    extra = EXTRA_LAYERS.get(policy_name, ()) if config.get("policy") != policy_name else ()
+    own = ppo_policies(config["env_id"])[policy_name]
+    extra = own.extra_layers if config.get("policy") != policy_name else ()
     missing, unexpected = model.policy.load_state_dict(policy.state_dict(), strict=not extra)
     if unexpected or any(not key.startswith(extra) for key in missing):
         raise ValueError(f"init_from {folder}: layers do not match ({missing + unexpected})")
@@ -122,7 +123,7 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
     """Train with MaskablePPO, writing the curve; the final checkpoint's metrics."""
     envs = make_vec_env(settings)
     model = MaskablePPO(
-        POLICIES[settings.policy](),
+        ppo_policies(settings.env_id)[settings.policy].load(),
         envs,
         n_steps=settings.n_steps,
         batch_size=settings.batch_size,

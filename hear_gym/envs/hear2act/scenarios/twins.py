@@ -8,7 +8,7 @@ from the public matrix (read back from the option descriptions with the domain's
 checked against the scenario's own ``satisfies``) and validated as bank ``Scenario`` objects.
 
 The env uses them two ways (``Hear2ActEnv``): ``reset(options={"hidden_user": ...})`` replays a
-given twin (the assent pairs of ``training.llm.hear2act_pairs``), and ``hidden_users="resample"``
+given twin (the assent pairs of ``agents.hear2act.assent_pairs``), and ``hidden_users="resample"``
 draws a consistent user at every reset of the training split, so that a policy cannot learn
 each training scenario's gold by heart.
 """

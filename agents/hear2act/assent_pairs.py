@@ -1,5 +1,6 @@
 """Counterfactual Hear2Act assent pairs and their decision reward, for (paired) GRPO of text models
-(and of audio models: ``training.llm.audio_assent`` builds their rows with ``replayed_rows``).
+(and of audio models: ``training.llm.audio_assent`` builds their rows with ``replayed_rows``); the
+``hear2act_assent`` task of Hear2Act's training material (``agents.hear2act.training_material``).
 
 The trap the paper describes: under prosody-mediated feedback a user who genuinely accepts the
 current recommendation and one who accepts it reluctantly say the same words ("Okay, sounds
@@ -66,6 +67,8 @@ from typing import Any
 
 from agents.hear2act.baselines import StateAwareAgent
 from agents.hear2act.prompts import messages
+from agents.llm.decision_reward import DecisionReward
+from agents.training_material import decision_row
 from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.hear2act.actions import AssistantKind, decode, parse_p6a
 from hear_gym.envs.hear2act.family import make
@@ -75,7 +78,6 @@ from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
 from hear_gym.envs.hear2act.scenarios.twins import HiddenUser, twin_concerns, twin_scenario
 from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction, ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState, Feedback
-from training.llm.decision_reward import DecisionReward
 
 ITEM_FAMILY = "hear2act_assent"
 SIDES = ("resolved", "unresolved")  # x+, x-
@@ -258,7 +260,7 @@ def pair_rows(
     paired: bool = True,
     **env_options: Any,
 ) -> list[dict[str, Any]]:
-    """Rows in ``training.llm.grpo.gate_rows``' schema, prompts from ``agents.hear2act.prompts.messages``
+    """GRPO rows (``agents.training_material.DecisionTask``'s schema), prompts from ``agents.hear2act.prompts.messages``
     on the env's observation under ``access``: ``"T+S^"`` needs ``state_inferrer`` (a
     ``StateInferrer``, e.g. ``agents.hear2act.audio_probe.ConcernInferrer``); ``"T+S"`` is the
     ground-truth reference. Paired: one row per pair (x+ in ``prompt``, x- in ``prompt_minus``);
@@ -290,20 +292,11 @@ def replayed_rows(
         ids = {side: pair.item_id(side) for side in SIDES}
         prompts = {side: prompt(replay.to(point)[0], ids[side]) for side, point in pair.sides()}
         if paired:
-            rows.append(_row(prompts["resolved"], ids["resolved"], prompts["unresolved"], ids["unresolved"]))
+            plus, minus = "resolved", "unresolved"
+            rows.append(decision_row(prompts[plus], ids[plus], ITEM_FAMILY, prompts[minus], ids[minus]))
         else:
-            rows.extend(_row(prompts[s], ids[s], prompts[s], ids[s]) for s in SIDES)
+            rows.extend(decision_row(prompts[side], ids[side], ITEM_FAMILY) for side in SIDES)
     return rows
-
-
-def _row(prompt, item_id, prompt_minus, item_id_minus) -> dict[str, Any]:
-    return {
-        "prompt": prompt,
-        "item_id": item_id,
-        "item_family": ITEM_FAMILY,
-        "prompt_minus": prompt_minus,
-        "item_id_minus": item_id_minus,
-    }
 
 
 # -- the reward --------------------------------------------------------------------------------

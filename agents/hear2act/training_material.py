@@ -1,0 +1,124 @@
+"""What Hear2Act gives the trainers (``agents.training_material``): its text chat agent, the
+state-aware agent's decisions as SFT demonstrations under T+S, the ``hear2act_assent`` GRPO task
+(``assent_pairs``: one transcript at an assent turn, genuine vs reluctant acceptance, through the
+ground-truth T+S channel or, given ``state_probe``, through T+S^: the sentence a concern probe
+writes from each side's audio; the held-out evaluation then runs under T+S^ with the same
+probe), the ``hear2act_dialogue`` multi-turn task (``dialogue_task``: whole dialogues under T),
+and its PPO policy networks (``option_policy``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agents.hear2act.demos import DEMO_ACCESS, hear2act_demos
+from agents.hear2act.dialogue_task import DIALOGUE
+from agents.hear2act.llm import LLMAgent
+from agents.training_material import DecisionTask, DemoSource, PPOPolicy, TrainingMaterial
+
+
+# -- the assent task ---------------------------------------------------------------------------
+def with_probe_audio(state_probe: str, env_options: dict[str, Any]) -> dict[str, Any]:
+    """``env_options`` with the renderer and plan table the probe was trained on (a probe hears
+    only the audio it was trained on); refuses others."""
+    from agents.hear2act.audio_probe import AudioProbe
+
+    if not Path(state_probe).is_file():
+        raise ValueError(f"no probe checkpoint at {state_probe}")
+    config = AudioProbe.load(state_probe).config
+    if config.task != "concern":
+        raise ValueError(f"{state_probe} is a {config.task} probe; T+S^ needs a concern probe")
+    audio = {"renderer": config.renderer, "prosody": config.prosody}
+    clash = {k: env_options[k] for k in audio if k in env_options and env_options[k] != audio[k]}
+    if clash:
+        raise ValueError(f"{state_probe} was trained on {audio}; the env options say {clash}")
+    return {**env_options, **audio}
+
+
+def check_assent(settings) -> dict[str, Any]:
+    if settings.families is not None:
+        raise ValueError("families choose VoiceGate items; hear2act_assent trains on assent pairs")
+    if settings.state_probe is None:
+        return dict(settings.env_options)
+    return with_probe_audio(str(settings.state_probe), settings.env_options)
+
+
+def assent_access(settings) -> str:
+    return "T+S" if settings.state_probe is None else "T+S^"
+
+
+def build_assent(settings, eos_token_ids: set[int]):
+    """Assent pairs through T+S (or T+S^ with a probe), rewarded by continuation with the env's
+    own return; plain, each side of every pair is its own row."""
+    from agents.hear2act.assent_pairs import AssentReward, assent_pairs, pair_rows
+    from agents.hear2act.audio_probe import concern_inferrer
+
+    pairs = assent_pairs("train", limit=settings.item_limit, seed=settings.seed)
+    inferrer = None if settings.state_probe is None else concern_inferrer(settings.state_probe)
+    prompt_options = {k: v for k, v in settings.env_options.items() if k != "feedback"}
+    rows = pair_rows(
+        pairs,
+        access=assent_access(settings),
+        state_inferrer=inferrer,
+        paired=settings.paired,
+        **prompt_options,
+    )
+    return rows, AssentReward(pairs, eos_token_ids, **settings.env_options)
+
+
+# -- the tiny models' corpus ----------------------------------------------------------------------
+def corpus(max_scenarios: int = 48) -> list[str]:
+    """The prompt cards, the user's phrase frames, and the requests, option lists and concerns of
+    the first ``max_scenarios`` scenarios, with a few replies."""
+    from agents.hear2act.prompts import CLARIFY_FORM, CLARIFY_LINE, P6A, P6B, P6D, SER
+    from hear_gym.envs.hear2act.env import options_text
+    from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
+    from hear_gym.envs.hear2act.user.realizer import FRAMES
+
+    texts = [P6A, P6B, P6D, SER, CLARIFY_LINE, CLARIFY_FORM]
+    texts += [f for frames in FRAMES.values() for f in frames]
+    for scenario in scenario_bank()[:max_scenarios]:
+        texts += [scenario.request, options_text(scenario), *(c.requirement for c in scenario.concerns)]
+    texts += [
+        "[ACTION: RECOMMEND] [OPTION: 3] I recommend this one.",
+        "[ACTION: CONFIRM] Done.",
+        "[ACTION: ASK] What matters most to you?",
+    ]
+    return texts
+
+
+# -- PPO policies --------------------------------------------------------------------------------
+def _per_option_policy() -> type:
+    from agents.hear2act.option_policy import PerOptionPolicy
+
+    return PerOptionPolicy
+
+
+def _listening_option_policy() -> type:
+    from agents.hear2act.option_policy import ListeningOptionPolicy
+
+    return ListeningOptionPolicy
+
+
+MATERIAL = TrainingMaterial(
+    chat_agent=LLMAgent,
+    demos=DemoSource(hear2act_demos, DEMO_ACCESS),
+    grpo_tasks={
+        "hear2act_assent": DecisionTask(
+            check=check_assent,
+            access=assent_access,
+            build=build_assent,
+            eval_options=lambda options: {"feedback": "prosody", **options},
+        )
+    },
+    dialogue_tasks={"hear2act_dialogue": DIALOGUE},
+    # "per_option": a shared scorer over the options; "per_option_listening": the same with a
+    # listening head on the confirm logit, started from a per_option checkpoint
+    ppo_policies={
+        "per_option": PPOPolicy(_per_option_policy),
+        "per_option_listening": PPOPolicy(
+            _listening_option_policy, extends="per_option", extra_layers=("action_net.listen.",)
+        ),
+    },
+    corpus=corpus,
+)

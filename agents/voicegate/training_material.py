@@ -1,0 +1,41 @@
+"""What VoiceGate gives the trainers (``agents.training_material``): its text chat agent, its gold
+replies as SFT demonstrations under T, the ``voicegate`` GRPO task (``grpo_items``) and the text
+its models read (the tiny models' corpus)."""
+
+from __future__ import annotations
+
+import json
+
+from agents.training_material import DecisionTask, DemoSource, TrainingMaterial
+from agents.voicegate import grpo_items
+from agents.voicegate.demos import DEMO_ACCESS, voicegate_demos
+from agents.voicegate.llm import LLMGateAgent
+
+
+def corpus(max_items: int = 400) -> list[str]:
+    """VoiceGate's instruction, tool inventory, item words and canonical replies."""
+    from agents.voicegate.llm import GATE_INSTRUCTION
+    from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call
+    from hear_gym.envs.voicegate.items.generator import all_items
+    from hear_gym.envs.voicegate.items.pools import tool_inventory
+
+    texts = [GATE_INSTRUCTION.format(tools=json.dumps(tool_inventory(), separators=(",", ":"))), MUTE_TOKEN]
+    for item in all_items()[:max_items]:
+        texts.append(item.transcript)
+        texts += [format_tool_call(u.tool, u.params or {}) for u in item.utterances if u.tool]
+    return texts
+
+
+MATERIAL = TrainingMaterial(
+    chat_agent=LLMGateAgent,
+    demos=DemoSource(voicegate_demos, DEMO_ACCESS),
+    grpo_tasks={
+        "voicegate": DecisionTask(
+            check=grpo_items.check,
+            access=lambda settings: grpo_items.TRAIN_ACCESS,
+            build=grpo_items.build,
+            eval_options=lambda options: {},
+        )
+    },
+    corpus=corpus,
+)
