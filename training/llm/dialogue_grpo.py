@@ -215,9 +215,7 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
                 models.insert(0, ("base", settings.model, 0))
             device = str(trainer.args.device)
             player = Player(task.player, task.agent)
-            metrics = evaluation_rows(
-                log, models, env_id, settings.evaluation, settings.seed, player, device
-            )
+            metrics = evaluation_rows(log, models, env_id, settings.evaluation, settings.seed, player, device)
     finally:
         finish_curve(curve)
     rows = [r for r in read_curve(settings.out) if r["kind"] == "train"]
