@@ -36,7 +36,10 @@ BatchSizeOption = Annotated[
 ]
 LLMClientOption = Annotated[
     str | None,
-    typer.Option(help="For llm / audio_llm agents: hf:<model>, hf-audio:<model> or openai:<url>@<model>."),
+    typer.Option(
+        help="For llm / audio_llm agents: hf:<model>, hf-audio:<model> or openai:<url>@<model>; "
+        "hf: and hf-audio: take ?device=auto|cpu|cuda[:N] (default auto)."
+    ),
 ]
 WandbOption = Annotated[
     str | None, typer.Option(help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")
