@@ -293,7 +293,9 @@ def train_audio_grpo(**settings: Any) -> dict[str, Any]:
     env_id, _ = grpo_task(task.text)
     curve = start_curve(settings.out, settings.to_json(), env_id, settings.wandb_project)
     try:
-        start = start_folder(settings.model, settings.out, load_audio_policy)  # an SFT adapter, merged
+        start = start_folder(
+            settings.model, settings.out, load_audio_policy, settings.device
+        )  # an SFT adapter, merged
         policy = load_audio_policy(start)
         rows, clips, reward = task.build(settings, end_of_turn_ids(policy[0], policy[1].tokenizer))
         trainer = make_grpo_trainer(settings, rows, clips, reward, policy, callbacks=[curve])

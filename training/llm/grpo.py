@@ -153,7 +153,9 @@ def train(settings: GRPOSettings) -> dict[str, Any]:
     env_id, task = grpo_task(settings.task)
     curve = start_curve(settings.out, settings.to_json(), env_id, settings.wandb_project)
     try:
-        start = start_folder(settings.model, settings.out, load_policy)  # an SFT adapter, merged
+        start = start_folder(
+            settings.model, settings.out, load_policy, settings.device
+        )  # an SFT adapter, merged
         policy = load_policy(start)
         rows, reward = task.build(settings, end_of_turn_ids(*policy))
         periodic = PeriodicEvaluation(curve, settings.eval_every, env_id, settings.evaluation, settings.seed)

@@ -27,10 +27,11 @@ from training.llm.run_folder import main_process
 START_DIR = "start"
 
 
-def start_folder(model: str, out: Path, load: Callable[[str], tuple[Any, Any]]) -> str:
+def start_folder(model: str, out: Path, load: Callable[[str], tuple[Any, Any]], device: str = "auto") -> str:
     """Where the run loads its model from: ``model`` itself, or, for a LoRA adapter, the run
     folder's ``start/`` holding ``load(model)`` (the adapter merged into its base, and the
-    tokenizer or processor). The main process writes it once (a resumed run reuses it); the
+    tokenizer or processor). ``device`` is where the run trains
+    (``common.trainer_device``). The main process writes it once (a resumed run reuses it); the
     other processes of a distributed launch wait for it."""
     if not is_adapter(model):
         return model
@@ -38,7 +39,7 @@ def start_folder(model: str, out: Path, load: Callable[[str], tuple[Any, Any]]) 
 
     start = (Path(out) / START_DIR).resolve()  # recorded in the adapters: absolute
     # the launch's processes, on the device TRL will train on (a CPU launch is seen only so)
-    with PartialState(cpu=device_arguments()["use_cpu"]).main_process_first():
+    with PartialState(cpu=device_arguments(device)["use_cpu"]).main_process_first():
         if main_process() and not start.is_dir():
             _write_model(start, *load(model))
     return str(start)
