@@ -78,7 +78,8 @@ class OptionRowsExtractor(BaseFeaturesExtractor):
         rows = option_rows(observations)
         current = (rows * observations["dialogue"][:, CURRENT].unsqueeze(-1)).sum(dim=1)
         audio = [observations[key].flatten(1) for key in AUDIO_LEAVES] if self.audio_dim else []
-        return torch.cat([*shared_parts(observations), current, rows.flatten(1), *audio], dim=1)
+        shared = shared_parts(observations, tuple(self._observation_space.spaces))
+        return torch.cat([*shared, current, rows.flatten(1), *audio], dim=1)
 
 
 def option_rows(observations: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -93,12 +94,14 @@ def option_rows(observations: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.cat(parts, dim=-1)
 
 
-def shared_parts(observations: dict[str, torch.Tensor]) -> list[torch.Tensor]:
-    """Every leaf, flattened, less its option-indexed parts (those are in ``option_rows``, or in
-    the action mask always valid): the same numbers whatever the options' order."""
+def shared_parts(observations: dict[str, torch.Tensor], keys: tuple[str, ...]) -> list[torch.Tensor]:
+    """Every leaf, flattened, in the order of ``keys`` (the observation space's: the dict an
+    agent passes may list its leaves in another order than SB3's), less its option-indexed
+    parts (those are in ``option_rows``, or in the action mask always valid): the same numbers
+    whatever the options' order."""
     parts = []
-    for key, leaf in observations.items():
-        leaf = leaf.flatten(1)
+    for key in keys:
+        leaf = observations[key].flatten(1)
         if key == "options":
             continue
         if key == "option_fit":

@@ -107,6 +107,19 @@ def test_the_option_rows_are_the_observations():
     assert audio_policy.features_extractor.row_width == OPTION_COLUMNS + 2
 
 
+@pytest.mark.parametrize("access", ["T", "A+T"])
+def test_the_order_of_the_observation_leaves_does_not_matter(access):
+    """SB3 trains on dicts in the space's (sorted) key order; an agent plays the env's dict, in
+    the order the feature wrapper builds it. Both must mean the same to the policy."""
+    policy, obs = _listening_policy() if access == "A+T" else _policy(access)
+    _randomized(policy)
+    assert list(obs) != sorted(obs)  # the env's own order is not the space's
+    logits, value = _logits_and_value(policy, obs)
+    reordered, reordered_value = _logits_and_value(policy, {key: obs[key] for key in sorted(obs)})
+    np.testing.assert_allclose(reordered, logits, rtol=1e-6, atol=1e-6)
+    assert reordered_value == pytest.approx(value, rel=1e-6)
+
+
 def test_trains_and_plays_through_a_checkpoint(tmp_path):
     tiny = dict(total_steps=256, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, eval_every=0, eval_limit=4)
     settings = PPOSettings(
