@@ -4,10 +4,13 @@ The plain ``MultiInputPolicy`` maps the flattened observation to 22 logits, so "
 k when its row says it fits" must be learned 11 times over, once per output unit, from a sparse
 reward. Here the 11 recommend logits come from one small network applied to each option's row
 (its ``options`` columns, its ``option_fit`` row when the access condition has one, whether it
-is the current option and whether it was recommended), together with the policy's latent of
-the whole observation. Permuting two options' rows swaps their recommend logits; nothing else
-about the option has to be learned per slot. The other 11 actions (ask, clarify, confirm) and
-the value come from the latent, as in the plain policy.
+is the current option and whether it was recommended), together with a context that does not
+depend on the options' order: the observation less its option-indexed parts, the current
+option's row, and the mean and maximum over the options of a learned embedding of their rows.
+The policy is permutation equivariant end to end: permuting the options in the observation
+(every option-indexed leaf and the action mask) permutes the recommend logits and leaves the
+other logits and the value as they were; nothing about an option is learned per slot. The other
+11 actions (ask, clarify, confirm) and the value come from the context's latent.
 
 ``--policy per_option_listening`` adds a listening head: the confirm logit also gets a term from
 a small network over the turn's audio leaves alone (``prosody``, ``prosody_vs_request``), so
@@ -17,10 +20,11 @@ latent's 64 units with everything else. Its output layer starts at zero, so the 
 
 In SB3's terms (sb3-contrib ``MaskableMultiInputActorCriticPolicy``, subclassed):
 
-* ``OptionRowsExtractor``: the flattened observation (as SB3's ``CombinedExtractor`` without
-  sub-networks), followed by the option rows (and, listening, the audio leaves);
-* ``OptionLatent``: SB3's ``MlpExtractor`` (tanh MLPs for the policy and the value) on the
-  flattened part; the policy latent carries the option rows (and audio) along;
+* ``OptionRowsExtractor``: the observation's order-free part, followed by the option rows
+  (and, listening, the audio leaves);
+* ``OptionLatent``: the context (the order-free part and the pooled row embeddings), and
+  SB3's ``MlpExtractor`` (tanh MLPs for the policy and the value) on it; the policy latent
+  carries the option rows (and audio) along;
 * ``OptionHead``: the action net, assembling the logits in the env's action order.
 """
 
@@ -41,6 +45,7 @@ from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
 
 SCORE_WIDTH = 64
 LISTEN_WIDTH = 32
+POOL_WIDTH = 32  # the row embedding whose mean and maximum over the options join the context
 REQUIRED_LEAVES = ("dialogue", "options")
 AUDIO_LEAVES = ("prosody", "prosody_vs_request")  # what the listening head hears
 # the dialogue leaf: [turn fraction, current option one-hot (11), recommended so far (11), ...]
@@ -53,45 +58,94 @@ def row_width(space: gym.spaces.Dict) -> int:
 
 
 class OptionRowsExtractor(BaseFeaturesExtractor):
-    """``[flattened observation, option rows]``; the rows are ``N_CANDIDATES x row_width``. With
-    ``listen``, the audio leaves follow (``audio_dim`` numbers)."""
+    """``[order-free part, option rows]``; with ``listen``, the audio leaves follow
+    (``audio_dim`` numbers). The rows are ``N_CANDIDATES x row_width``. The order-free part
+    (``context_dim`` numbers) is every leaf less its option-indexed parts (``shared_parts``),
+    then the current option's row: permuting the options in the observation permutes the rows
+    and leaves it as it was. (No parameters: SB3 shares this module between the policy and the
+    value under three names, which safetensors refuses for tensors.)"""
 
     def __init__(self, observation_space: gym.spaces.Dict, listen: bool = False) -> None:
         leaves = observation_space.spaces
-        self.flat_dim = sum(int(np.prod(leaf.shape)) for leaf in leaves.values())
         self.row_width = row_width(observation_space)
+        # less the rows and the recommend slice of the action mask, plus the current option's row
+        total = sum(int(np.prod(leaf.shape)) for leaf in leaves.values())
+        self.context_dim = total - N_CANDIDATES * (self.row_width + 1) + self.row_width
         self.audio_dim = sum(int(np.prod(leaves[key].shape)) for key in AUDIO_LEAVES) if listen else 0
-        super().__init__(observation_space, self.flat_dim + N_CANDIDATES * self.row_width + self.audio_dim)
+        super().__init__(observation_space, self.context_dim + N_CANDIDATES * self.row_width + self.audio_dim)
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
-        flat = torch.cat([observations[key].flatten(1) for key in self._observation_space.spaces], dim=1)
-        batch = flat.shape[0]
-        parts = [observations["options"].reshape(batch, N_CANDIDATES, OPTION_COLUMNS)]
-        if "option_fit" in observations:  # 11 rows, then the current option's row again
-            parts.append(observations["option_fit"].reshape(batch, N_CANDIDATES + 1, FIT_COLUMNS)[:, :-1])
-        dialogue = observations["dialogue"]
-        parts += [dialogue[:, CURRENT].unsqueeze(-1), dialogue[:, RECOMMENDED].unsqueeze(-1)]
+        rows = option_rows(observations)
+        current = (rows * observations["dialogue"][:, CURRENT].unsqueeze(-1)).sum(dim=1)
         audio = [observations[key].flatten(1) for key in AUDIO_LEAVES] if self.audio_dim else []
-        return torch.cat([flat, torch.cat(parts, dim=-1).flatten(1), *audio], dim=1)
+        shared = shared_parts(observations, tuple(self._observation_space.spaces))
+        return torch.cat([*shared, current, rows.flatten(1), *audio], dim=1)
+
+
+def option_rows(observations: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Each option's row (``batch x N_CANDIDATES x row_width``): its ``options`` columns, its
+    ``option_fit`` row when the access condition has one, whether it is the current option and
+    whether it was recommended."""
+    dialogue = observations["dialogue"]
+    parts = [observations["options"].reshape(len(dialogue), N_CANDIDATES, OPTION_COLUMNS)]
+    if "option_fit" in observations:  # 11 rows, then the current option's row again
+        parts.append(observations["option_fit"].reshape(len(dialogue), N_CANDIDATES + 1, FIT_COLUMNS)[:, :-1])
+    parts += [dialogue[:, CURRENT].unsqueeze(-1), dialogue[:, RECOMMENDED].unsqueeze(-1)]
+    return torch.cat(parts, dim=-1)
+
+
+def shared_parts(observations: dict[str, torch.Tensor], keys: tuple[str, ...]) -> list[torch.Tensor]:
+    """Every leaf, flattened, in the order of ``keys`` (the observation space's: the dict an
+    agent passes may list its leaves in another order than SB3's), less its option-indexed
+    parts (those are in ``option_rows``, or in the action mask always valid): the same numbers
+    whatever the options' order."""
+    parts = []
+    for key in keys:
+        leaf = observations[key].flatten(1)
+        if key == "options":
+            continue
+        if key == "option_fit":
+            leaf = leaf[:, N_CANDIDATES * FIT_COLUMNS :]  # the current option's row
+        elif key == "dialogue":
+            leaf = torch.cat([leaf[:, : CURRENT.start], leaf[:, RECOMMENDED.stop :]], dim=1)
+        elif key == "action_mask":
+            leaf = torch.cat([leaf[:, :RECOMMEND0], leaf[:, CONFIRM:]], dim=1)
+        parts.append(leaf)
+    return parts
 
 
 class OptionLatent(MlpExtractor):
-    """SB3's ``MlpExtractor`` on the flattened part of the features (the same tanh MLPs, the same
-    layer names), whose policy latent carries the rest (option rows, audio) along:
-    ``[MLP(flat), carried]``."""
+    """SB3's ``MlpExtractor`` (the same tanh MLPs, the same layer names) on the context: the
+    order-free part of the features, then the mean and the maximum over the options of a learned
+    embedding of each row (``pool``), so the context, the value and every logit but the recommend
+    ones stay as they are when the options are permuted. The policy latent carries the rest
+    (option rows, audio) along: ``[MLP(context), carried]``."""
 
-    def __init__(self, flat_dim: int, carried_dim: int, net_arch: list[int] | dict[str, list[int]]) -> None:
-        super().__init__(flat_dim, net_arch, nn.Tanh)
-        self.flat_dim = flat_dim
+    def __init__(
+        self,
+        order_free_dim: int,
+        row_width: int,
+        carried_dim: int,
+        net_arch: list[int] | dict[str, list[int]],
+    ) -> None:
+        super().__init__(order_free_dim + 2 * POOL_WIDTH, net_arch, nn.Tanh)
+        self.order_free_dim, self.row_width = order_free_dim, row_width
+        self.pool = nn.Sequential(nn.Linear(row_width, POOL_WIDTH), nn.Tanh())
         self.hidden_dim_pi = self.latent_dim_pi  # the scorer's context width, before the rows
         self.latent_dim_pi += carried_dim
 
+    def context(self, features: torch.Tensor) -> torch.Tensor:
+        rows_end = self.order_free_dim + N_CANDIDATES * self.row_width
+        rows = features[:, self.order_free_dim : rows_end].reshape(-1, N_CANDIDATES, self.row_width)
+        embedded = self.pool(rows)
+        return torch.cat([features[:, : self.order_free_dim], embedded.mean(1), embedded.amax(1)], dim=1)
+
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        flat, carried = features[:, : self.flat_dim], features[:, self.flat_dim :]
-        return torch.cat([super().forward_actor(flat), carried], dim=1)
+        carried = features[:, self.order_free_dim :]
+        return torch.cat([super().forward_actor(self.context(features)), carried], dim=1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        return super().forward_critic(features[:, : self.flat_dim])
+        return super().forward_critic(self.context(features))
 
 
 class OptionHead(nn.Module):
@@ -155,7 +209,7 @@ class PerOptionPolicy(MaskableMultiInputActorCriticPolicy):
     def _build_mlp_extractor(self) -> None:
         extractor = self.features_extractor
         carried = N_CANDIDATES * extractor.row_width + extractor.audio_dim
-        self.mlp_extractor = OptionLatent(extractor.flat_dim, carried, self.net_arch)
+        self.mlp_extractor = OptionLatent(extractor.context_dim, extractor.row_width, carried, self.net_arch)
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)  # the plain linear action net, then replaced with the head

@@ -1,6 +1,6 @@
 """The per_option PPO policy (agents.hear2act.option_policy): its option rows are the
-observation's, one shared scorer gives every recommend logit (swapping two options' rows swaps
-their logits), it trains and plays through the checkpoint path, and it refuses other envs."""
+observation's, the policy is permutation equivariant end to end (options permuted in the
+observation permute their recommend logits and nothing else), it trains and plays through the checkpoint path, and it refuses other envs."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from agents.hear2act.option_policy import (  # noqa: E402
     PerOptionPolicy,
 )
 from agents.ppo import PPOAgent, read_config  # noqa: E402
-from hear_gym.envs.hear2act.actions import CONFIRM, N_ACTIONS, RECOMMEND0  # noqa: E402
+from hear_gym.envs.hear2act.actions import CONFIRM, RECOMMEND0  # noqa: E402
 from hear_gym.envs.hear2act.features import FIT_COLUMNS, OPTION_COLUMNS  # noqa: E402
 from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES  # noqa: E402
 from training.ppo.train import PPOSettings, train  # noqa: E402
@@ -40,13 +40,61 @@ def _logits(policy, latent: torch.Tensor) -> np.ndarray:
         return policy.action_net(latent)[0].numpy()
 
 
+def _randomized(policy):
+    """The policy with trained-looking weights: standard normal everywhere (seeded), not the
+    near-zero output layers it starts with."""
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for parameter in policy.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=generator))
+    return policy
+
+
+def _permuted(obs: dict[str, np.ndarray], order: np.ndarray) -> dict[str, np.ndarray]:
+    """The same observation with its options in another order: slot ``j`` shows what slot
+    ``order[j]`` showed, in every option-indexed leaf and in the action mask."""
+    out = {key: value.copy() for key, value in obs.items()}
+    out["options"] = obs["options"].reshape(N_CANDIDATES, OPTION_COLUMNS)[order].reshape(-1)
+    if "option_fit" in obs:  # 11 option rows, then the current option's row, which stays
+        fit = obs["option_fit"].reshape(N_CANDIDATES + 1, FIT_COLUMNS)
+        out["option_fit"] = np.concatenate([fit[:-1][order], fit[-1:]]).reshape(-1)
+    for part in (CURRENT, RECOMMENDED):
+        out["dialogue"][part] = obs["dialogue"][part][order]
+    out["action_mask"][RECOMMEND0:CONFIRM] = obs["action_mask"][RECOMMEND0:CONFIRM][order]
+    return out
+
+
+def _logits_and_value(policy, obs: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
+    """The policy's masked action logits and its value, end to end from the observation."""
+    tensor, _ = policy.obs_to_tensor(obs)
+    with torch.no_grad():
+        distribution = policy.get_distribution(tensor, action_masks=obs["action_mask"])
+        logits = distribution.distribution.logits[0].numpy()
+        return logits, float(policy.predict_values(tensor)[0, 0])
+
+
+@pytest.mark.parametrize("access", ["T", "A+T"])
+def test_permuting_the_options_in_the_observation_permutes_only_their_recommend_logits(access):
+    policy, obs = _listening_policy() if access == "A+T" else _policy(access)
+    _randomized(policy)
+    order = np.random.default_rng(0).permutation(N_CANDIDATES)
+    assert np.any(order != np.arange(N_CANDIDATES))
+    logits, value = _logits_and_value(policy, obs)
+    assert len(set(np.round(logits[RECOMMEND0:CONFIRM], 4))) > 1  # the options do score apart
+    moved, moved_value = _logits_and_value(policy, _permuted(obs, order))
+    expected = logits.copy()
+    expected[RECOMMEND0:CONFIRM] = logits[RECOMMEND0:CONFIRM][order]
+    np.testing.assert_allclose(moved, expected, rtol=1e-5, atol=1e-4)
+    assert moved_value == pytest.approx(value, rel=1e-5, abs=1e-4)
+
+
 def test_the_option_rows_are_the_observations():
     policy, obs = _policy()
     tensor, _ = policy.obs_to_tensor(obs)
     with torch.no_grad():
         features = policy.extract_features(tensor)[0].numpy()
     extractor = policy.features_extractor
-    rows = features[extractor.flat_dim :].reshape(N_CANDIDATES, extractor.row_width)
+    rows = features[extractor.context_dim :].reshape(N_CANDIDATES, extractor.row_width)
     options = obs["options"].reshape(N_CANDIDATES, OPTION_COLUMNS)
     fit = obs["option_fit"].reshape(N_CANDIDATES + 1, FIT_COLUMNS)[:-1]
     np.testing.assert_array_equal(rows[:, :OPTION_COLUMNS], options)
@@ -59,23 +107,17 @@ def test_the_option_rows_are_the_observations():
     assert audio_policy.features_extractor.row_width == OPTION_COLUMNS + 2
 
 
-def test_one_shared_scorer_gives_every_recommend_logit():
-    policy, obs = _policy()
-    with torch.no_grad():
-        # a trained-looking head: random weights everywhere, not the near-zero output init
-        for parameter in policy.action_net.parameters():
-            parameter.copy_(torch.randn_like(parameter))
-        tensor, _ = policy.obs_to_tensor(obs)
-        latent = policy.mlp_extractor.forward_actor(policy.extract_features(tensor))
-    logits = _logits(policy, latent)
-    assert logits.shape == (N_ACTIONS,) and len(set(np.round(logits[RECOMMEND0:CONFIRM], 6))) > 1
-    hidden, width = policy.mlp_extractor.hidden_dim_pi, policy.features_extractor.row_width
-    rows = latent[:, hidden:].reshape(1, N_CANDIDATES, width).clone()
-    rows[:, [0, 5]] = rows[:, [5, 0]]  # swap options 1 and 6
-    swapped = _logits(policy, torch.cat([latent[:, :hidden], rows.flatten(1)], dim=1))
-    expected = logits.copy()
-    expected[[RECOMMEND0, RECOMMEND0 + 5]] = logits[[RECOMMEND0 + 5, RECOMMEND0]]
-    np.testing.assert_allclose(swapped, expected, rtol=1e-5, atol=1e-6)
+@pytest.mark.parametrize("access", ["T", "A+T"])
+def test_the_order_of_the_observation_leaves_does_not_matter(access):
+    """SB3 trains on dicts in the space's (sorted) key order; an agent plays the env's dict, in
+    the order the feature wrapper builds it. Both must mean the same to the policy."""
+    policy, obs = _listening_policy() if access == "A+T" else _policy(access)
+    _randomized(policy)
+    assert list(obs) != sorted(obs)  # the env's own order is not the space's
+    logits, value = _logits_and_value(policy, obs)
+    reordered, reordered_value = _logits_and_value(policy, {key: obs[key] for key in sorted(obs)})
+    np.testing.assert_allclose(reordered, logits, rtol=1e-6, atol=1e-6)
+    assert reordered_value == pytest.approx(value, rel=1e-6)
 
 
 def test_trains_and_plays_through_a_checkpoint(tmp_path):
