@@ -232,16 +232,17 @@ class FeatureObservation(gym.ObservationWrapper):
     def option_fit(self, current_option: int) -> np.ndarray:
         base, tally, layout = self.env.unwrapped, self._tally(), self._layout()
         needs = {base.scenario.concern(level).attribute for level in base.turns[-1]["disclosed"]}
-        rows = np.zeros((N_CANDIDATES + 1, FIT_COLUMNS), dtype=np.float32)
-        for row, fits_budget, meets, option_id in zip(
-            rows[:N_CANDIDATES], layout.fits_budget, layout.meets, layout.option_ids, strict=True
+        # Python numbers first and one array at the end: item-by-item writes into an array
+        # cost more than the arithmetic.
+        n = len(needs)
+        rows = []
+        for fits_budget, meets, option_id in zip(
+            layout.fits_budget, layout.meets, layout.option_ids, strict=True
         ):
             met = len(needs & meets)
-            row[0] = fits_budget and met == len(needs)
-            row[1] = met / len(needs) if needs else 1.0
-            row[2] = option_id in tally.asked
-        rows[N_CANDIDATES] = rows[current_option - 1]  # the current option's row again
-        return rows.reshape(-1)
+            rows.append((fits_budget and met == n, met / n if n else 1.0, option_id in tally.asked))
+        rows.append(rows[current_option - 1])  # the current option's row again
+        return np.array(rows, dtype=np.float32).reshape(-1)
 
     def _tally(self) -> _EpisodeTally:
         """The running totals of this episode's turns, brought up to date (a reset starts a new
@@ -286,16 +287,15 @@ class FeatureObservation(gym.ObservationWrapper):
     # -- always present -------------------------------------------------------------------
     def _dialogue(self, current_option: int) -> np.ndarray:
         base, tally = self.env.unwrapped, self._tally()
-        out = np.zeros(DIALOGUE_SIZE, dtype=np.float32)
-        out[0] = base.turn_count / base.max_turns
-        out[current_option] = 1.0  # options are 1-based, slot 0 is the turn fraction
+        current, recommended, last = [0.0] * N_CANDIDATES, [0.0] * N_CANDIDATES, [0.0] * len(ACTION_KINDS)
+        current[current_option - 1] = 1.0  # options are 1-based
         for option in tally.recommended:
-            out[1 + N_CANDIDATES + option - 1] = 1.0
-        offset = 1 + 2 * N_CANDIDATES
-        for i, kind in enumerate(ACTION_KINDS):
-            out[offset + i] = tally.kinds[kind] / tally.actions
-        out[offset + len(ACTION_KINDS) + ACTION_KINDS.index(tally.last_kind)] = 1.0
-        return out
+            recommended[option - 1] = 1.0
+        last[ACTION_KINDS.index(tally.last_kind)] = 1.0
+        shares = [tally.kinds[kind] / tally.actions for kind in ACTION_KINDS]
+        return np.array(
+            [base.turn_count / base.max_turns, *current, *recommended, *shares, *last], dtype=np.float32
+        )
 
     def _options(self) -> np.ndarray:
         """The visible option list in numbers (fixed for an episode)."""
