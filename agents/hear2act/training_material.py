@@ -71,7 +71,7 @@ def corpus(max_scenarios: int = 48) -> list[str]:
     """The prompt cards, the user's phrase frames, and the requests, option lists and concerns of
     the first ``max_scenarios`` scenarios, with a few replies."""
     from agents.hear2act.prompts import CLARIFY_FORM, CLARIFY_LINE, P6A, P6B, P6D, SER
-    from hear_gym.envs.hear2act.env import options_text
+    from hear_gym.envs.hear2act.scenario_facts import options_text
     from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
     from hear_gym.envs.hear2act.user.realizer import FRAMES
 

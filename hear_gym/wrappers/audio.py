@@ -8,6 +8,12 @@ hear, an all-zero buffer of length 0), and ``fill(env)`` what fills the buffer a
 (default digital silence). Hidden words (the audio-only conditions) are an observation transform
 of the family's own (``gymnasium.wrappers.TransformObservation``): what counts as the speaker's
 words differs between families.
+
+Under the feature observation the dict observation never leaves the wrapper stack, so the make
+pipeline (``hear_gym.wrappers.stack``) turns the padding off (``unpadded``): ``audio`` is then the
+clip itself, cut at ``MAX_AUDIO_SAMPLES`` (the family's own array, read-only where it is cached,
+never a copy), not a fresh 12 s buffer; the features read only its first ``audio_length``
+samples either way.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ class AudioObservation(gym.Wrapper):
             raise TypeError("AudioObservation needs a Dict observation space")
         self.observation_space = spaces.Dict({**env.observation_space.spaces, **audio_spaces()})
         self.clip, self.fill = clip, fill
+        self.padded = True  # False: hand out the clip itself (see the module docstring)
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
@@ -49,7 +56,9 @@ class AudioObservation(gym.Wrapper):
         # pages lazily, so the cost is the speech itself, not the padding. A fill: the clip and
         # the fill's tail joined in one pass into fresh memory, nothing zeroed first.
         length = 0 if waveform is None else min(len(waveform), MAX_AUDIO_SAMPLES)
-        if waveform is None or self.fill is None:
+        if not self.padded:
+            buffer = np.zeros(0, dtype=np.float32) if waveform is None else waveform[:length]
+        elif waveform is None or self.fill is None:
             buffer = np.zeros(MAX_AUDIO_SAMPLES, dtype=np.float32)
             if waveform is not None:
                 buffer[:length] = waveform[:length]
@@ -58,3 +67,14 @@ class AudioObservation(gym.Wrapper):
             buffer = np.concatenate((waveform[:length], tail), dtype=np.float32)
         audio = {"audio": buffer, "audio_length": np.array([length], dtype=np.int64)}
         return {**obs, **audio}, {**info, **extra}
+
+
+def unpadded(env: gym.Env) -> gym.Env:
+    """``env`` with padding turned off in every ``AudioObservation`` of its wrapper stack, for a
+    stack whose dict observation is read only by a wrapper above it (the feature observation)."""
+    layer = env
+    while isinstance(layer, gym.Wrapper):
+        if isinstance(layer, AudioObservation):
+            layer.padded = False
+        layer = layer.env
+    return env

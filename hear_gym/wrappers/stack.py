@@ -9,6 +9,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from hear_gym.wrappers.audio import unpadded
 from hear_gym.wrappers.text_actions import TextActions
 
 ACTION_FORMATS = ("discrete", "text")  # EnvFamily.action_formats' default
@@ -34,13 +35,14 @@ def wrap_env(
 ) -> gym.Env:
     """``env`` with text actions parsed by ``parse_reply(base_env, reply)`` when ``actions`` is
     ``"text"``, the access condition's wrappers (``access``), and ``features`` when
-    ``observation`` is ``"features"``."""
+    ``observation`` is ``"features"`` (over an access stack whose audio is left unpadded: its
+    dict observation is read only by the features)."""
     check_formats(actions, observation)
     if actions == "text":
         env = TextActions(env, parse_reply)
     env = access(env)
     if observation == "features":
-        env = features(env)
+        env = features(unpadded(env))
     return env
 
 

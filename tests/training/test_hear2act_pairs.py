@@ -17,7 +17,7 @@ from agents.hear2act.assent_pairs import (
 )
 from agents.hear2act.audio_probe import ConcernInferrer, ProbeConfig, build_data, fit
 from agents.hear2act.prompts import P6B
-from hear_gym.envs.hear2act.env import options_text
+from hear_gym.envs.hear2act.scenario_facts import options_text
 from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
 from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
 

@@ -9,6 +9,7 @@ from gymnasium import spaces
 
 from hear_gym.core.spaces import MAX_AUDIO_SAMPLES
 from hear_gym.wrappers.audio import AudioObservation
+from hear_gym.wrappers.stack import wrap_env
 
 
 class _Counter(gym.Env):
@@ -63,6 +64,37 @@ def test_without_fill_the_rest_is_silence_and_buffers_are_never_shared():
     assert np.all(first["audio"][:100] == 0.5) and not first["audio"][100:].any()
     third, _ = env.reset(seed=0)
     assert third["audio"].dtype == np.float32 and not third["audio"][100:].any()
+
+
+class _SeenAudio(gym.ObservationWrapper):
+    """A feature observation that keeps the dict observation it was handed."""
+
+    def observation(self, observation):
+        self.seen = observation
+        return observation
+
+
+def _stack(observation):
+    return wrap_env(
+        _Counter(),
+        actions="discrete",
+        parse_reply=None,
+        access=lambda env: AudioObservation(env, _clip, _fill),
+        observation=observation,
+        features=_SeenAudio,
+    )
+
+
+def test_under_features_the_clip_is_not_padded_and_under_dict_it_is():
+    features = _stack("features")
+    features.reset(seed=0)
+    seen = features.seen
+    assert len(seen["audio"]) == seen["audio_length"][0] == 100 and np.all(seen["audio"] == 0.5)
+    features.step(0)  # nothing to hear
+    assert len(features.seen["audio"]) == features.seen["audio_length"][0] == 0
+
+    padded, _ = _stack("dict").reset(seed=0)
+    assert len(padded["audio"]) == MAX_AUDIO_SAMPLES and padded["audio_length"][0] == 100
 
 
 def test_needs_a_dict_observation():

@@ -54,10 +54,10 @@ from hear_gym.envs.hear2act.actions import (
     N_ACTIONS,
     AssistantKind,
     InvalidAction,
-    action_mask,
     decode,
 )
 from hear_gym.envs.hear2act.metrics import episode_counts
+from hear_gym.envs.hear2act.scenario_facts import ScenarioFacts
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema, domain_by_id
 from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
@@ -66,7 +66,6 @@ from hear_gym.envs.hear2act.user.engine import (
     ActionKind,
     AssistantAction,
     Reaction,
-    UserEngine,
 )
 from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
 from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, Feedback
@@ -76,16 +75,6 @@ HIDDEN_USERS = ("bank", "resample")
 RESET_OPTIONS = ("scenario_id", "hidden_user")
 MAX_ASSISTANT_CHARS = 1_000  # longer assistant utterances are cut in the transcript
 _TRANSCRIPT_CHARS_PER_TURN = MAX_ASSISTANT_CHARS + 512  # + role prefixes and the user's reply
-
-
-def options_text(scenario: Scenario) -> str:
-    """The candidate list as the P6a prompt's {options_text}."""
-    unit = scenario.budget.unit
-    return "\n".join(
-        f"Option {c.option_id}: {c.name} - {format_price(c.price)} {unit}, rated {c.rating:.1f}/5. "
-        f"{c.description}"
-        for c in scenario.candidates
-    )
 
 
 class Hear2ActEnv(gym.Env):
@@ -150,6 +139,7 @@ class Hear2ActEnv(gym.Env):
         )
         self.scenario: Scenario | None = None
         self.turns: list[dict[str, Any]] = []
+        self._facts = ScenarioFacts(self.feedback, self.patience, self.assistant)
 
     # -- Gymnasium API --------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -164,11 +154,8 @@ class Hear2ActEnv(gym.Env):
             scenario = twin_scenario(scenario.scenario_id, draw_user(scenario.scenario_id, self.np_random))
         self.scenario = scenario
         self.domain: DomainSchema = domain_by_id(self.scenario.domain)
-        self._engine = UserEngine(self.scenario, self.feedback, self.patience)
-        self._mask = action_mask(self.domain, self.assistant)
-        self._options = options_text(self.scenario)
+        self._engine, self._mask, self._options, self._attributes = self._facts(self.scenario)
         self._hidden_concerns = [c.model_dump() for c in self.scenario.concerns]
-        self._attributes = "\n".join(f"{i}. {d.label}" for i, d in enumerate(self.domain.concern_dimensions))
         self.turn_count = 1
         self.episode_return = 0.0
         self.final_option: int | None = None

@@ -42,7 +42,7 @@ Leaves (``action_mask`` always):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gymnasium as gym
 import numpy as np
@@ -76,6 +76,70 @@ ACCESS_CHANNELS: dict[str, tuple[str, ...]] = {
     "T+S^": ("user_words", "inferred_state"),
     "T+SER": ("user_words", "affect"),
 }
+
+
+_REACTION_INDEX = {kind.value: i for i, kind in enumerate(REACTION_KINDS)}
+
+
+@dataclass(frozen=True)
+class _ScenarioLayout:
+    """A scenario's visible world as the features read it: the ``options`` leaf, the slot of
+    each concern dimension, and per candidate whether it fits the budget and which dimensions
+    its description says it meets."""
+
+    options: np.ndarray
+    slots: dict[str, int]
+    fits_budget: tuple[bool, ...]
+    meets: tuple[frozenset[str], ...]
+    option_ids: tuple[int, ...]
+
+    @classmethod
+    def of(cls, scenario, domain) -> _ScenarioLayout:
+        budget = scenario.budget.max_price
+        described = [domain.described(cand.description) for cand in scenario.candidates]
+        rows = np.zeros((N_CANDIDATES, OPTION_COLUMNS), dtype=np.float32)
+        for row, cand, says in zip(rows, scenario.candidates, described, strict=True):
+            row[:2] = cand.price / budget, cand.rating / 5.0
+            for slot, dim in enumerate(domain.concern_dimensions):
+                row[2 + slot] = {True: 1.0, False: -1.0}.get(says.get(dim.key), 0.0)
+        return cls(
+            rows.reshape(-1),
+            {dim.key: i for i, dim in enumerate(domain.concern_dimensions)},
+            tuple(cand.price <= budget for cand in scenario.candidates),
+            tuple(frozenset(key for key, met in says.items() if met) for says in described),
+            tuple(cand.option_id for cand in scenario.candidates),
+        )
+
+
+@dataclass
+class _EpisodeTally:
+    """Running totals of one episode's assistant turns (``turns[1:]``), brought up to date from
+    the turns added since the last observation."""
+
+    turns: list[dict]  # the episode's own list: a reset starts a new one
+    seen: int = 1  # records read; turns[0] is the user's opening request
+    kinds: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ACTION_KINDS, 0))
+    last_kind: str = ""
+    recommended: list[int] = field(default_factory=list)
+    asked: set[int] = field(default_factory=set)  # options current while asking or clarifying
+    unimportant: list[str] = field(default_factory=list)  # attributes the user called unimportant
+
+    @property
+    def actions(self) -> int:
+        return self.seen - 1
+
+    def update(self) -> None:
+        for record in self.turns[self.seen :]:
+            action = record["action"]
+            kind = self.last_kind = action["kind"] if action else "invalid"
+            self.kinds[kind] += 1
+            if kind == "recommend":
+                self.recommended.append(action["option"])
+            elif kind in ("ask", "clarify"):  # asking never changes the current option
+                self.asked.add(record["current_option"])
+            if record["reaction"] == ReactionKind.ANSWER_NOT_IMPORTANT.value:
+                self.unimportant.append(action["attribute"])
+        self.seen = len(self.turns)
 
 
 @dataclass(frozen=True)
@@ -131,11 +195,11 @@ class FeatureObservation(gym.ObservationWrapper):
                 f"no feature channels for access {access!r}; known: {sorted(ACCESS_CHANNELS)}"
             ) from None
         self.audio = audio() if "audio" in self.channels else None
-        self._options_for: tuple[str, np.ndarray] | None = None
         self._features: dict[RenderRequest, np.ndarray] = {}
-        # (domain, option description) -> what it says per dimension; option_fit reads it at
-        # every step, and the phrase matching was 70% of a T step's time
-        self._described: dict[tuple[str, str], dict[str, bool]] = {}
+        # Reading every turn and every option description at every step was most of a T step:
+        # the features keep the scenario's numbers and the episode's running totals instead.
+        self._layouts: dict[str, _ScenarioLayout] = {}  # by scenario id: a bank holds hundreds
+        self._episode: _EpisodeTally | None = None
         leaves = {
             "dialogue": _box((DIALOGUE_SIZE,)),
             "options": _box((N_CANDIDATES * OPTION_COLUMNS,), -1.0, _BIG),
@@ -154,46 +218,51 @@ class FeatureObservation(gym.ObservationWrapper):
 
     # -- channels -------------------------------------------------------------------------
     def user_words(self) -> np.ndarray:
-        base = self.env.unwrapped
+        base, tally, layout = self.env.unwrapped, self._tally(), self._layout()
         out = np.zeros(WORDS_SIZE, dtype=np.float32)
-        last = base.turns[-1]["reaction"]
-        out[REACTION_KINDS.index(ReactionKind(last))] = 1.0
-        slots = {dim.key: i for i, dim in enumerate(base.domain.concern_dimensions)}
+        out[_REACTION_INDEX[base.turns[-1]["reaction"]]] = 1.0
         stated = len(REACTION_KINDS)
         for level in base.turns[-1]["disclosed"]:  # needs said in words, whatever their priority
-            out[stated + slots[base.scenario.concern(level).attribute]] = 1.0
+            out[stated + layout.slots[base.scenario.concern(level).attribute]] = 1.0
         unimportant = stated + MAX_CONCERN_DIMENSIONS
-        for record in base.turns[1:]:
-            if record["reaction"] == ReactionKind.ANSWER_NOT_IMPORTANT.value:
-                out[unimportant + slots[record["action"]["attribute"]]] = 1.0
+        for attribute in tally.unimportant:
+            out[unimportant + layout.slots[attribute]] = 1.0
         return out
 
     def option_fit(self, current_option: int) -> np.ndarray:
-        base = self.env.unwrapped
-        scenario, domain = base.scenario, base.domain
-        needs = {scenario.concern(level).attribute for level in base.turns[-1]["disclosed"]}
-        asked = {  # asking never changes the current option
-            record["current_option"]
-            for record in base.turns[1:]
-            if record["action"] and record["action"]["kind"] in ("ask", "clarify")
-        }
-        rows = np.zeros((N_CANDIDATES + 1, FIT_COLUMNS), dtype=np.float32)
-        for row, cand in zip(rows[:N_CANDIDATES], scenario.candidates, strict=True):
-            described = self._what_is_described(domain, cand.description)
-            met = sum(described.get(need, False) for need in needs)
-            row[0] = cand.price <= scenario.budget.max_price and met == len(needs)
-            row[1] = met / len(needs) if needs else 1.0
-            row[2] = cand.option_id in asked
-        rows[N_CANDIDATES] = rows[current_option - 1]  # the current option's row again
-        return rows.reshape(-1)
+        base, tally, layout = self.env.unwrapped, self._tally(), self._layout()
+        needs = {base.scenario.concern(level).attribute for level in base.turns[-1]["disclosed"]}
+        # Python numbers first and one array at the end: item-by-item writes into an array
+        # cost more than the arithmetic.
+        n = len(needs)
+        rows = []
+        for fits_budget, meets, option_id in zip(
+            layout.fits_budget, layout.meets, layout.option_ids, strict=True
+        ):
+            met = len(needs & meets)
+            rows.append((fits_budget and met == n, met / n if n else 1.0, option_id in tally.asked))
+        rows.append(rows[current_option - 1])  # the current option's row again
+        return np.array(rows, dtype=np.float32).reshape(-1)
 
-    def _what_is_described(self, domain, description: str) -> dict[str, bool]:
-        """``domain.described(description)``, memoized: the descriptions are fixed per scenario."""
-        key = (domain.domain_id, description)
-        described = self._described.get(key)
-        if described is None:
-            described = self._described[key] = domain.described(description)
-        return described
+    def _tally(self) -> _EpisodeTally:
+        """The running totals of this episode's turns, brought up to date (a reset starts a new
+        turn list, and with it a new tally)."""
+        turns = self.env.unwrapped.turns
+        if self._episode is None or self._episode.turns is not turns or len(turns) < self._episode.seen:
+            self._episode = _EpisodeTally(turns)
+        self._episode.update()
+        return self._episode
+
+    def _layout(self) -> _ScenarioLayout:
+        """The visible world's numbers, built once per scenario id (twins share their visible
+        world: the same budget and options)."""
+        scenario = self.env.unwrapped.scenario
+        layout = self._layouts.get(scenario.scenario_id)
+        if layout is None:
+            layout = self._layouts[scenario.scenario_id] = _ScenarioLayout.of(
+                scenario, self.env.unwrapped.domain
+            )
+        return layout
 
     def prosody(self) -> dict[str, np.ndarray]:
         current, request = self._turn_features(-1), self._turn_features(0)
@@ -217,32 +286,17 @@ class FeatureObservation(gym.ObservationWrapper):
 
     # -- always present -------------------------------------------------------------------
     def _dialogue(self, current_option: int) -> np.ndarray:
-        base = self.env.unwrapped
-        out = np.zeros(DIALOGUE_SIZE, dtype=np.float32)
-        out[0] = base.turn_count / base.max_turns
-        out[current_option] = 1.0  # options are 1-based, slot 0 is the turn fraction
-        kinds = []
-        for record in base.turns[1:]:
-            action = record["action"]
-            kinds.append(action["kind"] if action else "invalid")
-            if action and action["kind"] == "recommend":
-                out[1 + N_CANDIDATES + action["option"] - 1] = 1.0
-        offset = 1 + 2 * N_CANDIDATES
-        for i, kind in enumerate(ACTION_KINDS):
-            out[offset + i] = kinds.count(kind) / len(kinds)
-        out[offset + len(ACTION_KINDS) + ACTION_KINDS.index(kinds[-1])] = 1.0
-        return out
+        base, tally = self.env.unwrapped, self._tally()
+        current, recommended, last = [0.0] * N_CANDIDATES, [0.0] * N_CANDIDATES, [0.0] * len(ACTION_KINDS)
+        current[current_option - 1] = 1.0  # options are 1-based
+        for option in tally.recommended:
+            recommended[option - 1] = 1.0
+        last[ACTION_KINDS.index(tally.last_kind)] = 1.0
+        shares = [tally.kinds[kind] / tally.actions for kind in ACTION_KINDS]
+        return np.array(
+            [base.turn_count / base.max_turns, *current, *recommended, *shares, *last], dtype=np.float32
+        )
 
     def _options(self) -> np.ndarray:
-        """The visible option list in numbers; fixed for an episode, so built once per scenario."""
-        scenario, domain = self.env.unwrapped.scenario, self.env.unwrapped.domain
-        if self._options_for is None or self._options_for[0] != scenario.scenario_id:
-            budget = scenario.budget.max_price
-            rows = np.zeros((N_CANDIDATES, OPTION_COLUMNS), dtype=np.float32)
-            for row, cand in zip(rows, scenario.candidates, strict=True):
-                row[:2] = cand.price / budget, cand.rating / 5.0
-                described = self._what_is_described(domain, cand.description)
-                for slot, dim in enumerate(domain.concern_dimensions):
-                    row[2 + slot] = {True: 1.0, False: -1.0}.get(described.get(dim.key), 0.0)
-            self._options_for = (scenario.scenario_id, rows.reshape(-1))
-        return self._options_for[1].copy()
+        """The visible option list in numbers (fixed for an episode)."""
+        return self._layout().options.copy()

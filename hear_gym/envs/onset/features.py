@@ -11,9 +11,13 @@ control, and the SB3-ready feature observation (``observation="features"``).
 observation, so each condition sees exactly what it grants: ``prefix`` (one-hot position),
 ``words`` (the token-fraction text as ``WORD_BINS`` hashed word bits; under A the placeholder's),
 ``acoustic`` (``prefix_representation`` of the audio on show; A and A+T only), ``action_mask``.
+The representation is computed from the audio in the observation and kept per prefix (episode id
+and prefix index, which fix the audio), so a prefix seen before costs no hashing of its waveform.
 """
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import gymnasium as gym
 import numpy as np
@@ -33,6 +37,9 @@ REPRESENTATION_NAMES: tuple[str, ...] = (
 )
 SCALAR_NAMES: tuple[str, ...] = ("duration_s", "rms", "mean_abs", "zero_crossing_rate", "crest_factor")
 _BIG = np.float32(1e4)
+# Prefix representations a FeatureObservation keeps (560 floats each): every prefix of a test
+# split's 320 episodes is 1,600.
+KEPT_REPRESENTATIONS = 4096
 
 
 def prefix_representation(waveform: np.ndarray, sample_rate: int = AUDIO_RATE) -> np.ndarray:
@@ -72,21 +79,32 @@ class FeatureObservation(gym.Wrapper):
             leaves["acoustic"] = spaces.Box(-_BIG, _BIG, (len(REPRESENTATION_NAMES),), np.float32)
         leaves["action_mask"] = spaces.Box(0.0, 1.0, (N_ACTIONS,), np.float32)
         self.observation_space = spaces.Dict(leaves)
+        self._acoustic: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
-        return self._features(obs), info
+        return self._features(obs, info), info
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
-        return self._features(obs), reward, terminated, truncated, info
+        return self._features(obs, info), reward, terminated, truncated, info
 
-    def _features(self, obs: dict) -> dict[str, np.ndarray]:
+    def _features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
         position = np.zeros(N_PREFIXES, dtype=np.float32)
         position[int(obs["prefix_index"][0])] = 1.0
         out = {"prefix": position, "words": hashed_words(obs["text"], WORD_BINS)}
         if self.hears:
-            wave = obs["audio"][: int(obs["audio_length"][0])]
-            out["acoustic"] = np.clip(prefix_representation(wave), -_BIG, _BIG).astype(np.float32)
+            out["acoustic"] = self._acoustic_features(obs, info)
         out["action_mask"] = np.asarray(obs["action_mask"], dtype=np.float32)
         return out
+
+    def _acoustic_features(self, obs: dict, info: dict) -> np.ndarray:
+        key = (info["item_id"], info["prefix_index"])  # what fixes the prefix's audio
+        if key not in self._acoustic:
+            wave = obs["audio"][: int(obs["audio_length"][0])]
+            self._acoustic[key] = np.clip(prefix_representation(wave), -_BIG, _BIG).astype(np.float32)
+            if len(self._acoustic) > KEPT_REPRESENTATIONS:
+                self._acoustic.popitem(last=False)
+        else:
+            self._acoustic.move_to_end(key)
+        return self._acoustic[key].copy()

@@ -56,6 +56,11 @@ SPLICE_WINDOW = 0.35  # of the span between the two prefix ends, either side of 
 ROOM_TONE_DBFS = -55.0
 NOISE_SNR_DB = 15.0
 SCENE_VERSION = "onset-scene-2"  # part of every seed key: change it with any change here
+# Rendered groups kept in memory: at least every group of the largest split (train: 208 groups;
+# test: 80), so an evaluation or a training run renders each group once. A test group (two
+# branches x clean and noise15, ~4 s of float32 each) is ~1.1 MB, a train or dev group (clean
+# only) ~0.33 MB: a whole split is at most ~90 MB, all three splits together ~175 MB.
+RENDERED_GROUPS = 256
 
 
 @dataclass(frozen=True)
@@ -180,8 +185,7 @@ def build_group(group: Group) -> RenderedGroup:
     return RenderedGroup(group, frozen, ends, divergence, manifest)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=RENDERED_GROUPS)
 def rendered_group(group_id: str) -> RenderedGroup:
-    """``build_group`` of a group id, kept for the next episodes (a pair's four trajectories are
-    usually played back to back)."""
+    """``build_group`` of a group id, kept for the next episodes (``RENDERED_GROUPS``)."""
     return build_group(groups_by_id()[group_id])

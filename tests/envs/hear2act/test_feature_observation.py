@@ -7,7 +7,13 @@ from stand_ins import PLUGINS
 
 from hear_gym.envs.hear2act.actions import RECOMMEND0
 from hear_gym.envs.hear2act.audio import TurnAudio
-from hear_gym.envs.hear2act.features import ACCESS_CHANNELS, CHANNELS, OPTION_COLUMNS, REACTION_KINDS
+from hear_gym.envs.hear2act.features import (
+    ACCESS_CHANNELS,
+    CHANNELS,
+    OPTION_COLUMNS,
+    REACTION_KINDS,
+    FeatureObservation,
+)
 from hear_gym.envs.hear2act.scenarios.bank import get_scenario
 from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS
 
@@ -164,3 +170,53 @@ def test_option_fit_agrees_with_the_rule_agents_transcript_reading():
             features, *_ = numbers.step(action)
             done = terminated or truncated
     assert checked_needs > 0  # needs were stated, so the column was tested beyond the budget
+
+
+class _CountedRecord(dict):
+    """A turn record that counts how often it is read."""
+
+    reads = 0
+
+    def __getitem__(self, key):
+        self.reads += 1
+        return super().__getitem__(key)
+
+
+def _feature_wrapper(env):
+    while not isinstance(env, FeatureObservation):
+        env = env.env
+    return env
+
+
+def _play_long(env, steps=30):
+    """Observations of random valid steps of one long episode."""
+    env.reset(seed=0)
+    draws = np.random.default_rng(0)
+    for _ in range(steps):
+        obs, _, terminated, truncated, _ = env.step(
+            int(draws.choice(np.flatnonzero(env.unwrapped.action_masks())))
+        )
+        yield obs
+        if terminated or truncated:
+            return
+
+
+def test_features_read_each_turn_once(monkeypatch):
+    """A step reads only the turns added since the last one (every turn at every step made a
+    long episode quadratic): an old turn is not read again until the episode ends."""
+    env = make(max_turns=40)
+    record = env.unwrapped._record
+    monkeypatch.setattr(env.unwrapped, "_record", lambda *a, **k: _CountedRecord(record(*a, **k)))
+    reads = []
+    for _ in _play_long(env, steps=12):
+        reads.append(env.unwrapped.turns[2].reads)
+    assert len(reads) == 12  # the episode has not ended: no end-of-episode summary read them
+    assert reads[3] == reads[-1]
+
+
+def test_running_totals_match_a_fresh_reading():
+    env = make(max_turns=40)
+    for obs in _play_long(env):
+        fresh = FeatureObservation(_feature_wrapper(env).env, "T", lambda: None)
+        expected = fresh.observation(env.unwrapped._observation())
+        assert obs.keys() == expected.keys() and all(np.array_equal(obs[k], expected[k]) for k in obs)

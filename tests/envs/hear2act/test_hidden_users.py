@@ -8,9 +8,10 @@ import gymnasium as gym
 import pytest
 
 import hear_gym  # noqa: F401
-from hear_gym.envs.hear2act.env import options_text
+from hear_gym.envs.hear2act.scenario_facts import options_text
 from hear_gym.envs.hear2act.scenarios.bank import get_scenario, scenarios_for
 from hear_gym.envs.hear2act.scenarios.twins import HiddenUser, consistent_pairs, public_matrix, twin_scenario
+from hear_gym.envs.hear2act.user.engine import UserEngine
 
 SCENARIO = scenarios_for("train")[0].scenario_id
 
@@ -84,3 +85,25 @@ def test_bad_hidden_user_settings_are_refused():
         env.reset(options={"scenario_id": SCENARIO, "hidden_user": HiddenUser("a", "b", "c", "d")})
     with pytest.raises(ValueError, match="unknown reset options"):
         env.reset(options={"user": {}})
+
+
+def test_a_scenarios_facts_are_built_once_and_each_twin_keeps_its_own(monkeypatch):
+    """A reset of a scenario seen before builds no user engine; the bank scenario and its twin,
+    alternating, each play against their own user."""
+    built = []
+    original = UserEngine.__post_init__
+    monkeypatch.setattr(UserEngine, "__post_init__", lambda engine: built.append(engine) or original(engine))
+    bank = get_scenario(SCENARIO)
+    l2, l3 = next(
+        p for p in consistent_pairs(SCENARIO) if p != (bank.concerns[1].attribute, bank.concerns[2].attribute)
+    )
+    user = {"l2": l2, "l2_requirement": "needs it", "l3": l3, "l3_requirement": "would like it"}
+    env = _make(split="all")
+    for hidden in (None, user, None, user):
+        options = {"scenario_id": SCENARIO, **({"hidden_user": user} if hidden else {})}
+        _, info = env.reset(seed=3, options=options)
+        assert (
+            env.unwrapped._engine.scenario.concerns
+            == (twin_scenario(SCENARIO, HiddenUser(**user)) if hidden else bank).concerns
+        )
+    assert len(built) == 2

@@ -1,14 +1,18 @@
 """The streaming env: five decisions per trajectory, the documented rewards, what each access
 condition shows, and clear errors for bad input."""
 
+from collections import Counter
+
 import gymnasium as gym
 import numpy as np
 import pytest
 
 from hear_gym.core.text import SPEECH_PLACEHOLDER
+from hear_gym.envs.onset import features
 from hear_gym.envs.onset.actions import ACTIONS, INVALID, index_of, parse_reply
 from hear_gym.envs.onset.env import REWARDS, decision_reward, token_fraction_text
 from hear_gym.envs.onset.groups.generator import groups_by_id
+from hear_gym.envs.onset.scenes import rendered_group
 
 EPISODE = "book_uncertainty-00/a/noise15"
 
@@ -94,3 +98,20 @@ def test_bad_input_gets_clear_errors():
     with pytest.raises(KeyError):
         env.reset(options={"item_id": "nope"})
     assert len(ACTIONS) == 6 and "Speak" not in ACTIONS
+
+
+def test_the_group_cache_holds_a_whole_split():
+    """A pass over a split renders each group once: the cache holds the largest split's groups."""
+    groups_per_split = Counter(group.split for group in groups_by_id().values())
+    assert rendered_group.cache_info().maxsize >= max(groups_per_split.values())
+
+
+def test_features_measure_each_prefix_once(monkeypatch):
+    calls = []
+    original = features.prefix_representation
+    monkeypatch.setattr(features, "prefix_representation", lambda wave: calls.append(1) or original(wave))
+    env = gym.make("hear_gym/Onset-v0", access="A", observation="features")
+    first = [obs["acoustic"] for obs, *_ in _play(env, [0] * 5)]
+    again = [obs["acoustic"] for obs, *_ in _play(env, [0] * 5)]
+    assert len(calls) == 5  # five prefixes; the terminal step and the replay measure nothing
+    assert all(np.array_equal(a, b) and a is not b for a, b in zip(first, again, strict=True))
