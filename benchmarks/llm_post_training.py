@@ -27,12 +27,21 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import torch
 from rich.console import Console
 from rich.table import Table
 
 from hear_gym.core.tables import percent_ci
 from training.llm.grpo import train_grpo
-from training.llm.heldout import evaluation_records, mean_value, paired_lift, train_curve, valid_reply_rate
+from training.llm.heldout import (
+    ended_valid_rate,
+    evaluation_records,
+    greedy_replies,
+    mean_value,
+    paired_lift,
+    train_curve,
+    valid_reply_rate,
+)
 from training.llm.learning_recipe import FULL_WEIGHTS, VOICEGATE_GRPO, VOICEGATE_SFT
 from training.llm.sft import train_sft
 from training.tiny_model import LEARNING_LM, build_tiny_causal_lm
@@ -74,6 +83,11 @@ def voicegate(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         }
         for name, records in evals.items()
     }
+    # strict: the reply ended before the cap and parses (every held-out item, each model)
+    ended_valid = {
+        name: ended_valid_rate(greedy_replies(folder))
+        for name, folder in (("untrained", model), ("SFT", sft["model"]), ("SFT + GRPO", grpo["model"]))
+    }
     lift = paired_lift(evals["SFT, held-out side-talk"], evals["SFT + GRPO, held-out side-talk"])
     table = Table(title="VoiceGate held-out items, access T, greedy; LEARNING_LM on CPU [95% CI]")
     for column in ("model", "items", "valid replies %", "mean reward"):
@@ -98,7 +112,13 @@ def voicegate(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     for name, curve in curves.items():
         print(f"{name}: {curve}")
     timing = {"grpo": {k: grpo[k] for k in ("train_seconds", "env_seconds", "env_share")}}
-    return {"rows": rows, "grpo_paired_lift": lift.as_dict(), "curves": curves, "timing": timing}
+    return {
+        "rows": rows,
+        "ended_valid": ended_valid,
+        "grpo_paired_lift": lift.as_dict(),
+        "curves": curves,
+        "timing": timing,
+    }
 
 
 HEAR2ACT_OPTIONS = {"feedback": "prosody", "reward": "success", "turn_cost": 0.05}
@@ -181,6 +201,7 @@ def main() -> None:
     parser.add_argument("--grpo-lr", type=float, default=None)
     parser.add_argument("--eval-limit", type=int, default=None, help="first N held-out items")
     args = parser.parse_args()
+    torch.set_num_threads(1)  # a tiny model gains nothing from threads on a busy machine
     os.environ.setdefault("WANDB_MODE", "offline")
     out = OUT / args.study
     shutil.rmtree(out, ignore_errors=True)

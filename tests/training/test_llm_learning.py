@@ -15,7 +15,14 @@ import torch
 
 from hear_gym.core.registry import family
 from training.llm.grpo import train_grpo
-from training.llm.heldout import evaluation_records, paired_lift, train_curve, valid_reply_rate
+from training.llm.heldout import (
+    ended_valid_rate,
+    evaluation_records,
+    greedy_replies,
+    paired_lift,
+    train_curve,
+    valid_reply_rate,
+)
 from training.llm.learning_recipe import VOICEGATE_GRPO, VOICEGATE_SFT
 from training.llm.sft import train_sft
 from training.tiny_model import LEARNING_LM, build_tiny_causal_lm
@@ -42,12 +49,14 @@ def sft_run(tmp_path_factory, one_torch_thread):
 
 
 def test_sft_teaches_a_model_from_scratch_the_reply_grammar(sft_run):
-    """>= 95% of greedy replies on every held-out VoiceGate item parse as a well-formed action
-    (``parse_reply``), and the SFT loss falls to a small fraction of where it began."""
-    run, _ = sft_run
-    records = evaluation_records(run, "final")
-    assert len(records) == len(family("hear_gym/VoiceGate-v0").episode_ids("test"))
-    assert valid_reply_rate(records) >= 0.95
+    """>= 95% of greedy replies on every held-out VoiceGate item end (their end-of-turn token
+    before the cap) and parse as a well-formed action (``parse_reply``), and the SFT loss falls
+    to a small fraction of where it began. (Parsing alone is not enough: any untagged text is an
+    answer, and a model trained at learning rate ~0 passes it with 128 tokens of noise.)"""
+    run, sft = sft_run
+    replies = greedy_replies(sft["model"])
+    assert len(replies) == len(family("hear_gym/VoiceGate-v0").episode_ids("test"))
+    assert ended_valid_rate(replies) >= 0.95
     loss = train_curve(run, "loss")
     first, last = sum(loss[:5]) / 5, sum(loss[-5:]) / 5
     assert last < 0.2 * first, (first, last)

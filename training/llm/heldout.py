@@ -2,7 +2,11 @@
 (``evals/<name>/results.jsonl`` of a run folder, written by ``training.llm.common``).
 
 * ``valid_reply_rate``: the share of VoiceGate replies that the env's parser (``parse_reply``)
-  reads as a well-formed action.
+  reads as a well-formed action. From the runner's records alone that is lenient: any text
+  without a tag is an answer, so a random model's 128 tokens of noise count as valid.
+  ``greedy_replies`` is strict: it plays a saved model greedily on held-out items and says
+  whether each reply ended (its end-of-turn token before the cap), as GRPO's reward requires;
+  ``ended_valid_rate`` counts a reply valid only if it ended and parses.
 * ``mean_value``: the mean per-episode reward, with a bootstrap CI over item groups (a VoiceGate
   speaker-switch command and its twins stay together).
 * ``paired_lift``: the mean per-episode reward of one evaluation minus another's on the same
@@ -41,6 +45,42 @@ def valid_reply_rate(records: list[dict[str, Any]]) -> float:
 def mean_value(records: list[dict[str, Any]], value: str = "reward", seed: int = 0) -> Estimate:
     """Mean per-episode ``value``, bootstrap CI over item groups."""
     return ratio_ci(_group_sums(records, _groups(records), value), seed=seed)
+
+
+def greedy_replies(
+    model: str | Path, split: str = "test", max_new_tokens: int = 96, batch_size: int = 64
+) -> list[tuple[str, bool]]:
+    """(reply, ended) of a saved model (greedy) on every VoiceGate item of ``split``, with the
+    prompt the text agent sends (``gate_rows``, as GRPO builds its rows)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from training.llm.grpo import gate_rows
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model), padding_side="left")
+    policy = AutoModelForCausalLM.from_pretrained(str(model)).eval()
+    prompts = [
+        tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
+        for row in gate_rows(split=split)
+    ]
+    replies = []
+    for start in range(0, len(prompts), batch_size):
+        inputs = tokenizer(prompts[start : start + batch_size], return_tensors="pt", padding=True)
+        with torch.no_grad():
+            output = policy.generate(
+                **inputs, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+            )
+        new = output[:, inputs["input_ids"].shape[1] :]
+        ended = (new == tokenizer.eos_token_id).any(dim=1).tolist()
+        replies += zip(tokenizer.batch_decode(new, skip_special_tokens=True), ended, strict=True)
+    return replies
+
+
+def ended_valid_rate(replies: list[tuple[str, bool]]) -> float:
+    """Share of (reply, ended) that ended and parse as a well-formed action."""
+    return float(
+        np.mean([ended and parse_reply(r).kind is not DecisionKind.MALFORMED for r, ended in replies])
+    )
 
 
 def paired_lift(
