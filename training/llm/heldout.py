@@ -50,15 +50,16 @@ def mean_value(records: list[dict[str, Any]], value: str = "reward", seed: int =
 def greedy_replies(
     model: str | Path, split: str = "test", max_new_tokens: int = 96, batch_size: int = 64
 ) -> list[tuple[str, bool]]:
-    """(reply, ended) of a saved model (greedy) on every VoiceGate item of ``split``, with the
+    """(reply, ended) of a saved model or adapter (greedy) on every VoiceGate item of ``split``, with the
     prompt the text agent sends (``gate_rows``, as GRPO builds its rows)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from agents.llm.clients import load_pretrained, processing_source
     from training.llm.grpo import gate_rows
 
-    tokenizer = AutoTokenizer.from_pretrained(str(model), padding_side="left")
-    policy = AutoModelForCausalLM.from_pretrained(str(model)).eval()
+    tokenizer = AutoTokenizer.from_pretrained(processing_source(str(model)), padding_side="left")
+    policy = load_pretrained(AutoModelForCausalLM, str(model)).eval()  # an adapter: merged
     prompts = [
         tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
         for row in gate_rows(split=split)
