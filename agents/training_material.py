@@ -18,7 +18,9 @@ A family declares its material the way it declares its agents: under the entry-p
 * ``dialogue_tasks``: multi-turn GRPO tasks by name (whole episodes played against the env);
 * ``ppo_policies``: policy networks beyond the shared ``mlp``, by name;
 * ``corpus()``: text the family's chat models read (prompts, words, replies), on which
-  ``training.tiny_model`` trains the tiny offline models' tokenizer.
+  ``training.tiny_model`` trains the tiny offline models' tokenizer;
+* ``instructions()``: system instructions its prompts repeat word for word, which the tiny
+  learning model's tokenizer holds as one token each (a compact prompt for small models).
 
 A family without the group has no material; a trainer then says which envs have what it needs.
 """
@@ -118,6 +120,7 @@ class TrainingMaterial:
     dialogue_tasks: Mapping[str, DialogueTask] = field(default_factory=dict)
     ppo_policies: Mapping[str, PPOPolicy] = field(default_factory=dict)
     corpus: Callable[[], list[str]] | None = None
+    instructions: Callable[[], list[str]] | None = None
 
 
 NO_MATERIAL = TrainingMaterial()

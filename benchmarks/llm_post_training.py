@@ -1,19 +1,21 @@
-"""Post-training a chat model on CPU with the tiny offline model (``training.tiny_model``): SFT on
-expert demonstrations, then GRPO on the env reward, plain and paired. Two studies:
+"""Post-training a chat model on CPU with tiny offline models (``training.tiny_model``): SFT on
+expert demonstrations, then GRPO on the env reward. Two studies:
 
-* ``voicegate``: SFT on VoiceGate demonstrations (gold actions), GRPO on VoiceGate items. Every
-  model plays the same held-out items (access T, greedy decoding) through the runner, so its
-  switch mute, same-speaker and text-only tool selection, false execution and malformed rate carry
-  item-group bootstrap CIs.
+* ``voicegate``, the recipe the learning tests assert (``tests/training/test_llm_learning.py``):
+  the ``LEARNING_LM`` model (hidden 128, 4 layers, VoiceGate's fixed instruction one token of its
+  vocabulary) is fine-tuned on VoiceGate's gold actions (``VOICEGATE_SFT``), then trained with
+  GRPO on side-talk items (``VOICEGATE_GRPO``), where the SFT model is weakest. It reports the
+  valid-reply rate (``parse_reply``) and mean reward on held-out items, the paired lift of GRPO
+  on the same items (item-group bootstrap CIs), and the curves: SFT loss, GRPO reward and
+  valid-format rate by step.
 * ``hear2act``: SFT on Hear2Act demonstrations (``state_aware@T+S`` under prosody feedback), GRPO
-  on assent pairs through T+S (the continuation reward). Every model plays the same held-out
-  dialogues as ``llm@T+S``: 1st%, premature closure, invalid replies, scenario bootstrap CIs.
+  on assent pairs through T+S (the continuation reward), plain and paired, with the first tiny
+  model (hidden 64). Every model plays the same held-out dialogues as ``llm@T+S``.
 
-The GRPO runs also time the environment's share of a training step (the reward calls, which step
-the env). Writes benchmarks/out/llm_post_training/<study>/summary.json (and every run folder).
+Writes benchmarks/out/llm_post_training/<study>/summary.json (and every run folder).
 
     python benchmarks/llm_post_training.py [--study voicegate|hear2act] [--demos N]
-        [--sft-epochs E] [--grpo-steps S]
+        [--sft-epochs E] [--sft-lr LR] [--grpo-steps S] [--grpo-lr LR] [--eval-limit N]
 """
 
 from __future__ import annotations
@@ -22,56 +24,159 @@ import argparse
 import json
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
 from rich.console import Console
 from rich.table import Table
 
+from agents.voicegate.learning_recipe import FULL_WEIGHTS, VOICEGATE_GRPO, VOICEGATE_SFT
+from agents.voicegate.reply_checks import ended_valid_rate, greedy_replies, valid_reply_rate
 from hear_gym.core.tables import percent_ci
 from training.llm.grpo import train_grpo
+from training.llm.heldout import evaluation_records, mean_value, paired_lift, train_curve
 from training.llm.sft import train_sft
-from training.tiny_model import build_tiny_causal_lm
+from training.tiny_model import LEARNING_LM, build_tiny_causal_lm
 
 OUT = Path(__file__).parent / "out" / "llm_post_training"
 
 
-@dataclass(frozen=True)
-class Study:
-    """What SFT learns from, what GRPO trains on, and what the evaluation reports."""
+def with_overrides(recipe: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    return {**recipe, **{k: v for k, v in overrides.items() if v is not None}}
 
-    sft: dict[str, Any]  # train_sft settings besides the model and its budget
-    grpo: dict[str, Any]  # train_grpo settings besides the model and its budget
-    evaluation: dict[str, Any]
-    metrics: tuple[str, ...]
-    title: str
+
+def every(values: list[float], n: int) -> list[float]:
+    """Means of consecutive windows of ``n`` values (a readable curve)."""
+    return [round(sum(values[i : i + n]) / len(values[i : i + n]), 3) for i in range(0, len(values), n)]
+
+
+def voicegate(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    model = build_tiny_causal_lm(out / "tiny_model", **LEARNING_LM)
+    sft_settings = with_overrides(
+        VOICEGATE_SFT, demo_limit=args.demos, epochs=args.sft_epochs, learning_rate=args.sft_lr
+    )
+    evaluation = {**sft_settings["evaluation"], "base": True, "limit": args.eval_limit}
+    sft = train_sft(
+        **{**sft_settings, "evaluation": evaluation}, out=out / "sft", model=str(model), progress=False
+    )
+    grpo_settings = with_overrides(VOICEGATE_GRPO, max_steps=args.grpo_steps, learning_rate=args.grpo_lr)
+    grpo = train_grpo(**grpo_settings, out=out / "grpo", model=sft["model"], progress=False)
+    evals = {
+        "untrained, all held-out items": evaluation_records(out / "sft", "base"),
+        "SFT, all held-out items": evaluation_records(out / "sft", "final"),
+        "SFT, held-out side-talk": evaluation_records(out / "grpo", "base"),
+        "SFT + GRPO, held-out side-talk": evaluation_records(out / "grpo", "final"),
+    }
+    rows = {
+        name: {
+            "items": len(records),
+            "valid replies": valid_reply_rate(records),
+            "reward": mean_value(records).as_dict(),
+        }
+        for name, records in evals.items()
+    }
+    # strict: the reply ended before the cap and parses (every held-out item, each model)
+    ended_valid = {
+        name: ended_valid_rate(greedy_replies(folder))
+        for name, folder in (("untrained", model), ("SFT", sft["model"]), ("SFT + GRPO", grpo["model"]))
+    }
+    lift = paired_lift(evals["SFT, held-out side-talk"], evals["SFT + GRPO, held-out side-talk"])
+    table = Table(title="VoiceGate held-out items, access T, greedy; LEARNING_LM on CPU [95% CI]")
+    for column in ("model", "items", "valid replies %", "mean reward"):
+        table.add_column(column)
+    for name, row in rows.items():
+        reward = row["reward"]
+        table.add_row(
+            name,
+            str(row["items"]),
+            f"{100 * row['valid replies']:.1f}",
+            f"{reward['point']:+.3f} [{reward['low']:+.3f}, {reward['high']:+.3f}]",
+        )
+    Console().print(table)
+    print(
+        f"GRPO paired lift in held-out side-talk reward: {lift.point:+.3f} [{lift.low:+.3f}, {lift.high:+.3f}]"
+    )
+    curves = {
+        "sft_loss_every_10_steps": every(train_curve(out / "sft", "loss"), 10),
+        "grpo_reward_every_5_steps": every(train_curve(out / "grpo", "reward"), 5),
+        "grpo_valid_format_every_5_steps": every(train_curve(out / "grpo", "valid_format"), 5),
+    }
+    for name, curve in curves.items():
+        print(f"{name}: {curve}")
+    timing = {"grpo": {k: grpo[k] for k in ("train_seconds", "env_seconds", "env_share")}}
+    return {
+        "rows": rows,
+        "ended_valid": ended_valid,
+        "grpo_paired_lift": lift.as_dict(),
+        "curves": curves,
+        "timing": timing,
+    }
 
 
 HEAR2ACT_OPTIONS = {"feedback": "prosody", "reward": "success", "turn_cost": 0.05}
-STUDIES = {
-    "voicegate": Study(
-        sft={"env_id": "hear_gym/VoiceGate-v0"},
-        grpo={"task": "voicegate", "families": ("speaker_switch", "self_talk")},
-        evaluation={"split": "test", "families": ("speaker_switch", "self_talk"), "batch_size": 16},
-        metrics=("malformed", "switch_mute", "same_speaker_tool", "text_only_tool", "false_execution"),
-        title="VoiceGate held-out (speaker-switch + self-talk), tiny model on CPU, % [95% CI]",
-    ),
-    "hear2act": Study(
-        sft={"env_id": "hear_gym/Hear2Act-v0", "env_options": {"feedback": "prosody"}},
-        grpo={"task": "hear2act_assent", "env_options": {"reward": "success", "turn_cost": 0.05}},
-        evaluation={"split": "test", "batch_size": 16, "env_options": HEAR2ACT_OPTIONS},
-        metrics=("1st%", "premature closure%", "invalid share", "dialogue length"),
-        title="Hear2Act held-out dialogues as llm@T+S (prosody), tiny model on CPU [95% CI]",
-    ),
-}
+HEAR2ACT_METRICS = ("1st%", "premature closure%", "invalid share", "dialogue length")
 
 
-def cell(metrics: dict[str, Any], name: str) -> str:
+def hear2act_cell(metrics: dict[str, Any], name: str) -> str:
     estimate = metrics.get(name)
     if name == "dialogue length" and estimate:
         return f"{estimate['point']:.1f} [{estimate['low']:.1f}, {estimate['high']:.1f}]"
     return percent_ci(estimate)
+
+
+def hear2act(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    model = build_tiny_causal_lm(out / "tiny_model")
+    evaluation = {
+        "split": "test",
+        "batch_size": 16,
+        "env_options": HEAR2ACT_OPTIONS,
+        "limit": args.eval_limit,
+    }
+    sft = train_sft(
+        env_id="hear_gym/Hear2Act-v0",
+        env_options={"feedback": "prosody"},
+        out=out / "sft",
+        model=str(model),
+        demo_limit=args.demos or 48,
+        epochs=args.sft_epochs or 3.0,
+        learning_rate=args.sft_lr or 3e-3,
+        batch_size=8,
+        lora=FULL_WEIGHTS,
+        evaluation={**evaluation, "base": True},
+        progress=False,
+    )
+    rows = {"untrained": sft["metrics"]["base"], "SFT": sft["metrics"]["final"]}
+    timing = {}
+    for name, paired in (("SFT + GRPO", False), ("SFT + paired GRPO", True)):
+        result = train_grpo(
+            task="hear2act_assent",
+            env_options={"reward": "success", "turn_cost": 0.05},
+            out=out / ("grpo_paired" if paired else "grpo"),
+            model=sft["model"],
+            paired=paired,
+            num_generations=4,
+            batch_size=8,
+            max_steps=args.grpo_steps or 20,
+            max_completion_length=64,
+            learning_rate=args.grpo_lr or 1e-4,
+            lora=FULL_WEIGHTS,
+            evaluation={**evaluation, "base": False},
+            progress=False,
+        )
+        rows[name] = result["metrics"]["final"]
+        timing[name] = {k: result[k] for k in ("train_seconds", "env_seconds", "env_share")}
+    table = Table(title="Hear2Act held-out dialogues as llm@T+S (prosody), tiny model on CPU [95% CI]")
+    table.add_column("model")
+    for metric in HEAR2ACT_METRICS:
+        table.add_column(metric)
+    for name, metrics in rows.items():
+        table.add_row(name, *(hear2act_cell(metrics, m) for m in HEAR2ACT_METRICS))
+    Console().print(table)
+    return {"rows": rows, "timing": timing}
+
+
+STUDIES = {"voicegate": voicegate, "hear2act": hear2act}
 
 
 def main() -> None:
@@ -80,62 +185,20 @@ def main() -> None:
     parser.add_argument(
         "--demos",
         type=int,
-        default=480,
+        default=None,
         help="VoiceGate: demonstrations (seeded sample); Hear2Act: dialogues",
     )
-    parser.add_argument("--sft-epochs", type=float, default=2.0)
-    parser.add_argument("--sft-lr", type=float, default=3e-3)
-    parser.add_argument("--grpo-steps", type=int, default=10)
+    parser.add_argument("--sft-epochs", type=float, default=None)
+    parser.add_argument("--sft-lr", type=float, default=None)
+    parser.add_argument("--grpo-steps", type=int, default=None)
+    parser.add_argument("--grpo-lr", type=float, default=None)
     parser.add_argument("--eval-limit", type=int, default=None, help="first N held-out items")
     args = parser.parse_args()
+    torch.set_num_threads(1)  # a tiny model gains nothing from threads on a busy machine
     os.environ.setdefault("WANDB_MODE", "offline")
-    study, out = STUDIES[args.study], OUT / args.study
+    out = OUT / args.study
     shutil.rmtree(out, ignore_errors=True)
-    model = build_tiny_causal_lm(out / "tiny_model")
-    evaluation = {**study.evaluation, "limit": args.eval_limit}
-    # The tiny model is random: LoRA on its attention alone cannot teach it a grammar, so the
-    # benchmark fine-tunes all weights (LoRA is the default for real models).
-    sft = train_sft(
-        **study.sft,
-        out=out / "sft",
-        model=str(model),
-        demo_limit=args.demos,
-        epochs=args.sft_epochs,
-        learning_rate=args.sft_lr,
-        batch_size=8,
-        lora={"enabled": False},
-        evaluation={**evaluation, "base": True},
-        progress=False,
-    )
-    rows = {"untrained": sft["metrics"]["base"], "SFT": sft["metrics"]["final"]}
-    timing = {}
-    for name, paired in (("SFT + GRPO", False), ("SFT + paired GRPO", True)):
-        result = train_grpo(
-            **study.grpo,
-            out=out / ("grpo_paired" if paired else "grpo"),
-            model=sft["model"],
-            paired=paired,
-            num_generations=4,
-            batch_size=8,
-            max_steps=args.grpo_steps,
-            max_completion_length=64,
-            learning_rate=1e-4,
-            lora={"enabled": False},
-            evaluation={**evaluation, "base": False},
-            progress=False,
-        )
-        rows[name] = result["metrics"]["final"]
-        timing[name] = {k: result[k] for k in ("train_seconds", "env_seconds", "env_share")}
-    table = Table(title=study.title)
-    table.add_column("model")
-    for metric in study.metrics:
-        table.add_column(metric)
-    for name, metrics in rows.items():
-        table.add_row(name, *(cell(metrics, m) for m in study.metrics))
-    Console().print(table)
-    for name, t in timing.items():
-        print(f"{name}: {t['train_seconds']:.0f} s training, env share of a step {100 * t['env_share']:.3f}%")
-    summary = {"args": vars(args), "evaluation": evaluation, "rows": rows, "timing": timing}
+    summary = {"args": vars(args), **STUDIES[args.study](args, out)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
 
 

@@ -3,6 +3,10 @@
 A byte-level BPE tokenizer is trained with ``tokenizers`` on hear_gym's own text (each family's
 ``corpus``: prompt cards, scenario requests, option lists, user phrases, item words), wrapped as a transformers fast tokenizer with a
 small chat template, and paired with a randomly initialized Qwen2 config (hidden 64, 2 layers);
+``LEARNING_LM`` is a wider one that SFT and GRPO can teach on CPU in minutes. With
+``whole_instructions``, each fixed system instruction (VoiceGate's, with its tool inventory) is one
+token of the vocabulary: the chat the agents send is unchanged, but a VoiceGate prompt is about 40
+tokens instead of 1,400, so a small model reads it at a small cost (real models read the text).
 ``build_tiny_audio_lm`` adds a 1-layer Whisper-style encoder and a processor in the Qwen2-Audio
 layout. Everything is saved with ``save_pretrained``; load it with any ``from_pretrained`` call.
 No hub access is needed or attempted.
@@ -31,14 +35,24 @@ AUDIO_CHAT_TEMPLATE = (
 def corpus() -> list[str]:
     """The text the tokenizer is trained on: every family's ``corpus`` (its training material), in
     registration order."""
+    return _from_every_family("corpus")
+
+
+def fixed_instructions() -> list[str]:
+    """System instructions a family's prompts repeat word for word (its material's
+    ``instructions``), in registration order."""
+    return _from_every_family("instructions")
+
+
+def _from_every_family(field: str) -> list[str]:
     from agents.training_material import training_material
     from hear_gym.core.registry import env_ids
 
-    return [text for env_id in env_ids() for text in (training_material(env_id).corpus or list)()]
+    return [text for env_id in env_ids() for text in (getattr(training_material(env_id), field) or list)()]
 
 
-def _tokenizer(vocab_size: int, audio: bool = False):
-    from tokenizers import ByteLevelBPETokenizer
+def _tokenizer(vocab_size: int, audio: bool = False, whole_instructions: bool = False):
+    from tokenizers import AddedToken, ByteLevelBPETokenizer
     from transformers import PreTrainedTokenizerFast
 
     special = SPECIAL_TOKENS + (AUDIO_TOKENS if audio else [])
@@ -49,6 +63,8 @@ def _tokenizer(vocab_size: int, audio: bool = False):
     )
     if audio:
         tokenizer.add_special_tokens({"additional_special_tokens": AUDIO_TOKENS})
+    if whole_instructions:  # matched verbatim before BPE; decoding writes the text back
+        tokenizer.add_tokens([AddedToken(text, normalized=False) for text in fixed_instructions()])
     return tokenizer
 
 
@@ -70,14 +86,23 @@ def _text_config(tokenizer, hidden: int, layers: int):
     )
 
 
+# A model SFT and GRPO can teach on CPU in minutes (tests/training/test_llm_learning.py).
+LEARNING_LM = {"hidden": 128, "layers": 4, "whole_instructions": True}
+
+
 def build_tiny_causal_lm(
-    out_dir: Path, vocab_size: int = 2048, hidden: int = 64, layers: int = 2, seed: int = 0
+    out_dir: Path,
+    vocab_size: int = 2048,
+    hidden: int = 64,
+    layers: int = 2,
+    seed: int = 0,
+    whole_instructions: bool = False,
 ) -> Path:
     import torch
     from transformers import Qwen2ForCausalLM
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer = _tokenizer(vocab_size)
+    tokenizer = _tokenizer(vocab_size, whole_instructions=whole_instructions)
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(out_dir)
     config = _text_config(tokenizer, hidden, layers)

@@ -12,14 +12,20 @@ from agents.voicegate.demos import DEMO_ACCESS, voicegate_demos
 from agents.voicegate.llm import LLMGateAgent
 
 
-def corpus(max_items: int = 400) -> list[str]:
-    """VoiceGate's instruction, tool inventory, item words and canonical replies."""
+def instructions() -> list[str]:
+    """The system instruction every VoiceGate prompt repeats: the gate's, with the tool inventory."""
     from agents.voicegate.llm import GATE_INSTRUCTION
-    from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call
-    from hear_gym.envs.voicegate.items.generator import all_items
     from hear_gym.envs.voicegate.items.pools import tool_inventory
 
-    texts = [GATE_INSTRUCTION.format(tools=json.dumps(tool_inventory(), separators=(",", ":"))), MUTE_TOKEN]
+    return [GATE_INSTRUCTION.format(tools=json.dumps(tool_inventory(), separators=(",", ":")))]
+
+
+def corpus(max_items: int = 400) -> list[str]:
+    """VoiceGate's instruction, tool inventory, item words and canonical replies."""
+    from hear_gym.envs.voicegate.actions import MUTE_TOKEN, format_tool_call
+    from hear_gym.envs.voicegate.items.generator import all_items
+
+    texts = [*instructions(), MUTE_TOKEN]
     for item in all_items()[:max_items]:
         texts.append(item.transcript)
         texts += [format_tool_call(u.tool, u.params or {}) for u in item.utterances if u.tool]
@@ -38,4 +44,5 @@ MATERIAL = TrainingMaterial(
         )
     },
     corpus=corpus,
+    instructions=instructions,
 )

@@ -1,0 +1,59 @@
+"""Whether a VoiceGate chat model replies in the env's grammar (the learning tier's SFT check).
+
+``valid_reply_rate`` reads the runner's records with the env's parser (``parse_reply``). That is
+lenient: any text without a tag is an answer, so a random model's 128 tokens of noise count as
+valid. ``greedy_replies`` is strict: it plays a saved model greedily on held-out items and says
+whether each reply ended (its end-of-turn token before the cap), as GRPO's reward requires;
+``ended_valid_rate`` counts a reply valid only if it ended and parses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.voicegate.grpo_items import gate_rows
+from hear_gym.envs.voicegate.actions import DecisionKind, parse_reply
+
+
+def valid_reply_rate(records: list[dict[str, Any]]) -> float:
+    """Share of VoiceGate replies that parse as a well-formed action (mute, tool call or answer)."""
+    return float(np.mean([parse_reply(r["reply"]).kind is not DecisionKind.MALFORMED for r in records]))
+
+
+def greedy_replies(
+    model: str | Path, split: str = "test", max_new_tokens: int = 96, batch_size: int = 64
+) -> list[tuple[str, bool]]:
+    """(reply, ended) of a saved model or adapter (greedy) on every VoiceGate item of ``split``, with the
+    prompt the text agent sends (``gate_rows``, as GRPO builds its rows)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agents.llm.clients import load_pretrained, processing_source
+
+    tokenizer = AutoTokenizer.from_pretrained(processing_source(str(model)), padding_side="left")
+    policy = load_pretrained(AutoModelForCausalLM, str(model)).eval()  # an adapter: merged
+    prompts = [
+        tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
+        for row in gate_rows(split=split)
+    ]
+    replies = []
+    for start in range(0, len(prompts), batch_size):
+        inputs = tokenizer(prompts[start : start + batch_size], return_tensors="pt", padding=True)
+        with torch.no_grad():
+            output = policy.generate(
+                **inputs, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+            )
+        new = output[:, inputs["input_ids"].shape[1] :]
+        ended = (new == tokenizer.eos_token_id).any(dim=1).tolist()
+        replies += zip(tokenizer.batch_decode(new, skip_special_tokens=True), ended, strict=True)
+    return replies
+
+
+def ended_valid_rate(replies: list[tuple[str, bool]]) -> float:
+    """Share of (reply, ended) that ended and parse as a well-formed action."""
+    return float(
+        np.mean([ended and parse_reply(r).kind is not DecisionKind.MALFORMED for r, ended in replies])
+    )
