@@ -121,8 +121,10 @@ def test_rewards_follow_the_paper():
     env.reset(seed=0)
     assert env.step("[Mute]")[1] == 1.0
     env.reset(seed=0)
-    _, reward, terminated, _, info = env.step("Sure [Mute]")
-    assert (reward, terminated, info["outcome"]["action"]["kind"]) == (-1.2, True, "malformed")
+    _, reward, terminated, _, info = env.step("Sure [Mute]")  # malformed, but no tool syntax
+    assert (reward, terminated, info["outcome"]["action"]["kind"]) == (-1.0, True, "malformed")
+    env.reset(seed=0)
+    assert env.step("<|TOOL|>{}</|TOOL|>")[1] == pytest.approx(-1.2)  # malformed tool syntax
     env.reset(seed=0)
     tool_name = env.unwrapped.item.utterances[1].tool
     _, reward, _, _, info = env.step(format_tool_call(tool_name, {}))
