@@ -15,6 +15,13 @@ A benchmark that one scalar solves is broken, so each family is attacked with ev
   of speech stretches an energy VAD finds, and the duration. A rule is a threshold and a
   direction.
 
+* Family contrasts (is this input self-talk, whose target is ``[Mute]``, or an act input? is it
+  side-talk or a speaker-switch command?). Each scalar is measured on the whole input
+  (``CONTRAST_SCALARS``): its duration, its number of utterances (read from the item: the
+  transcript's sentences tell it under A+T), the speech stretches an energy VAD finds, the
+  longest pause and the total energy. A rule is a threshold and a direction, fit and scored by
+  *balanced* accuracy (the classes differ in size).
+
 Rules are fit on train items (direction; threshold maximizing train accuracy) and scored on
 held-out items, with a 95% CI from resampling item groups (a speaker-switch pair stays
 together). Ties score one half (a coin flip).
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hear_gym.envs.voicegate.items.generator import select_items
 from hear_gym.envs.voicegate.items.model import Addressee, Item
 from hear_gym.envs.voicegate.items.pools import words
 from hear_gym.envs.voicegate.scenes import render_item
@@ -39,12 +47,23 @@ from hear_gym.speech.change_features import (
     frame_db,
     gate_features,
     segment_features,
+    split_at_longest_pause,
 )
 from hear_gym.speech.scene import peak_dbfs, rms_dbfs
-from hear_gym.stats.bootstrap import Estimate, RatioSums, ratio_ci
+from hear_gym.stats.bootstrap import Estimate, RatioSums, contrast_ci, ratio_ci
 
 SIDE_TALK_SCALARS = (*SEGMENT_FEATURES, "duration_s", "rms_db", "peak_db", "words_per_s", "position")
 SWITCH_SCALARS = (*GATE_FEATURES, "longest_zero_run", "speech_stretches", "duration_s")
+CONTRAST_SCALARS = ("duration_s", "utterances", "speech_stretches", "longest_pause_s", "energy_db")
+SAME_SPEAKER = (("speaker_switch", ("same_speaker",)),)  # the speaker-switch act input
+ACT_INPUTS = (*SAME_SPEAKER, ("side_talk", None))  # every act-target input with audio (cue validity aside)
+CONTRASTS = {  # name: (positive inputs, negative inputs), each (family, conditions or None)
+    "self_talk vs act": ((("self_talk", None),), ACT_INPUTS),
+    "self_talk vs same_speaker": ((("self_talk", None),), SAME_SPEAKER),
+    "side_talk vs same_speaker": ((("side_talk", None),), SAME_SPEAKER),
+    # the whole audio benchmark's mute/act decision: the switch keeps the paper's 600 ms gap
+    "mute vs act": ((("speaker_switch", ("switch",)), ("self_talk", None)), ACT_INPUTS),
+}
 VAD_BELOW_PEAK_DB = 35.0  # the gate's own threshold (gate_features.SILENCE_BELOW_PEAK_DB)
 VAD_MIN_PAUSE_S = 0.15
 
@@ -84,6 +103,28 @@ def input_scalars(wave: np.ndarray) -> np.ndarray:
     """``SWITCH_SCALARS`` of one input."""
     extra = [longest_zero_run(wave), speech_stretches(wave), len(wave) / SAMPLE_RATE]
     return np.concatenate([gate_features(wave), extra]).astype(np.float64)
+
+
+def contrast_scalars(item: Item, wave: np.ndarray) -> np.ndarray:
+    """``CONTRAST_SCALARS`` of one input."""
+    energy_db = 10 * np.log10(np.sum(np.asarray(wave, dtype=np.float64) ** 2) + 1e-12)
+    pause = split_at_longest_pause(np.asarray(wave, dtype=np.float32))[2]
+    utterances = len(item.segments)
+    return np.array([len(wave) / SAMPLE_RATE, utterances, speech_stretches(wave), pause, energy_db], float)
+
+
+def contrast_items(contrast: str, split: str) -> tuple[list[Item], np.ndarray]:
+    """The inputs of one of ``CONTRASTS`` in ``split`` and their labels (1: the first side)."""
+    sides = [
+        [item for family, conditions in side for item in select_items(family, split, conditions)]
+        for side in CONTRASTS[contrast]
+    ]
+    return [*sides[0], *sides[1]], np.array([1] * len(sides[0]) + [0] * len(sides[1]))
+
+
+def contrast_table(items: Sequence[Item], cache: RenderCache) -> np.ndarray:
+    """(items, ``CONTRAST_SCALARS``) of whole inputs."""
+    return np.array([contrast_scalars(item, render_item(item, cache)[0]) for item in items])
 
 
 def side_talk_table(items: Sequence[Item], cache: RenderCache) -> np.ndarray:
@@ -157,13 +198,15 @@ def fit_side_talk(train: np.ndarray, test: np.ndarray, test_groups: Sequence[str
     return sorted(rules, key=lambda r: -r.test.point)
 
 
-def _best_threshold(x: np.ndarray, y: np.ndarray) -> tuple[int, float, float]:
+def _best_threshold(x: np.ndarray, y: np.ndarray, balanced: bool = False) -> tuple[int, float, float]:
     """(direction, threshold, train accuracy) of the rule ``direction * (x - threshold) > 0``
-    that classifies ``y`` (1 = positive) best."""
+    that classifies ``y`` (1 = positive) best; ``balanced``: by the mean of the two classes'
+    accuracies."""
     values = np.unique(x)
     cuts = np.concatenate([[values[0] - 1], (values[:-1] + values[1:]) / 2, [values[-1] + 1]])
     above = x[None, :] > cuts[:, None]
-    accuracy_up = (above == (y[None, :] == 1)).mean(axis=1)
+    weights = _class_weights(y) if balanced else np.full(len(y), 1 / len(y))
+    accuracy_up = ((above == (y[None, :] == 1)) * weights).sum(axis=1)
     best_up, best_down = int(np.argmax(accuracy_up)), int(np.argmax(1 - accuracy_up))
     if accuracy_up[best_up] >= 1 - accuracy_up[best_down]:
         return 1, float(cuts[best_up]), float(accuracy_up[best_up])
@@ -188,6 +231,56 @@ def fit_threshold(
         train_accuracy,
         _ci((predicted == (y_test == 1)).astype(float), test_groups),
     )
+
+
+def _class_weights(y: np.ndarray) -> np.ndarray:
+    """Per-item weights that give each class half the total (balanced accuracy)."""
+    positive = y == 1
+    return np.where(positive, 0.5 / positive.sum(), 0.5 / (~positive).sum())
+
+
+def balanced_ci(correct: np.ndarray, y: np.ndarray, groups: Sequence[str], seed: int = 0) -> Estimate:
+    """Balanced accuracy (the mean of the two classes' accuracies) with a 95% CI from resampling
+    item groups."""
+    names = sorted(set(groups))
+    index = np.array([names.index(g) for g in groups])
+
+    def class_sums(label: int) -> RatioSums:
+        member = (y == label).astype(float)
+        return RatioSums(
+            np.bincount(index, weights=correct * member, minlength=len(names)),
+            np.bincount(index, weights=member, minlength=len(names)),
+        )
+
+    return contrast_ci([(0.5, class_sums(1)), (0.5, class_sums(0))], seed=seed)
+
+
+def fit_balanced(
+    name: str,
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    test_groups: Sequence[str],
+) -> ScalarRule:
+    """One scalar's threshold rule fit and scored by balanced accuracy (``train_accuracy`` is
+    balanced too)."""
+    direction, threshold, train_accuracy = _best_threshold(x_train, y_train, balanced=True)
+    predicted = direction * (x_test - threshold) > 0
+    correct = (predicted == (y_test == 1)).astype(float)
+    return ScalarRule(name, direction, threshold, train_accuracy, balanced_ci(correct, y_test, test_groups))
+
+
+def fit_contrast(
+    train: np.ndarray, y_train: np.ndarray, test: np.ndarray, y_test: np.ndarray, test_groups: Sequence[str]
+) -> list[ScalarRule]:
+    """Every ``CONTRAST_SCALARS`` rule (positive: the first family of the contrast), best
+    held-out balanced accuracy first."""
+    rules = [
+        fit_balanced(name, train[:, k], y_train, test[:, k], y_test, test_groups)
+        for k, name in enumerate(CONTRAST_SCALARS)
+    ]
+    return sorted(rules, key=lambda r: -r.test.point)
 
 
 def fit_switch(

@@ -39,8 +39,8 @@ def test_every_voicegate_demo_is_scored_correct_by_the_env():
         if not info["outcome"]["correct"]:
             wrong.append(demo["episode_id"])
         assert reward > 0
-    # One generated side-talk item asks the same question twice; no answer can be told apart.
-    assert wrong == ["st-7-30"]
+    # (before voicegate-gen-3 one side-talk item asked the same question twice, behind an opener)
+    assert wrong == []
     kinds = Counter(d["completion"][0]["content"][:6] for d in demos)
     assert kinds["[Mute]"] == 501 and kinds["<|TOOL"] == 798
 

@@ -107,8 +107,8 @@ def test_env_reward_is_the_env_reward_and_cut_replies_are_malformed():
         item_family=["speaker_switch"] * 4,
         log_metric=metrics.__setitem__,
     )
-    assert rewards == [1.0, -1.0, 1.0, pytest.approx(-1.2)]
-    assert metrics == {"valid_format": 0.75, "reward/speaker_switch": pytest.approx(-0.05)}
+    assert rewards == [1.0, -1.0, 1.0, -1.0]  # a cut reply is the empty reply: a wrong action (paper reward)
+    assert metrics == {"valid_format": 0.75, "reward/speaker_switch": pytest.approx(0.0)}
 
 
 def test_grpo_settings_refuse_what_breaks_pairing(tiny_lm, tmp_path):

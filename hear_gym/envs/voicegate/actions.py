@@ -22,8 +22,10 @@ normalized (``[mute]``, `` [ Mute ] ``). Tool: the whole reply is exactly one to
 whitespace allowed); its body is one JSON object with exactly the keys ``name`` (a known tool)
 and ``params`` (an object). Answer: non-empty text with no mute token and no tool tag.
 Everything else is ``MALFORMED`` with the reason: a mute token inside other text, text around a
-tool block, two blocks, unbalanced tags, bad JSON, an unknown tool, an empty reply. Malformed
-output is scored as wrong and penalized (see ``hear_gym.envs.voicegate.scoring``), never a crash.
+tool block, two blocks, unbalanced tags, bad JSON, an unknown tool, an empty reply. A malformed
+reply that holds a tool tag is a broken tool call (``broken_tool_call``: the paper's "malformed
+tool syntax", which its reward penalizes). Malformed output is scored as wrong (see
+``hear_gym.envs.voicegate.scoring``), never a crash.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class GateAction:
     text: str | None = None  # a free-text answer (text grammar)
     utterance: int | None = None  # the utterance a Discrete answer addresses
     error: str | None = None  # why it is malformed
+    broken_tool_call: bool = False  # malformed because of its tool syntax (the reply holds a tool tag)
 
     def as_record(self) -> dict[str, Any]:
         """JSON-ready. Vector envs batch ``info`` by type, so numbers are never null (an absent
@@ -79,11 +82,16 @@ class GateAction:
             "text": self.text,
             "utterance": NO_UTTERANCE if self.utterance is None else self.utterance,
             "error": self.error,
+            "broken_tool_call": self.broken_tool_call,
         }
 
 
-def malformed(reason: str) -> GateAction:
-    return GateAction(DecisionKind.MALFORMED, error=reason)
+def malformed(reason: str, broken_tool_call: bool = False) -> GateAction:
+    return GateAction(DecisionKind.MALFORMED, error=reason, broken_tool_call=broken_tool_call)
+
+
+def _broken_tool_call(reason: str) -> GateAction:
+    return malformed(reason, broken_tool_call=True)
 
 
 def decode(index: int, n_utterances: int) -> GateAction:
@@ -132,22 +140,24 @@ def parse_reply(reply: str) -> GateAction:
 
 def _parse_tool(reply: str, tags: list[str]) -> GateAction:
     if tags != [TOOL_OPEN, TOOL_CLOSE]:
-        return malformed(f"a tool call needs exactly one {TOOL_OPEN}...{TOOL_CLOSE} block, found tags {tags}")
+        return _broken_tool_call(
+            f"a tool call needs exactly one {TOOL_OPEN}...{TOOL_CLOSE} block, found tags {tags}"
+        )
     if not (reply.startswith(TOOL_OPEN) and reply.endswith(TOOL_CLOSE)):
-        return malformed("text outside the tool block")
+        return _broken_tool_call("text outside the tool block")
     body = reply[len(TOOL_OPEN) : -len(TOOL_CLOSE)]
     if json_depth(body) > MAX_JSON_DEPTH:
-        return malformed(f"tool body nests deeper than {MAX_JSON_DEPTH} levels")
+        return _broken_tool_call(f"tool body nests deeper than {MAX_JSON_DEPTH} levels")
     try:
         call = json.loads(body)
     except json.JSONDecodeError as exc:
-        return malformed(f"tool body is not JSON ({exc.msg})")
+        return _broken_tool_call(f"tool body is not JSON ({exc.msg})")
     if not isinstance(call, dict) or set(call) != {"name", "params"}:
-        return malformed('tool body must be an object with exactly the keys "name" and "params"')
+        return _broken_tool_call('tool body must be an object with exactly the keys "name" and "params"')
     if call["name"] not in TOOL_NAMES:
-        return malformed(f"unknown tool {call['name']!r}")
+        return _broken_tool_call(f"unknown tool {call['name']!r}")
     if not isinstance(call["params"], dict):
-        return malformed('"params" must be an object')
+        return _broken_tool_call('"params" must be an object')
     return GateAction(DecisionKind.TOOL, tool=call["name"], params=call["params"])
 
 

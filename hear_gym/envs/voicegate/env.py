@@ -18,7 +18,10 @@ The audio conditions are wrappers (``hear_gym.envs.voicegate.access``): ``item_a
 ``audio`` / ``audio_length``, rendered by the env's ``item_audio()`` only when a wrapper asks.
 
 ``info`` carries the item's ground truth (target, addressees, sources, placements, cues) and
-after ``step`` the outcome. Reward: ``REWARDS[reward]`` (paper's GRPO reward by default).
+after ``step`` the outcome. Reward: ``REWARDS[reward]`` (``hear_gym.envs.voicegate.scoring``):
+``paper`` by default, VoxGate's GRPO table exactly (+1 / -1, -0.2 more for malformed tool
+syntax; on answer targets +0.5 answer, -1 mute, -0.5 empty or tool-only); ``strict_format``
+and ``judged`` are the named alternatives.
 """
 
 from __future__ import annotations

@@ -13,8 +13,11 @@ normalized and faded, exactly as paper Appendix F describes:
    The reverberant result is cut to the dry length so that boundaries and gaps stay exact.
 3. Loudness normalized to -20 dBFS RMS *after* room rendering (distance must not become a level
    cue), then 5 ms raised-cosine fades.
-4. Segments joined with the item's inserted gaps, after a 200 ms lead-in and before a 200 ms
-   tail.
+4. Segments joined at a sentence boundary: the speaker's clause pause (the silence the renderer
+   puts between clauses inside one utterance, ``clause_pause_ms`` of the preceding segment's
+   plan; the renderer trims each utterance's edges, so without it two sentences would run
+   together and a comma's pause would be the longest in the input), plus the item's inserted gap
+   (0 ms, or the switch's 600 ms), after a 200 ms lead-in and before a 200 ms tail.
 5. A room-tone bed under the *whole* input (lead-in, speech, gaps, tail): stationary pink noise
    (1/f, high-passed at 50 Hz) at -50 dBFS RMS, i.e. 30 dB below the speech segments. Gaps are
    therefore never digital silence (a run of exact zeros would mark every inserted gap, which
@@ -28,7 +31,8 @@ normalized and faded, exactly as paper Appendix F describes:
 Placement ``turned_away`` is only used by side-talk's optional ``side_talk_cue="turned_away"``.
 
 The manifest records, per segment: voice, source, placement, room configuration and its
-direct-to-reverberant ratio, start/end, duration, the normalization gain, RMS and peak; per
+direct-to-reverberant ratio, start/end, duration, the normalization gain, RMS and peak, and
+the sentence pause after it (``sentence_pause_ms``, all but the last); per
 item: duration, boundaries, lead-in and tail, the noise bed (kind, level, seed key, measured
 RMS), peak and a SHA-256 of the 16-bit PCM.
 """
@@ -130,7 +134,8 @@ def render_item(item: Item, cache_: RenderCache) -> tuple[np.ndarray, dict]:
     pieces, records, position = [lead], [], len(lead)
     for i, segment in enumerate(item.segments):
         text = item.utterances[segment.utterance].text
-        dry = cache_.render(RenderRequest(text, DELIVERY, segment.voice)).waveform
+        rendering = cache_.render(RenderRequest(text, DELIVERY, segment.voice))
+        dry = rendering.waveform
         placed = place(dry, segment.placement)
         normalized = normalize_loudness(placed, SEGMENT_DBFS)
         audio = fade(normalized, FADE_MS)
@@ -152,7 +157,8 @@ def render_item(item: Item, cache_: RenderCache) -> tuple[np.ndarray, dict]:
         pieces.append(audio)
         position += len(audio)
         if i < len(item.gaps_ms):
-            silence = gap(item.gaps_ms[i])
+            records[-1]["sentence_pause_ms"] = rendering.plan["clause_pause_ms"]
+            silence = gap(rendering.plan["clause_pause_ms"] + item.gaps_ms[i])
             pieces.append(silence)
             position += len(silence)
     pieces.append(gap(TAIL_MS))

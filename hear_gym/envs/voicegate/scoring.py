@@ -14,10 +14,23 @@ contains one of the utterance's topic words that the other utterance does not sh
 answer names its utterance, so it needs no judge. An LLM judge plugs in through the same
 protocol (``agents.voicegate.judge``).
 
-Rewards are a registry (``REWARDS``): ``paper`` is the GRPO reward of section 5.2 (correct
-mute/tool +1, incorrect -1, malformed -0.2 extra; for answer targets a non-empty answer +0.5,
-mute -1, empty or tool-only -0.5); ``judged`` scores answer targets like the others (+1 iff the
-judge says ``assistant``), so an RL agent must also learn *whom* to answer.
+Rewards are a registry (``REWARDS``), the env's ``reward=`` option:
+
+* ``paper`` (the default) is VoxGate's GRPO reward, section 5.2, exactly: a correct mute or
+  matching tool +1, any other action -1, and "malformed tool syntax" (a reply that holds a tool
+  tag but is no canonical call: ``GateAction.broken_tool_call``) 0.2 more; for answer targets a
+  non-empty answer +0.5, mute -1, an empty or tool-only reply -0.5 (a broken tool call -0.7).
+  Other malformed replies (an empty reply, a mute token inside other text) are wrong actions
+  with no extra penalty: -1, or -0.5 on answer targets.
+* ``strict_format`` is the same table with the 0.2 on *every* malformed reply, empty ones
+  included (the env's ``paper`` reward until 2026-12-02). Why keep it: the
+  GRPO trainers score a reply cut by the token cap as the empty reply, and under ``paper`` that
+  costs less than finishing a broken tool call (-1 vs -1.2), so running into the cap is a cheaper
+  exit; ``strict_format`` prices the two alike. The post-training runs recorded in
+  ``benchmarks/RESULTS.md`` before 2026-12-02 were trained under it.
+* ``judged`` scores answer targets like the others (+1 iff the judge says ``assistant``, else
+  -1), so an RL agent must also learn *whom* to answer; broken tool calls cost 0.2 more, as in
+  ``paper``.
 """
 
 from __future__ import annotations
@@ -117,20 +130,39 @@ def score(item: Item, action: GateAction, judge: Judge | None = None) -> Outcome
     return Outcome(correct, action, label, params_valid, false_execution)
 
 
-def paper_reward(item: Item, outcome: Outcome) -> float:
+def _broken_tool_call_penalty(action: GateAction) -> float:
+    """The paper's extra penalty: malformed tool syntax only."""
+    return MALFORMED_PENALTY if action.kind is DecisionKind.MALFORMED and action.broken_tool_call else 0.0
+
+
+def _any_malformed_penalty(action: GateAction) -> float:
+    return MALFORMED_PENALTY if action.kind is DecisionKind.MALFORMED else 0.0
+
+
+def _rule_reward(item: Item, outcome: Outcome, penalty: Callable[[GateAction], float]) -> float:
     kind = outcome.action.kind
-    penalty = MALFORMED_PENALTY if kind is DecisionKind.MALFORMED else 0.0
     if item.target.kind is TargetKind.ANSWER:
         if kind is DecisionKind.ANSWER:
             return 0.5
-        return (-1.0 if kind is DecisionKind.MUTE else -0.5) - penalty
-    return (1.0 if outcome.correct else -1.0) - penalty
+        return (-1.0 if kind is DecisionKind.MUTE else -0.5) - penalty(outcome.action)
+    return (1.0 if outcome.correct else -1.0) - penalty(outcome.action)
+
+
+def paper_reward(item: Item, outcome: Outcome) -> float:
+    return _rule_reward(item, outcome, _broken_tool_call_penalty)
+
+
+def strict_format_reward(item: Item, outcome: Outcome) -> float:
+    return _rule_reward(item, outcome, _any_malformed_penalty)
 
 
 def judged_reward(item: Item, outcome: Outcome) -> float:
-    penalty = MALFORMED_PENALTY if outcome.action.kind is DecisionKind.MALFORMED else 0.0
-    return (1.0 if outcome.correct else -1.0) - penalty
+    return (1.0 if outcome.correct else -1.0) - _broken_tool_call_penalty(outcome.action)
 
 
 Reward = Callable[[Item, Outcome], float]
-REWARDS: dict[str, Reward] = {"paper": paper_reward, "judged": judged_reward}
+REWARDS: dict[str, Reward] = {
+    "paper": paper_reward,
+    "strict_format": strict_format_reward,
+    "judged": judged_reward,
+}

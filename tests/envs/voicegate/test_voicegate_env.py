@@ -50,7 +50,11 @@ def test_segments_are_normalized_faded_and_gapped_over_room_tone(cache):
         assert abs(rms_dbfs(wave[start:end]) + 20) < 0.2
         assert abs(speech[start]) < 1e-3 and abs(speech[end - 1]) < 1e-3  # 5 ms fades
     gap = slice(round(context["end_s"] * SAMPLE_RATE), round(trigger["start_s"] * SAMPLE_RATE))
-    assert gap.stop - gap.start == 0.6 * SAMPLE_RATE and np.abs(speech[gap]).max() < 1e-6
+    # the inserted 600 ms after the speaker's own sentence pause (the renderer's clause pause)
+    pause_ms = context["sentence_pause_ms"]
+    assert 100 <= pause_ms <= 300 and "sentence_pause_ms" not in trigger
+    assert gap.stop - gap.start == round(SAMPLE_RATE * (600 + pause_ms) / 1000)
+    assert np.abs(speech[gap]).max() < 1e-6
     assert abs(rms_dbfs(wave[gap]) - NOISE_DBFS) < 2  # the gap is room tone, not digital silence
     assert manifest["boundaries_s"] == [trigger["start_s"]]
     assert trigger["room"]["drr_db"] < context["room"]["drr_db"] - 10  # far field vs near
@@ -87,9 +91,9 @@ def test_same_speaker_and_switch_share_the_context_audio(cache):
     same, _ = render_item(_pair("same_speaker"), cache)
     switch, manifest = render_item(_pair("switch"), cache)
     n = round(manifest["segments"][0]["end_s"] * SAMPLE_RATE)
-    assert np.array_equal(same[:n], switch[:n]) and not np.array_equal(
-        same[n : n + 1000], switch[n : n + 1000]
-    )
+    trigger = round(manifest["segments"][0]["sentence_pause_ms"] * SAMPLE_RATE / 1000) + n
+    assert np.array_equal(same[:trigger], switch[:trigger])  # the context and the sentence pause
+    assert not np.array_equal(same[trigger : trigger + 1000], switch[trigger : trigger + 1000])
 
 
 def test_observation_hides_ground_truth_and_info_holds_it():
@@ -121,8 +125,10 @@ def test_rewards_follow_the_paper():
     env.reset(seed=0)
     assert env.step("[Mute]")[1] == 1.0
     env.reset(seed=0)
-    _, reward, terminated, _, info = env.step("Sure [Mute]")
-    assert (reward, terminated, info["outcome"]["action"]["kind"]) == (-1.2, True, "malformed")
+    _, reward, terminated, _, info = env.step("Sure [Mute]")  # malformed, but no tool syntax
+    assert (reward, terminated, info["outcome"]["action"]["kind"]) == (-1.0, True, "malformed")
+    env.reset(seed=0)
+    assert env.step("<|TOOL|>{}</|TOOL|>")[1] == pytest.approx(-1.2)  # malformed tool syntax
     env.reset(seed=0)
     tool_name = env.unwrapped.item.utterances[1].tool
     _, reward, _, _, info = env.step(format_tool_call(tool_name, {}))

@@ -125,7 +125,14 @@ def test_self_talk_frames_and_targets():
     assert per_frame == {**dict.fromkeys(SELF_TALK_FRAMES, 32), "metaphor": 31}  # 223, as retained
     assert Counter(i.split for i in items) == {"train": 181, "test": 42}
     assert set(Counter(i.condition for i in items if i.split == "test").values()) == {6}
-    assert all(i.target.kind is TargetKind.MUTE and i.utterances[0].tool in TOOL_NAMES for i in items)
+    assert all(i.target.kind is TargetKind.MUTE and i.command_tool() in TOOL_NAMES for i in items)
+    # two sentences of one monologue, joined as a same-speaker command is: the count, the pause
+    # and the length do not tell self-talk from an act input (shortcut tests)
+    for item in items:
+        assert {u.addressee for u in item.utterances} == {Addressee.SELF}
+        assert [u.tool is None for u in item.utterances] in ([True, False], [False, True])
+        assert len({s.voice for s in item.segments}) == 1 and item.gaps_ms == (0.0,)
+    assert Counter(i.cues["companion"] for i in items) == {"before": 112, "after": 111}
 
 
 def test_train_and_test_voices_are_disjoint_in_every_role():

@@ -60,7 +60,8 @@ def test_batched_and_parallel_play_give_the_same_records(tmp_path):
 def test_malformed_llm_replies_are_scored_not_raised(tmp_path):
     agent = LLMGateAgent(MockChatClient(lambda m: "Sure! I'll do that. [Mute]"))
     records = run_gate(lambda: agent, tmp_path, "chatty", ("self_talk",))
-    assert all(r["outcome"]["action"]["kind"] == "malformed" and r["reward"] == -1.2 for r in records)
+    # a mute token inside prose is malformed but no tool syntax: the paper's plain -1 of a wrong action
+    assert all(r["outcome"]["action"]["kind"] == "malformed" and r["reward"] == -1.0 for r in records)
     assert headline_metrics(records)["malformed"].point == 1.0
 
 

@@ -19,8 +19,8 @@ drawn with ``StableRng`` from the pools in ``pools.py``. Counts and rules:
   in configurations 0, 3 and 5 (``SIDE_TALK_EXTRA``: assistant_first-tool-tool,
   assistant_first-conversational-conversational, bystander_first-tool-conversational), the
   choice that leaves every factor's two levels one item apart (198/197). 10 per configuration
-  are held out (315/80). One wearer voice says both utterances, 400 ms apart, both near and
-  facing the microphone (paper: two utterances by the same speaker; using one voice removes
+  are held out (315/80). One wearer voice says both utterances, joined as a same-speaker
+  command is (no inserted gap, see below), both near and facing the microphone (paper: two utterances by the same speaker; using one voice removes
   identity, and one placement removes acoustics, as an explanation: the task is pragmatic
   attribution). Target: the tool named by the assistant-directed utterance, or an answer to it.
   Every other item in generation order (198 of 395) carries a lexical cue, the
@@ -36,7 +36,21 @@ drawn with ``StableRng`` from the pools in ``pools.py``. Counts and rules:
 * Self-talk: 7 discourse frames, 223 items as the paper retained: 32 per frame, 31 for the last
   frame (metaphor). 6 per frame held out (181/42). A command core inside a planning / regret /
   quotation / sarcasm / rhetorical-question / conditional frame, or a metaphor using a tool's
-  vocabulary. Voices rotate through the split's set. Target ``[Mute]``.
+  vocabulary, is one sentence of a two-sentence monologue; the other, said before it (even
+  items) or after it (odd items), is one of the tool's contexts or a self-directed aside
+  ("Hmm.", "I keep forgetting things lately."), the one that brings the input's spoken length
+  (``rules.spoken_length``: characters, a comma's pause as six) nearest a length drawn from the
+  act inputs with audio of the same split (same-speaker and side-talk). Voices rotate through
+  the split's set. Target ``[Mute]``.
+* Utterances, pauses and length do not tell the families apart (issue 25): every input with
+  audio holds two utterances (the paper fixes two for side-talk and speaker-switch; a
+  monologue admits a second sentence), joined with no inserted gap (``JOINED_GAP_MS``) except
+  the switch's 600 ms, and the scene puts the speaker's own clause pause at every utterance
+  boundary. Held out, no single scalar among duration, utterance count, speech stretches,
+  longest pause and total energy tells self-talk from the act inputs, or side-talk from
+  same-speaker commands, above 0.60 balanced accuracy
+  (``tests/envs/voicegate/test_voicegate_shortcuts.py``). The switch keeps the paper's own gap
+  confound.
 * Held-out counts are round(n / 5) per tool, configuration or frame (about 80/20 item-level).
 * Cue validity: the 80 held-out commands x trigger source (same / different) x field (near /
   far) x gap (0 / 600 ms) x far-field rendering (``trigger_only``: only the trigger is far;
@@ -66,6 +80,7 @@ from hear_gym.envs.voicegate.items.pools import SELF_TALK_FRAMES, TOOL_NAMES, ph
 from hear_gym.envs.voicegate.items.rules import (  # noqa: F401  (the construction's constants, re-exported)
     CUE_CONDITIONS,
     GENERATOR_VERSION,
+    JOINED_GAP_MS,
     MAX_ATTEMPTS,
     SELF_TALK_ITEMS,
     SIDE_TALK_CONFIGS,
@@ -81,6 +96,7 @@ from hear_gym.envs.voicegate.items.rules import (  # noqa: F401  (the constructi
     TRAIN_VOICES,
     command,
     split_of,
+    spoken_length,
 )
 from hear_gym.envs.voicegate.items.talk_items import self_talk_items, side_talk_items
 
@@ -116,7 +132,10 @@ def _switch_items() -> Iterator[Item]:
             group = f"ss-{tool_name}-{k:02d}"
             near_a = Segment(0, Source.WEARER, voice_a, Placement.NEAR)
             layouts = {
-                "same_speaker": ((near_a, Segment(1, Source.WEARER, voice_a, Placement.NEAR)), (0.0,)),
+                "same_speaker": (
+                    (near_a, Segment(1, Source.WEARER, voice_a, Placement.NEAR)),
+                    (JOINED_GAP_MS,),
+                ),
                 "switch": ((near_a, Segment(1, Source.BYSTANDER, voice_b, Placement.FAR)), (SWITCH_GAP_MS,)),
                 "text_only": (None, ()),
             }
@@ -201,7 +220,16 @@ def check_side_talk_cue(side_talk_cue: str) -> str:
 def all_items(side_talk_cue: str = "none") -> tuple[Item, ...]:
     """Every item; ``side_talk_cue`` chooses the side-talk rendering (module docstring)."""
     check_side_talk_cue(side_talk_cue)
-    return (*_switch_items(), *side_talk_items(side_talk_cue), *self_talk_items(), *_cue_items())
+    side_talk = tuple(side_talk_items(side_talk_cue))
+    act_lengths = {
+        split: tuple(
+            spoken_length(item.transcript)
+            for item in (*_switch_items(), *side_talk)
+            if item.split == split and item.condition != "switch" and item.has_audio
+        )
+        for split in SPLITS
+    }
+    return (*_switch_items(), *side_talk, *self_talk_items(act_lengths), *_cue_items())
 
 
 def select_items(

@@ -12,7 +12,9 @@ Two data files, both public knowledge about the task (nothing here says which it
 * ``phrasing.json``: shared wrappers that turn a core into a spoken trigger, vocative names for
   bystander-directed side-talk, discourse-marker openers ("Okay, ...") that suit either
   listener, conversational questions that suit either addressee (with the
-  topic words the side-talk judge looks for), and the seven self-talk frames.
+  topic words the side-talk judge looks for), the seven self-talk frames, and self-directed
+  ``asides`` ("Hmm.", "I keep forgetting things lately.") that ask nothing of anyone: with a
+  tool's contexts they are the other sentence of a two-sentence self-talk monologue.
 """
 
 from __future__ import annotations
@@ -148,6 +150,7 @@ class Phrasing(_Strict):
     questions: list[ConversationalQuestion] = Field(min_length=40)
     self_talk: dict[str, list[str]]
     metaphors: list[MetaphorLine] = Field(min_length=40)
+    asides: list[str] = Field(min_length=12)
 
     @field_validator("trigger_wrappers")
     @classmethod
@@ -168,6 +171,9 @@ class Phrasing(_Strict):
         for line in self.metaphors:
             if line.tool not in TOOL_NAMES:
                 raise ValueError(f"metaphor for unknown tool {line.tool!r}")
+        for aside in self.asides:
+            if aside[-1] not in ".!?":
+                raise ValueError(f"aside {aside!r} must be one full sentence")
         per_tool = {name: sum(m.tool == name for m in self.metaphors) for name in TOOL_NAMES}
         if min(per_tool.values()) < 4:
             raise ValueError(f"every tool needs at least 4 metaphors: {per_tool}")

@@ -8,7 +8,7 @@ from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.voicegate.items.model import Addressee, Utterance
 from hear_gym.envs.voicegate.items.pools import Phrasing, SlotValue, Tool, words
 
-GENERATOR_VERSION = "voicegate-gen-2"
+GENERATOR_VERSION = "voicegate-gen-3"
 TRAIN_VOICES = ("f1", "f3", "f4", "m1", "m2", "m4")
 TEST_VOICES = ("f2", "f5", "m3", "m7")
 SPLIT_VOICES = {"train": TRAIN_VOICES, "test": TEST_VOICES}
@@ -16,7 +16,9 @@ SWITCH_PER_TOOL, SWITCH_TEST_PER_TOOL = 40, 8
 SIDE_TALK_ITEMS, SIDE_TALK_EXTRA = 395, (0, 3, 5)
 SELF_TALK_ITEMS = 223
 SWITCH_GAP_MS = 600.0
-SIDE_TALK_GAP_MS = 400.0
+# every two-utterance input but the switch joins its utterances as the paper's same-speaker
+# condition does, with no inserted silence: a pause must not tell the families apart
+JOINED_GAP_MS = 0.0
 SIDE_TALK_CUES = ("none", "turned_away")
 SWITCH_CONDITIONS = ("same_speaker", "switch", "text_only")
 SIDE_TALK_CONFIGS = tuple(
@@ -67,6 +69,15 @@ STOP = frozenset(
     ]
 )
 MAX_ATTEMPTS = 10_000
+# a comma's clause pause (about 0.18 s) weighs as six characters of speech: measured on eSpeak
+# renderings of the train inputs, the pause alone (four characters at 0.053 s) still left
+# self-talk audibly longer than the act inputs (duration, train balanced accuracy 0.57)
+COMMA_CHARACTERS = 6
+
+
+def spoken_length(text: str) -> int:
+    """How long ``text`` takes to say, in characters: each comma's pause counts as a few."""
+    return len(text) + COMMA_CHARACTERS * text.count(",")
 
 
 def fill(core: str, tool_: Tool, rng: StableRng) -> tuple[str, dict[str, SlotValue]]:

@@ -19,11 +19,11 @@ from hear_gym.envs.voicegate.items.model import (
 from hear_gym.envs.voicegate.items.pools import SELF_TALK_FRAMES, TOOL_NAMES, Phrasing, phrasing, tool
 from hear_gym.envs.voicegate.items.rules import (
     GENERATOR_VERSION,
+    JOINED_GAP_MS,
     MAX_ATTEMPTS,
     SELF_TALK_ITEMS,
     SIDE_TALK_CONFIGS,
     SIDE_TALK_EXTRA,
-    SIDE_TALK_GAP_MS,
     SIDE_TALK_ITEMS,
     SPLIT_VOICES,
     command,
@@ -32,6 +32,7 @@ from hear_gym.envs.voicegate.items.rules import (
     lower_first,
     n_test,
     split_of,
+    spoken_length,
 )
 
 
@@ -50,7 +51,8 @@ def _side_utterance(
         else:
             question = rng.choice(ph.questions)
             utterance = Utterance(question.text, addressee, topic_words=tuple(question.topic_words))
-            clash = avoid is not None and avoid.text == question.text
+            # by topic, not text: the other utterance may carry an opener ("So, how long ...")
+            clash = avoid is not None and avoid.topic_words == utterance.topic_words
         if not clash:
             break
     if opener is not None:
@@ -121,7 +123,7 @@ def side_talk_items(side_talk_cue: str) -> Iterator[Item]:
                 group,
                 utterances,
                 segments,
-                (SIDE_TALK_GAP_MS,),
+                (JOINED_GAP_MS,),
                 target,
                 {"vocative": vocative is not None, "acoustic": side_talk_cue},
             )
@@ -134,7 +136,18 @@ def self_talk_counts() -> tuple[int, ...]:
     return tuple(base + (f < extra) for f in range(len(SELF_TALK_FRAMES)))
 
 
-def self_talk_items() -> Iterator[Item]:
+def _companion(frame_text: str, tool_name: str, target_length: int, ph: Phrasing, rng: StableRng) -> str:
+    """The monologue's other sentence: one of the tool's contexts or a self-directed aside, the
+    one that brings the input's spoken length (``spoken_length``) nearest ``target_length``, an
+    act input's; ties drawn at random."""
+    room = target_length - spoken_length(frame_text) - 1
+    candidates = [*tool(tool_name).contexts, *ph.asides]
+    return min(rng.sample(candidates, len(candidates)), key=lambda text: abs(spoken_length(text) - room))
+
+
+def self_talk_items(act_lengths: dict[str, tuple[int, ...]]) -> Iterator[Item]:
+    """``act_lengths``: per split, the spoken lengths of the act inputs with audio, which the
+    two-sentence monologues match."""
     ph = phrasing()
     for f, (frame, n) in enumerate(zip(SELF_TALK_FRAMES, self_talk_counts(), strict=True)):
         rng = StableRng(f"{GENERATOR_VERSION}|self_talk|{frame}")
@@ -166,14 +179,21 @@ def self_talk_items() -> Iterator[Item]:
             voices = SPLIT_VOICES[split]
             voice = voices[(seen_in[split] + f) % len(voices)]
             seen_in[split] += 1
+            aside = Utterance(
+                _companion(utterance.text, utterance.tool, rng.choice(act_lengths[split]), ph, rng),
+                Addressee.SELF,
+            )
+            # the other sentence precedes the frame in even items, follows it in odd ones
+            pair = (aside, utterance) if k % 2 == 0 else (utterance, aside)
             yield Item(
                 group,
                 Family.SELF_TALK,
                 frame,
                 split,
                 group,
-                (utterance,),
-                (Segment(0, Source.WEARER, voice, Placement.NEAR),),
-                (),
+                pair,
+                tuple(Segment(i, Source.WEARER, voice, Placement.NEAR) for i in range(2)),
+                (JOINED_GAP_MS,),
                 Target(TargetKind.MUTE),
+                {"companion": "before" if k % 2 == 0 else "after"},
             )
