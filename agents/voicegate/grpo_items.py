@@ -65,20 +65,25 @@ def gate_rows(
     """``item_pairs`` as GRPO rows, each prompt the text agent's own ``gate_messages`` under T."""
     pairs = item_pairs(split, families, paired, limit)
     items = {item.item_id: item for item in all_items()}
-    env_family = family(ENV_ID)
-    ids = list(dict.fromkeys(i for pair in pairs for i in pair))
-    env = env_family.make(access=TRAIN_ACCESS, actions="text", item_ids=ids)
-    prompts = {}
-    try:
-        for item_id in ids:
-            observation, _ = env.reset(options=env_family.reset_options(item_id))
-            prompts[item_id] = gate_messages(observation)
-    finally:
-        env.close()
+    prompts = gate_prompts(list(dict.fromkeys(i for pair in pairs for i in pair)))
     return [
         decision_row(prompts[plus], plus, items[plus].family.value, prompts[minus], minus)
         for plus, minus in pairs
     ]
+
+
+def gate_prompts(item_ids: list[str]) -> dict[str, list[dict[str, str]]]:
+    """The text agent's own chat (``gate_messages``) for each item, under T."""
+    env_family = family(ENV_ID)
+    env = env_family.make(access=TRAIN_ACCESS, actions="text", item_ids=item_ids)
+    prompts = {}
+    try:
+        for item_id in item_ids:
+            observation, _ = env.reset(options=env_family.reset_options(item_id))
+            prompts[item_id] = gate_messages(observation)
+    finally:
+        env.close()
+    return prompts
 
 
 class EnvReward(DecisionReward):

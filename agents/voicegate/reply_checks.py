@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.voicegate.grpo_items import gate_rows
+from agents.voicegate.grpo_items import gate_prompts
+from hear_gym.core.registry import family
 from hear_gym.envs.voicegate.actions import DecisionKind, parse_reply
+from hear_gym.envs.voicegate.family import ENV_ID
 
 
 def valid_reply_rate(records: list[dict[str, Any]]) -> float:
@@ -26,8 +28,8 @@ def valid_reply_rate(records: list[dict[str, Any]]) -> float:
 def greedy_replies(
     model: str | Path, split: str = "test", max_new_tokens: int = 96, batch_size: int = 64
 ) -> list[tuple[str, bool]]:
-    """(reply, ended) of a saved model or adapter (greedy) on every VoiceGate item of ``split``, with the
-    prompt the text agent sends (``gate_rows``, as GRPO builds its rows)."""
+    """(reply, ended) of a saved model or adapter (greedy) on every VoiceGate episode of ``split``
+    (text-only inputs included), with the prompt the text agent sends (``gate_prompts``)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -36,8 +38,8 @@ def greedy_replies(
     tokenizer = AutoTokenizer.from_pretrained(processing_source(str(model)), padding_side="left")
     policy = load_pretrained(AutoModelForCausalLM, str(model)).eval()  # an adapter: merged
     prompts = [
-        tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
-        for row in gate_rows(split=split)
+        tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+        for chat in gate_prompts(list(family(ENV_ID).episode_ids(split))).values()
     ]
     replies = []
     for start in range(0, len(prompts), batch_size):

@@ -57,6 +57,13 @@ def test_sft_teaches_a_model_from_scratch_the_reply_grammar(sft_run):
     assert last < 0.2 * first, (first, last)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="not learning on VoiceGate gen-3 items under the paper reward (2026-12-02): from the "
+    "6-epoch SFT model the held-out lift was -0.15 [-0.35, +0.05] on side-talk and +0.04 "
+    "[-0.02, +0.11] on all families; the recipe was found on gen-2. Strict: a pass turns red, "
+    "so the mark is removed the day GRPO learns again (benchmarks/RESULTS.md, post-training).",
+)
 def test_grpo_from_the_sft_model_raises_held_out_reward(sft_run, tmp_path):
     """GRPO from the SFT model: the held-out reward of the trained model minus the SFT model's,
     on the same items (paired, item-group bootstrap), has a CI above zero."""
