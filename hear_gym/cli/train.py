@@ -148,6 +148,13 @@ def train_ppo_command(
     ] = 10_000,
     eval_split: Annotated[str, typer.Option(help="Held-out split the evaluations play.")] = "test",
     eval_limit: Annotated[int | None, typer.Option(min=1, help="Only the first N held-out episodes.")] = None,
+    keep_best: Annotated[
+        bool,
+        typer.Option(
+            help="At the end, copy the evaluated checkpoint with the best held-out return to "
+            "checkpoints/best (choose on --eval-split dev, so the test report stays untouched)."
+        ),
+    ] = False,
     wandb_project: Annotated[
         str | None, typer.Option(help="W&B project (offline unless WANDB_API_KEY is set).")
     ] = "hear-gym",
@@ -186,6 +193,7 @@ def train_ppo_command(
             eval_every=eval_every,
             eval_split=eval_split,
             eval_limit=eval_limit,
+            keep_best=keep_best,
             wandb_project=wandb_project if wandb else None,
             progress=progress,
             backend=backend,
@@ -201,3 +209,5 @@ def train_ppo_command(
     console.print(f"[bold]held-out evaluation of the final checkpoint[/bold] ({evaluation})")
     print_tables(family(env).tables(metadata), console)
     console.print(f"checkpoint: {result['checkpoint']}  curve: {out / 'curve.jsonl'}")
+    if keep_best:
+        console.print(f"best checkpoint on {eval_split} (held-out return): {out / 'checkpoints' / 'best'}")

@@ -20,13 +20,14 @@ from hear_gym.core.run_folder import open_append, strict_json
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import provenance
 from hear_gym.stats.bootstrap import flat_estimates
-from training.curve_rows import finite
+from training.curve_rows import finite, read_rows
 
 if TYPE_CHECKING:
     from training.ppo.settings import PPOSettings
 
 CURVE_FILE = "curve.jsonl"
 AGENT_NAME = "ppo"
+BEST_METRIC = "return"
 
 
 def evaluation_config(settings: PPOSettings) -> RunConfig:
@@ -99,6 +100,18 @@ class TrainingCurve:
             f.write(strict_json(finite(row)) + "\n")
         if self.wandb_run is not None:
             self.wandb_run.log(_wandb_row(row), step=row["step"])
+
+
+def best_evaluated(out: Path) -> tuple[str, dict[str, Any]]:
+    """(checkpoint folder relative to ``out``, its metrics) of the evaluation row of the run's
+    curve with the highest mean held-out return; the later checkpoint on a tie. Choose on a split
+    the final report does not play (``eval_split="dev"``), as SB3's ``EvalCallback`` keeps its
+    best model, so the choice is not fitted to the test episodes."""
+    evaluated = [row for row in read_rows(out / CURVE_FILE) if row["kind"] == "eval"]
+    if not evaluated:
+        raise ValueError(f"{out / CURVE_FILE}: no evaluation rows to choose a best checkpoint from")
+    best = max(evaluated, key=lambda row: (row["metrics"][BEST_METRIC]["point"], row["step"]))
+    return best["checkpoint"], best["metrics"]
 
 
 def _wandb_row(row: dict[str, Any]) -> dict[str, float]:

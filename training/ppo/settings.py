@@ -41,6 +41,9 @@ class PPOSettings:
     eval_every: int = 10_000  # steps; 0: only after training
     eval_split: str = "test"
     eval_limit: int | None = None  # first N held-out episodes
+    # copy the evaluated checkpoint with the best held-out return to checkpoints/best at the end
+    # (curve.best_evaluated); choose on eval_split="dev" so the test report stays untouched
+    keep_best: bool = False
     wandb_project: str | None = "hear-gym"  # None: no W&B
     progress: bool = True
     backend: str = "sb3"  # one of BACKEND_NAMES (training.ppo.train.BACKENDS loads each)

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -49,7 +51,7 @@ from agents.ppo import load_policy, ppo_policies, save_policy
 from hear_gym.core.run_folder import run_folder_lock
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
-from training.ppo.curve import TrainingCurve, checkpoint_meta, episode_scalars
+from training.ppo.curve import TrainingCurve, best_evaluated, checkpoint_meta, episode_scalars
 from training.ppo.envs import (
     RECORD_KEY,
     make_vec_env,
@@ -58,6 +60,8 @@ from training.ppo.envs import (
 from training.ppo.resume import latest_resume_state, restore_resume_state, save_resume_state
 from training.ppo.run_folder import prior_run, start_or_resume
 from training.ppo.settings import BACKEND_NAMES, PPOSettings
+
+BEST_CHECKPOINT = "best"  # checkpoints/best (keep_best)
 
 
 # -- 4. the sb3 backend (2. is training.ppo.envs, 3. training.ppo.curve) ------------------
@@ -229,9 +233,24 @@ def train(settings: PPOSettings) -> dict[str, Any]:
         finally:
             if run is not None:
                 run.finish()
+        if settings.keep_best:
+            copy_best(settings.out)
     return {
         "checkpoint": str(settings.out / "checkpoints" / "final"),
         "evaluation": str(settings.out / "evals" / "final"),
         "metrics": metrics,
         "reused": False,
     }
+
+
+def copy_best(out: Path) -> Path:
+    """``checkpoints/best``: a copy of the evaluated checkpoint with the best held-out return
+    (``curve.best_evaluated``), written beside its name and renamed, so it is whole or absent."""
+    chosen, _ = best_evaluated(out)
+    best = out / "checkpoints" / BEST_CHECKPOINT
+    partial = best.with_name(BEST_CHECKPOINT + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(out / chosen, partial)
+    shutil.rmtree(best, ignore_errors=True)
+    os.replace(partial, best)
+    return best

@@ -1,0 +1,63 @@
+"""``keep_best``: the evaluated checkpoint with the best held-out return is copied to
+``checkpoints/best`` (the later one on a tie), whole, replacing an earlier copy."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from training.ppo.curve import CURVE_FILE, best_evaluated
+from training.ppo.train import copy_best
+
+
+def _run(tmp_path, returns: dict[str, float]):
+    rows = [{"step": 1, "kind": "train", "return": 9.0}]  # a train row never counts
+    for step, (name, value) in enumerate(returns.items(), start=2):
+        folder = tmp_path / "checkpoints" / name
+        folder.mkdir(parents=True)
+        (folder / "policy.json").write_text(json.dumps({"name": name}))
+        metrics = {"return": {"point": value, "low": value - 0.1, "high": value + 0.1}}
+        rows.append({"step": step, "kind": "eval", "checkpoint": f"checkpoints/{name}", "metrics": metrics})
+    (tmp_path / CURVE_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path
+
+
+def test_the_best_return_wins_and_a_tie_goes_to_the_later_checkpoint(tmp_path):
+    run = _run(tmp_path, {"step_10": 0.2, "step_20": 0.7, "step_30": 0.7, "final": 0.1})
+    assert best_evaluated(run)[0] == "checkpoints/step_30"
+
+
+def test_the_best_checkpoint_is_copied_and_replaces_an_earlier_copy(tmp_path):
+    run = _run(tmp_path, {"step_10": 0.5, "final": 0.1})
+    stale = run / "checkpoints" / "best"
+    stale.mkdir()
+    (stale / "old.txt").write_text("from an earlier choice")
+    best = copy_best(run)
+    assert sorted(p.name for p in best.iterdir()) == ["policy.json"]
+    assert json.loads((best / "policy.json").read_text())["name"] == "step_10"
+    assert not (run / "checkpoints" / "best.partial").exists()
+
+
+def test_a_curve_without_evaluations_is_refused(tmp_path):
+    (tmp_path / CURVE_FILE).write_text(json.dumps({"step": 1, "kind": "train", "return": 0.0}) + "\n")
+    with pytest.raises(ValueError, match="no evaluation rows"):
+        best_evaluated(tmp_path)
+
+
+def test_cli_keep_best_copies_the_checkpoint_the_curve_chose(tmp_path):
+    from typer.testing import CliRunner
+
+    from hear_gym.cli.app import app
+
+    out = tmp_path / "hear2act"
+    args = ["train", "ppo", "--out", str(out), "--env", "hear_gym/Hear2Act-v0", "--access", "T"]
+    args += ["--option", "feedback=explicit"]
+    tiny = ["--steps", "256", "--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--epochs", "1"]
+    chosen = ["--eval-every", "128", "--eval-split", "dev", "--eval-limit", "6", "--keep-best"]
+    result = CliRunner().invoke(app, [*args, *tiny, *chosen, "--no-progress", "--no-wandb"])
+    assert result.exit_code == 0, result.output
+    assert "best checkpoint on dev" in result.output
+    name, _ = best_evaluated(out)
+    for file in (out / name).iterdir():
+        assert (out / "checkpoints" / "best" / file.name).read_bytes() == file.read_bytes()
