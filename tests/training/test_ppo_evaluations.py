@@ -1,14 +1,39 @@
-"""``keep_best``: the evaluated checkpoint with the best held-out return is copied to
+"""PPO's held-out evaluations during training: they never change what the policy learns, and
+``keep_best`` copies the evaluated checkpoint with the best held-out return to
 ``checkpoints/best`` (the later one on a tie), whole, replacing an earlier copy."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from safetensors.torch import load_file
 
+from agents.ppo import WEIGHTS_FILE
 from training.ppo.curve import CURVE_FILE, best_evaluated
-from training.ppo.train import copy_best
+from training.ppo.train import PPOSettings, copy_best, train
+
+TINY = dict(total_steps=512, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, eval_limit=4)
+TINY |= dict(wandb_project=None, progress=False, env_options={"feedback": "prosody", "turn_cost": 0.02})
+
+
+def test_evaluating_during_training_does_not_change_what_is_learned(tmp_path):
+    """Rebuilding a checkpoint's policy to play it draws torch's initial weights from the global
+    generator training samples its actions from; the curve keeps that generator as it was."""
+    quiet = train(PPOSettings(out=tmp_path / "quiet", eval_every=0, **TINY))
+    evaluated = train(PPOSettings(out=tmp_path / "evaluated", eval_every=128, **TINY))
+    rows = {
+        name: [r for r in _rows(tmp_path / name) if r["kind"] == "train"] for name in ("quiet", "evaluated")
+    }
+    assert rows["quiet"] == rows["evaluated"]
+    assert any(r["kind"] == "eval" and r["step"] < 512 for r in _rows(tmp_path / "evaluated"))
+    weights = [load_file(str(Path(r["checkpoint"]) / WEIGHTS_FILE)) for r in (quiet, evaluated)]
+    assert all((weights[0][k] == weights[1][k]).all() for k in weights[0])
+
+
+def _rows(folder):
+    return [json.loads(line) for line in (folder / CURVE_FILE).read_text().splitlines()]
 
 
 def _run(tmp_path, returns: dict[str, float]):
