@@ -6,7 +6,7 @@ RUN_DIR ?= runs/main
 # The main job's setting (docs/ppo.md, "The main job"): Hear2Act under prosody-mediated feedback,
 # the paper's success reward (1st%) with a turn cost, and the per_option policy; about 3 minutes
 # of training on one core, long enough for the policy to learn to ask before it confirms. PPO here
-# can overshoot into never confirming (seed 0 and 2 do), so the checkpoint with the best return on
+# overshoots into never confirming (every seed tried does), so the checkpoint with the best return on
 # the dev scenarios is kept (--keep-best) and evaluated on the test scenarios (docs/ppo.md).
 ENV_OPTIONS := --option reward=success --option turn_cost=0.05
 # Training envs only: twin users, so the policy cannot learn the training scenarios' golds by heart.
