@@ -121,7 +121,8 @@ def test_grpo_after_sft_saves_and_loads_the_model_it_trained(
 ):
     from transformers import AutoModelForCausalLM
 
-    from training.llm.grpo import EnvReward, train_grpo
+    from agents.voicegate.grpo_items import EnvReward
+    from training.llm.grpo import train_grpo
     from training.llm.sft import train_sft
 
     vary_rewards(monkeypatch, EnvReward)
@@ -162,9 +163,9 @@ def test_audio_grpo_after_audio_sft_saves_and_loads_the_model_it_trained(
 ):
     from transformers import Qwen2AudioForConditionalGeneration
 
+    from agents.voicegate.grpo_items import EnvReward
     from training.llm.audio_grpo import train_audio_grpo
     from training.llm.audio_sft import train_audio_sft
-    from training.llm.grpo import EnvReward
 
     vary_rewards(monkeypatch, EnvReward)
     sft = tmp_path / "audio_sft"

@@ -190,6 +190,13 @@ def trainer_device(device: str) -> str:
     return resolved
 
 
+def trained_on(trainer) -> str:
+    """The device ``trainer`` trained on, as the clients' ``?device=`` takes it: a distributed CPU
+    launch reports ``cpu:0``, which names no GPU."""
+    device = trainer.args.device
+    return "cpu" if device.type == "cpu" else str(device)
+
+
 def device_arguments(device: str) -> dict[str, Any]:
     """TRL's arguments for training on ``device`` (``trainer_device``)."""
     resolved = trainer_device(device)
@@ -381,5 +388,5 @@ def run_training(
     models = [("final", final, steps)]
     if evaluation.base:
         models.insert(0, ("base", base_model, 0))
-    metrics = evaluation_rows(curve, models, env_id, evaluation, seed, player, str(trainer.args.device))
+    metrics = evaluation_rows(curve, models, env_id, evaluation, seed, player, trained_on(trainer))
     return {"model": str(final), "metrics": metrics, **timing}

@@ -42,6 +42,7 @@ from training.llm.common import (
     Player,
     device_arguments,
     evaluation_rows,
+    trained_on,
     trainer_device,
 )
 from training.llm.dialogue_rollout import DialogueRollout, episode_return_reward
@@ -213,7 +214,7 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
             models = [("final", final, int(trainer.state.global_step))]
             if settings.evaluation.base:
                 models.insert(0, ("base", settings.model, 0))
-            device = str(trainer.args.device)
+            device = trained_on(trainer)
             player = Player(task.player, task.agent)
             metrics = evaluation_rows(log, models, env_id, settings.evaluation, settings.seed, player, device)
     finally:
