@@ -18,3 +18,17 @@ def bank():
 @pytest.fixture
 def airline():
     return get_scenario("budget_airline_tickets-00")
+
+
+@pytest.fixture
+def gpus(monkeypatch):
+    """Make torch see ``count`` CUDA devices of compute capability ``major`` (0: no CUDA)."""
+    import torch
+
+    def see(count: int, major: int = 8) -> None:
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (major, 0))
+        monkeypatch.setattr(torch.version, "hip", None)
+
+    return see

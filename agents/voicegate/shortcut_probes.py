@@ -220,17 +220,15 @@ def fit_threshold(
     x_test: np.ndarray,
     y_test: np.ndarray,
     test_groups: Sequence[str],
+    balanced: bool = False,
 ) -> ScalarRule:
-    """One scalar's threshold rule (positive: switched), fit on train, scored on test."""
-    direction, threshold, train_accuracy = _best_threshold(x_train, y_train)
-    predicted = direction * (x_test - threshold) > 0
-    return ScalarRule(
-        name,
-        direction,
-        threshold,
-        train_accuracy,
-        _ci((predicted == (y_test == 1)).astype(float), test_groups),
-    )
+    """One scalar's threshold rule (positive: switched, or a contrast's first family), fit on
+    train, scored on test; ``balanced``: fit and scored by balanced accuracy (``train_accuracy``
+    too)."""
+    direction, threshold, train_accuracy = _best_threshold(x_train, y_train, balanced=balanced)
+    correct = ((direction * (x_test - threshold) > 0) == (y_test == 1)).astype(float)
+    held_out = balanced_ci(correct, y_test, test_groups) if balanced else _ci(correct, test_groups)
+    return ScalarRule(name, direction, threshold, train_accuracy, held_out)
 
 
 def _class_weights(y: np.ndarray) -> np.ndarray:
@@ -255,29 +253,13 @@ def balanced_ci(correct: np.ndarray, y: np.ndarray, groups: Sequence[str], seed:
     return contrast_ci([(0.5, class_sums(1)), (0.5, class_sums(0))], seed=seed)
 
 
-def fit_balanced(
-    name: str,
-    x_train: np.ndarray,
-    y_train: np.ndarray,
-    x_test: np.ndarray,
-    y_test: np.ndarray,
-    test_groups: Sequence[str],
-) -> ScalarRule:
-    """One scalar's threshold rule fit and scored by balanced accuracy (``train_accuracy`` is
-    balanced too)."""
-    direction, threshold, train_accuracy = _best_threshold(x_train, y_train, balanced=True)
-    predicted = direction * (x_test - threshold) > 0
-    correct = (predicted == (y_test == 1)).astype(float)
-    return ScalarRule(name, direction, threshold, train_accuracy, balanced_ci(correct, y_test, test_groups))
-
-
 def fit_contrast(
     train: np.ndarray, y_train: np.ndarray, test: np.ndarray, y_test: np.ndarray, test_groups: Sequence[str]
 ) -> list[ScalarRule]:
     """Every ``CONTRAST_SCALARS`` rule (positive: the first family of the contrast), best
     held-out balanced accuracy first."""
     rules = [
-        fit_balanced(name, train[:, k], y_train, test[:, k], y_test, test_groups)
+        fit_threshold(name, train[:, k], y_train, test[:, k], y_test, test_groups, balanced=True)
         for k, name in enumerate(CONTRAST_SCALARS)
     ]
     return sorted(rules, key=lambda r: -r.test.point)

@@ -13,19 +13,6 @@ from agents.llm.factory import check_spec, client_from_spec
 from training.tiny_model import build_tiny_causal_lm
 
 
-@pytest.fixture
-def gpus(monkeypatch):
-    """Make torch see ``count`` CUDA devices of compute capability ``major`` (0: no CUDA)."""
-
-    def see(count: int, major: int = 8) -> None:
-        monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
-        monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
-        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (major, 0))
-        monkeypatch.setattr(torch.version, "hip", None)
-
-    return see
-
-
 @pytest.fixture(scope="module")
 def tiny_bf16(tmp_path_factory):
     """A tiny causal LM saved in bfloat16, as most released checkpoints are."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 from typer.testing import CliRunner
 
 from agents.device import DeviceError
@@ -20,19 +19,6 @@ from training.ppo import train as ppo_train
 from training.ppo.settings import PPOSettings
 
 HEAR2ACT = {"feedback": "prosody", "turn_cost": 0.02}
-
-
-@pytest.fixture
-def gpus(monkeypatch):
-    """Make torch see ``count`` CUDA devices of compute capability ``major`` (0: no CUDA)."""
-
-    def see(count: int, major: int = 8) -> None:
-        monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
-        monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
-        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (major, 0))
-        monkeypatch.setattr(torch.version, "hip", None)
-
-    return see
 
 
 def test_trl_trains_in_float32_on_the_cpu_and_under_bfloat16_on_a_gpu_that_has_it(gpus):

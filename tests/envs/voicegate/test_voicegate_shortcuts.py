@@ -30,7 +30,6 @@ from agents.voicegate.shortcut_probes import (
     SIDE_TALK_SCALARS,
     contrast_items,
     contrast_table,
-    fit_balanced,
     fit_contrast,
     fit_side_talk,
     fit_threshold,
@@ -137,7 +136,9 @@ def test_the_construction_does_not_tell_the_families_apart(contrast):
     x_train, x_test = _construction(train), _construction(test)
     groups = [i.group for i in test]
     held_out = {
-        name: fit_balanced(name, x_train[:, k], y_train, x_test[:, k], y_test, groups).test.point
+        name: fit_threshold(
+            name, x_train[:, k], y_train, x_test[:, k], y_test, groups, balanced=True
+        ).test.point
         for k, name in enumerate(("utterances", "spoken_length", "inserted_gap_ms"))
     }
     assert max(held_out.values()) <= FAMILY_BOUND, held_out
