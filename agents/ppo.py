@@ -164,6 +164,7 @@ def load_policy(folder: Path):
         raise ValueError(f"{folder}: unknown policy {name!r}; known: {sorted(policies)}")
     _check_normalization(folder, config)
     try:
+        import torch
         from safetensors import SafetensorError
         from safetensors.torch import load_file
 
@@ -187,7 +188,12 @@ def load_policy(folder: Path):
             f"{folder}: the env's feature observation or action space no longer matches the one this "
             "policy was trained on (retrain it with this version of hear_gym)"
         )
-    policy = policy_class(env.observation_space, env.action_space, lambda _: 0.0, net_arch=config["net_arch"])
+    # the initial weights are overwritten below: drawing them must not move the caller's generator
+    # (a trainer evaluating its checkpoints samples its actions from it)
+    with torch.random.fork_rng(devices=[]):
+        policy = policy_class(
+            env.observation_space, env.action_space, lambda _: 0.0, net_arch=config["net_arch"]
+        )
     env.close()
     weights = Path(folder) / WEIGHTS_FILE
     try:

@@ -20,7 +20,7 @@ TINY |= dict(wandb_project=None, progress=False, env_options={"feedback": "proso
 
 def test_evaluating_during_training_does_not_change_what_is_learned(tmp_path):
     """Rebuilding a checkpoint's policy to play it draws torch's initial weights from the global
-    generator training samples its actions from; the curve keeps that generator as it was."""
+    generator training samples its actions from; ``agents.ppo.load_policy`` draws them on a fork."""
     quiet = train(PPOSettings(out=tmp_path / "quiet", eval_every=0, **TINY))
     evaluated = train(PPOSettings(out=tmp_path / "evaluated", eval_every=128, **TINY))
     rows = {

@@ -5,10 +5,8 @@ through the project's runner) and the ``policy.json`` fields of a checkpoint
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,8 +89,7 @@ class TrainingCurve:
 
     def evaluate(self, name: str, step: int) -> dict[str, Any]:
         checkpoint = self.save(self.settings.out / "checkpoints" / name, step)
-        with global_rng_kept():  # rebuilding the policy draws torch's initial weights
-            metrics = evaluate_checkpoint(checkpoint, self.settings, self.settings.out / "evals" / name)
+        metrics = evaluate_checkpoint(checkpoint, self.settings, self.settings.out / "evals" / name)
         relative = checkpoint.relative_to(self.settings.out).as_posix()
         self.write({"kind": "eval", "checkpoint": relative, "metrics": metrics}, step)
         return metrics
@@ -115,22 +112,6 @@ def best_evaluated(out: Path) -> tuple[str, dict[str, Any]]:
         raise ValueError(f"{out / CURVE_FILE}: no evaluation rows to choose a best checkpoint from")
     best = max(evaluated, key=lambda row: (row["metrics"][BEST_METRIC]["point"], row["step"]))
     return best["checkpoint"], best["metrics"]
-
-
-@contextlib.contextmanager
-def global_rng_kept() -> Iterator[None]:
-    """The global generators (torch's CPU one, numpy's, python's) as they were before the block:
-    training samples its actions from them, so an evaluation must not move them, or evaluating
-    more often would change what the policy learns."""
-    import torch
-
-    numpy_state, python_state = np.random.get_state(), random.getstate()
-    with torch.random.fork_rng(devices=[]):
-        try:
-            yield
-        finally:
-            np.random.set_state(numpy_state)
-            random.setstate(python_state)
 
 
 def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
