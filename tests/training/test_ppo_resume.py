@@ -15,12 +15,14 @@ import pytest
 from lock_holder import lock_held_elsewhere
 
 pytest.importorskip("sb3_contrib")
+import torch  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from agents.ppo import WEIGHTS_FILE  # noqa: E402
 from hear_gym.cli.app import app  # noqa: E402
 from hear_gym.core.run_folder import RunFolderBusy  # noqa: E402
+from training.ppo import resume  # noqa: E402
 from training.ppo.curve import CURVE_FILE  # noqa: E402
 from training.ppo.resume import RESUME_DIR, latest_resume_state  # noqa: E402
 from training.ppo.run_folder import SETTINGS_FILE  # noqa: E402
@@ -215,3 +217,41 @@ def test_files_are_never_written_through_planted_links(tmp_path):
     assert _rows(out) and json.loads((out / SETTINGS_FILE).read_text())["total_steps"] == 128
     assert sorted(p.name for p in elsewhere.iterdir()) == [SETTINGS_FILE]
     assert (elsewhere / SETTINGS_FILE).read_text() == "precious\n"
+
+
+class _FakeCudaGenerators:
+    """Stands in for torch.cuda's per-device generator states on a machine without CUDA."""
+
+    def __init__(self, count: int):
+        self.states = [torch.tensor([10 * i + 1, 10 * i + 2], dtype=torch.uint8) for i in range(count)]
+
+    def get_all(self):
+        return [s.clone() for s in self.states]
+
+    def set_all(self, states):
+        self.states = [s.clone() for s in states]
+
+
+def _fake_cuda(monkeypatch, gpus, count: int) -> _FakeCudaGenerators:
+    gpus(count)
+    fake = _FakeCudaGenerators(count)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", fake.get_all)
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", fake.set_all)
+    return fake
+
+
+def test_every_cuda_generator_is_saved_and_put_back(monkeypatch, gpus, tmp_path):
+    saved = _fake_cuda(monkeypatch, gpus, 2)
+    tensors = resume._cuda_rng_tensors()
+    assert sorted(tensors) == ["cuda_rng.0", "cuda_rng.1"]
+    restored = _fake_cuda(monkeypatch, gpus, 2)
+    resume._restore_cuda_rng(tensors, tmp_path)
+    assert all(torch.equal(a, b) for a, b in zip(restored.states, saved.states, strict=True))
+
+
+def test_resuming_on_another_device_count_warns(monkeypatch, gpus, tmp_path):
+    _fake_cuda(monkeypatch, gpus, 1)
+    tensors = resume._cuda_rng_tensors()
+    gpus(0)
+    with pytest.warns(UserWarning, match="saved with 1 CUDA device"):
+        resume._restore_cuda_rng(tensors, tmp_path)

@@ -3,7 +3,8 @@
 At the first rollout start after each periodic checkpoint, ``save_resume_state`` writes
 ``resume/step_N/`` (tensors in safetensors, the rest in JSON; nothing pickled): the policy and
 Adam's state, ``VecNormalize``'s running statistics, SB3's counters, the last observation and
-episode starts, the curve's next evaluation step, the torch, NumPy and Python generators, and
+episode starts, the curve's next evaluation step, the torch (CPU and every CUDA device), NumPy and
+Python generators, and
 each env's episode so far (``EpisodeReplay``). A rollout start is the one point where SB3 holds no
 other state: the rollout buffer is empty and the last update is done. ``restore_resume_state``
 puts all of it back into a freshly built model, replaying each env's episode and checking that it
@@ -21,6 +22,7 @@ import os
 import random
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ RESUME_DIR = "resume"
 TENSORS_FILE = "state.safetensors"
 STATE_FILE = "state.json"
 STEP_PREFIX = "step_"
+CUDA_RNG_PREFIX = "cuda_rng."
 
 
 def _tensor(array) -> torch.Tensor:
@@ -67,6 +70,7 @@ def save_resume_state(model, next_eval: int | None, out: Path) -> Path:
     for index, values in optimizer["state"].items():
         tensors |= {f"optimizer.{index}.{name}": v.detach().clone() for name, v in values.items()}
     tensors["torch_rng"] = torch.get_rng_state()
+    tensors |= _cuda_rng_tensors()
     tensors |= _observation_tensors("last_obs", model._last_obs)
     tensors["episode_starts"] = _tensor(model._last_episode_starts)
     normalization = None
@@ -105,6 +109,30 @@ def save_resume_state(model, next_eval: int | None, out: Path) -> Path:
         if older != target:
             shutil.rmtree(older)
     return target
+
+
+def _cuda_rng_tensors() -> dict[str, torch.Tensor]:
+    """Each CUDA device's generator (sampling on a GPU draws from it, not from the CPU's)."""
+    if not torch.cuda.is_available():
+        return {}
+    return {f"{CUDA_RNG_PREFIX}{i}": state for i, state in enumerate(torch.cuda.get_rng_state_all())}
+
+
+def _restore_cuda_rng(tensors: dict[str, torch.Tensor], folder: Path) -> None:
+    saved = [tensors[k] for k in sorted(tensors, key=_device_index) if k.startswith(CUDA_RNG_PREFIX)]
+    present = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if saved and len(saved) == present:
+        torch.cuda.set_rng_state_all(saved)
+    elif saved or present:
+        warnings.warn(
+            f"{folder}: saved with {len(saved)} CUDA device(s), resumed with {present}: training goes on "
+            "but will not match an uninterrupted run draw for draw",
+            stacklevel=3,
+        )
+
+
+def _device_index(key: str) -> int:
+    return int(key[len(CUDA_RNG_PREFIX) :]) if key.startswith(CUDA_RNG_PREFIX) else -1
 
 
 def _plain(value):
@@ -161,6 +189,7 @@ def restore_resume_state(model, folder: Path) -> dict[str, Any]:
     model._n_updates = state["n_updates"]
     model._current_progress_remaining = state["progress_remaining"]
     torch.set_rng_state(tensors["torch_rng"])
+    _restore_cuda_rng(tensors, folder)
     name, keys, *rest = state["numpy_rng"]
     np.random.set_state((name, np.asarray(keys, dtype=np.uint32), *rest))
     version, internal, gauss = state["python_rng"]
