@@ -96,7 +96,7 @@ def _labels(trainer):
 def test_sft_loss_sees_only_the_reply_and_its_end_of_turn(tiny_lm, tmp_path):
     demos = voicegate_demos(families=("self_talk",))[:2]
     settings = SFTSettings(out=tmp_path / "run", model=str(tiny_lm), batch_size=2, lora={"enabled": False})
-    trainer = make_trainer(settings, demos)
+    trainer = make_trainer(settings, demos, settings.model)
     tokenizer = trainer.processing_class
     ids, labels, mask = _labels(trainer)
     for row in range(2):
@@ -118,7 +118,7 @@ def test_pad_equal_to_eos_keeps_the_real_eos_in_the_loss(tiny_lm, tmp_path):
             (model_dir / f).write_bytes((tiny_lm / f).read_bytes())
     demos = voicegate_demos(families=("self_talk",))[:1] + voicegate_demos(families=("speaker_switch",))[:1]
     settings = SFTSettings(out=tmp_path / "run", model=str(model_dir), batch_size=2, lora={"enabled": False})
-    trainer = make_trainer(settings, demos)
+    trainer = make_trainer(settings, demos, settings.model)
     assert trainer.processing_class.pad_token_id == trainer.processing_class.eos_token_id
     ids, labels, mask = _labels(trainer)
     eos = trainer.processing_class.eos_token_id

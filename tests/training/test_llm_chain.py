@@ -218,13 +218,13 @@ def _adapter(tiny_lm: Path, folder: Path) -> Path:
 def test_start_folder_holds_the_adapter_merged_once_and_leaves_checkpoints_alone(tiny_lm, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from training.llm.grpo import load_policy
+    from training.llm.start_model import load_text_model
 
     adapter = _adapter(tiny_lm, tmp_path / "adapter")
-    assert start_folder(str(tiny_lm), tmp_path / "plain", load_policy) == str(tiny_lm)
+    assert start_folder(str(tiny_lm), tmp_path / "plain", load_text_model) == str(tiny_lm)
     assert not (tmp_path / "plain").exists()
 
-    start = start_folder(str(adapter), tmp_path / "run", load_policy)
+    start = start_folder(str(adapter), tmp_path / "run", load_text_model)
     assert start == str((tmp_path / "run" / START_DIR).resolve())
     merged = _merged(AutoModelForCausalLM, tiny_lm, adapter)
     _assert_same(_weights(AutoModelForCausalLM.from_pretrained(start)), merged, "start/")
@@ -259,3 +259,35 @@ def test_every_process_of_a_launch_loads_the_start_the_main_process_wrote(tiny_l
     assert done.returncode == 0, done.stderr[-6000:]
     got = [json.loads((tmp_path / f"start_{rank}.json").read_text()) for rank in (0, 1)]
     assert got[0] == got[1] and got[0]["start"] == str((tmp_path / "run" / START_DIR).resolve())
+
+
+@pytest.mark.slow
+def test_sft_after_sft_saves_and_loads_the_model_it_trained(tiny_lm, tmp_path, monkeypatch, evaluated):
+    """A second SFT run started from the first's adapter trains on the first's weights, and its
+    ``final/`` loads as them plus its own adapter."""
+    from transformers import AutoModelForCausalLM
+
+    import training.llm.sft as sft_module
+
+    kept = []
+    real = sft_module.run_training
+    monkeypatch.setattr(sft_module, "run_training", lambda t, *a, **k: kept.append(t) or real(t, *a, **k))
+    runs = [tmp_path / "sft", tmp_path / "sft_again"]
+    for out, model in zip(runs, [str(tiny_lm), str(runs[0] / "final")], strict=True):
+        sft_module.train_sft(
+            out=out,
+            model=model,
+            demo_limit=4,
+            max_steps=1,
+            batch_size=4,
+            learning_rate=1e-2,
+            evaluation={**ONE_ITEM, "base": False},
+            **QUIET,
+        )
+    first = _merged(AutoModelForCausalLM, tiny_lm, runs[0] / "final")
+    _assert_same(_trained_base(kept[1]), first, "the model the second SFT trained on")
+    expected = _merged(AutoModelForCausalLM, tiny_lm, runs[0] / "final", runs[1] / "final")
+    assert _changed(first, expected), "the second SFT changed nothing to check"
+    _assert_same(_weights(evaluated[f"{runs[1].name}/final"]), expected, "final")
+    base = json.loads((runs[1] / "final" / "adapter_config.json").read_text())["base_model_name_or_path"]
+    assert base == str((runs[1] / START_DIR).resolve())

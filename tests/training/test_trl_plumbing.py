@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from training.llm.grpo import GRPOSettings, load_policy, make_trainer
+from training.llm.grpo import GRPOSettings, make_trainer
 from training.llm.paired_grpo import paired_advantages
+from training.llm.start_model import load_text_model
 from training.tiny_model import build_tiny_causal_lm
 
 K = 4  # completions per group: K/2 per side of a pair
@@ -64,7 +65,7 @@ def scored(tiny_lm, tmp_path_factory):
         wandb_project=None,
         progress=False,
     )
-    trainer = make_trainer(settings, ROWS, side_reward, load_policy(str(tiny_lm)))
+    trainer = make_trainer(settings, ROWS, side_reward, load_text_model(str(tiny_lm)))
     trainer.model.train()
     # what Trainer.train sets before its first step, read by the loss's token normalizer
     trainer.current_gradient_accumulation_steps = trainer.args.gradient_accumulation_steps

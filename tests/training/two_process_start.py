@@ -8,8 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from training.llm.grpo import load_policy
-from training.llm.start_model import start_folder
+from training.llm.start_model import load_text_model, start_folder
 
 out, adapter = Path(sys.argv[1]), sys.argv[2]
 rank = os.environ["RANK"]
@@ -17,7 +16,7 @@ rank = os.environ["RANK"]
 
 def slow_load(model: str):
     time.sleep(3)  # process 1 would find no start/ yet, unless it waits
-    return load_policy(model)
+    return load_text_model(model)
 
 
 def never(model: str):
@@ -25,6 +24,6 @@ def never(model: str):
 
 
 start = start_folder(adapter, out, slow_load if rank == "0" else never)
-model, _ = load_policy(start)
+model, _ = load_text_model(start)
 checksum = sum(float(p.double().sum()) for p in model.state_dict().values())
 (out.parent / f"start_{rank}.json").write_text(json.dumps({"start": start, "checksum": checksum}))

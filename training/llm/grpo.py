@@ -45,7 +45,7 @@ from training.llm.common import (
 )
 from training.llm.paired_grpo import PairedGRPOTrainer
 from training.llm.run_folder import finish_curve, start_curve
-from training.llm.start_model import start_folder
+from training.llm.start_model import load_text_model, start_folder
 
 VLLM_MODES = (None, "colocate", "server")
 
@@ -109,16 +109,6 @@ class GRPOSettings:
 
 
 # -- the trainer ----------------------------------------------------------------------------------
-def load_policy(model: str):
-    """(model, tokenizer) from a checkpoint or an SFT LoRA adapter (merged into its base)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from agents.llm.clients import load_pretrained, processing_source
-
-    tokenizer = AutoTokenizer.from_pretrained(processing_source(model))
-    return load_pretrained(AutoModelForCausalLM, model), tokenizer
-
-
 def end_of_turn_ids(model, tokenizer) -> set[int]:
     """Every id that ends a completion: the tokenizer's EOS and the model's declared ones (as
     ``GRPOTrainer`` stops generation)."""
@@ -154,9 +144,9 @@ def train(settings: GRPOSettings) -> dict[str, Any]:
     curve = start_curve(settings.out, settings.to_json(), env_id, settings.wandb_project)
     try:
         start = start_folder(
-            settings.model, settings.out, load_policy, settings.device
+            settings.model, settings.out, load_text_model, settings.device
         )  # an SFT adapter, merged
-        policy = load_policy(start)
+        policy = load_text_model(start)
         rows, reward = task.build(settings, end_of_turn_ids(*policy))
         periodic = PeriodicEvaluation(curve, settings.eval_every, env_id, settings.evaluation, settings.seed)
         trainer = make_trainer(settings, rows, reward, policy, callbacks=[curve, periodic])

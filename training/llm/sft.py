@@ -1,6 +1,7 @@
 """Supervised fine-tuning of a chat model on expert demonstrations, read top to bottom.
 
-1. ``SFTSettings``: the model (a local folder or cached hub id), the env whose experts demonstrate
+1. ``SFTSettings``: the model (a local folder, a cached hub id, or an earlier run's LoRA adapter,
+   merged into its base in the run's ``start/``, ``training.llm.start_model``), the env whose experts demonstrate
    (its family's training material declares them, ``agents.training_material.DemoSource``:
    VoiceGate's gold actions under T, Hear2Act's state-aware agent under T+S), LoRA
    (rank 32, alpha 64 on q/k/v/o by default), the optimizer, the held-out evaluation.
@@ -35,6 +36,7 @@ from training.llm.common import (
 )
 from training.llm.demos import write_jsonl
 from training.llm.run_folder import finish_curve, start_curve
+from training.llm.start_model import load_text_model, start_folder
 
 DEMOS_FILE = "demos.jsonl"
 
@@ -101,7 +103,7 @@ def build_demos(settings: SFTSettings) -> list[dict[str, Any]]:
 
 
 # -- 3. the trainer ----------------------------------------------------------------------------
-def make_trainer(settings: SFTSettings, demos: list[dict[str, Any]], callbacks=()):
+def make_trainer(settings: SFTSettings, demos: list[dict[str, Any]], model: str, callbacks=()):
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
@@ -112,7 +114,7 @@ def make_trainer(settings: SFTSettings, demos: list[dict[str, Any]], callbacks=(
         completion_only_loss=True,  # the loss sees the assistant's reply, never the prompt
     )
     return SFTTrainer(
-        model=settings.model,
+        model=model,
         args=config,
         train_dataset=Dataset.from_list(columns),
         peft_config=settings.lora.peft_config(),
@@ -130,10 +132,11 @@ def train(settings: SFTSettings) -> dict[str, Any]:
         periodic = PeriodicEvaluation(
             curve, settings.eval_every, settings.env_id, settings.evaluation, settings.seed
         )
-        trainer = make_trainer(settings, demos, callbacks=[curve, periodic])
-        result = run_training(
-            trainer, curve, settings.model, settings.env_id, settings.evaluation, settings.seed
-        )
+        start = start_folder(
+            settings.model, settings.out, load_text_model, settings.device
+        )  # an adapter, merged
+        trainer = make_trainer(settings, demos, start, callbacks=[curve, periodic])
+        result = run_training(trainer, curve, start, settings.env_id, settings.evaluation, settings.seed)
     finally:
         finish_curve(curve)
     return {**result, "demos": len(demos)}

@@ -1,8 +1,8 @@
 """The model a post-training run starts from, so that every folder it saves loads as the model
 it trained.
 
-A GRPO trainer given a LoRA adapter (an SFT run's ``final/``) trains the adapter's base with the
-adapter merged in. TRL puts a fresh LoRA on the model it is handed and saves that adapter
+A trainer given a LoRA adapter (an SFT run's ``final/``: GRPO after SFT, or a second SFT) trains
+the adapter's base with the adapter merged in. TRL puts a fresh LoRA on the model it is handed and saves that adapter
 (``final/``, ``checkpoints/step_N``, TRL's own checkpoints) naming the model's ``name_or_path`` as
 its base; a model merged in memory keeps its base checkpoint's path there, so the saved adapter
 would load on the raw base, without the SFT. ``start_folder`` therefore writes the merged model
@@ -25,6 +25,16 @@ from training.llm.common import device_arguments
 from training.llm.run_folder import main_process
 
 START_DIR = "start"
+
+
+def load_text_model(model: str):
+    """(model, tokenizer) from a checkpoint or a LoRA adapter (merged into its base)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agents.llm.clients import load_pretrained, processing_source
+
+    tokenizer = AutoTokenizer.from_pretrained(processing_source(model))
+    return load_pretrained(AutoModelForCausalLM, model), tokenizer
 
 
 def start_folder(model: str, out: Path, load: Callable[[str], tuple[Any, Any]], device: str = "auto") -> str:
