@@ -29,7 +29,14 @@ from typing import Any
 
 import torch
 
-from agents.audio_material import AUDIO_ACCESS, SAMPLING_RATE, AudioDemoSource, Clips, audio_keys
+from agents.audio_material import (
+    AUDIO_ACCESS,
+    SAMPLING_RATE,
+    AudioDemoSource,
+    AudioRows,
+    Clips,
+    audio_keys,
+)
 from agents.training_material import envs_with, training_material
 from training.llm.common import (
     EvalSettings,
@@ -208,6 +215,11 @@ def audio_nested_settings(
     return lora, evaluation.resolved(AUDIO_ACCESS, dict(env_options))
 
 
+def demo_rows(settings: AudioSFTSettings) -> AudioRows:
+    """The rows SFT trains on and the clips they name: the env's family's audio demonstrations."""
+    return audio_demo_source(settings.env_id).build(settings)
+
+
 def make_sft_trainer(settings: AudioSFTSettings, rows, clips: Clips, callbacks=()):
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
@@ -235,7 +247,7 @@ def train_audio_sft(**settings: Any) -> dict[str, Any]:
     settings = AudioSFTSettings(**settings)
     curve = start_curve(settings.out, settings.to_json(), settings.env_id, settings.wandb_project)
     try:
-        rows, clips = audio_demo_source(settings.env_id).build(settings)
+        rows, clips = demo_rows(settings)
         trainer = make_sft_trainer(settings, rows, clips, callbacks=[curve])
         result = run_training(
             trainer,
