@@ -20,7 +20,10 @@ A family declares its material the way it declares its agents: under the entry-p
 * ``corpus()``: text the family's chat models read (prompts, words, replies), on which
   ``training.tiny_model`` trains the tiny offline models' tokenizer;
 * ``instructions()``: system instructions its prompts repeat word for word, which the tiny
-  learning model's tokenizer holds as one token each (a compact prompt for small models).
+  learning model's tokenizer holds as one token each (a compact prompt for small models);
+* ``audio_chat_agent``, ``audio_demos``, ``audio_grpo_tasks``: the same for audio-language models
+  under A+T (``agents.audio_material``: the agent that plays them, their SFT demonstrations and
+  their GRPO tasks, each row's prompt naming its clip).
 
 A family without the group has no material; a trainer then says which envs have what it needs.
 """
@@ -34,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.audio_material import AudioDecisionTask, AudioDemoSource
 from hear_gym.core.registry import env_ids, family
 
 MATERIAL_ENTRY = "material"
@@ -121,6 +125,10 @@ class TrainingMaterial:
     ppo_policies: Mapping[str, PPOPolicy] = field(default_factory=dict)
     corpus: Callable[[], list[str]] | None = None
     instructions: Callable[[], list[str]] | None = None
+    # audio-language models under A+T (agents.audio_material)
+    audio_chat_agent: type | None = None
+    audio_demos: AudioDemoSource | None = None
+    audio_grpo_tasks: Mapping[str, AudioDecisionTask] = field(default_factory=dict)
 
 
 NO_MATERIAL = TrainingMaterial()
@@ -146,6 +154,11 @@ def grpo_task(name: str) -> tuple[str, DecisionTask]:
 def dialogue_task(name: str) -> tuple[str, DialogueTask]:
     """(env id, task) of the multi-turn GRPO task ``name``, from whichever family declares it."""
     return _task("dialogue_tasks", name)
+
+
+def audio_grpo_task(name: str) -> tuple[str, AudioDecisionTask]:
+    """(env id, task) of the audio GRPO task ``name``, from whichever family declares it."""
+    return _task("audio_grpo_tasks", name)
 
 
 def _task(kind: str, name: str):

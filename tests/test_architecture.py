@@ -136,26 +136,9 @@ def violations(root: Path) -> list[str]:
     return found
 
 
-# Trainers that still name a family, to be moved behind the families' training material: the
-# audio trainers (VoiceGate's audio SFT, the audio GRPO tasks and Hear2Act's audio assent rows).
-# The list may only shrink: a module that no longer imports a family fails the test below until
-# it is taken off.
-FAMILY_IMPORTS_NOT_YET_MOVED = (
-    "training.llm.audio_assent",
-    "training.llm.audio_grpo",
-    "training.llm.audio_sft",
-)
-
-
-def _not_yet_moved(line: str) -> str | None:
-    return next((m for m in FAMILY_IMPORTS_NOT_YET_MOVED if line.startswith(f"training module {m} ")), None)
-
-
 def test_the_project_keeps_every_layering_rule():
     assert _subpackages(ROOT, "hear_gym.envs") and _subpackages(ROOT, "agents")
-    found = violations(ROOT)
-    assert [line for line in found if not _not_yet_moved(line)] == []
-    assert {_not_yet_moved(line) for line in found} == set(FAMILY_IMPORTS_NOT_YET_MOVED)
+    assert violations(ROOT) == []
 
 
 # A minimal tree that keeps every rule; each case below plants one violation in it.

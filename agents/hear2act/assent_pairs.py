@@ -1,5 +1,5 @@
 """Counterfactual Hear2Act assent pairs and their decision reward, for (paired) GRPO of text models
-(and of audio models: ``training.llm.audio_assent`` builds their rows with ``replayed_rows``); the
+(and of audio models: ``agents.hear2act.audio_assent`` builds their rows with ``replayed_rows``); the
 ``hear2act_assent`` task of Hear2Act's training material (``agents.hear2act.training_material``).
 
 The trap the paper describes: under prosody-mediated feedback a user who genuinely accepts the

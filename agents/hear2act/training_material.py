@@ -4,16 +4,19 @@ state-aware agent's decisions as SFT demonstrations under T+S, the ``hear2act_as
 ground-truth T+S channel or, given ``state_probe``, through T+S^: the sentence a concern probe
 writes from each side's audio; the held-out evaluation then runs under T+S^ with the same
 probe), the ``hear2act_dialogue`` multi-turn task (``dialogue_task``: whole dialogues under T),
-and its PPO policy networks (``option_policy``)."""
+and its PPO policy networks (``option_policy``); for audio-language models under A+T, its audio
+chat agent and the ``hear2act_assent`` audio task (``audio_assent``: the pairs' sides differ in
+the audio of the assent turn alone)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from agents.audio_material import AudioDecisionTask
 from agents.hear2act.demos import DEMO_ACCESS, hear2act_demos
 from agents.hear2act.dialogue_task import DIALOGUE
-from agents.hear2act.llm import LLMAgent
+from agents.hear2act.llm import AudioLLMAgent, LLMAgent
 from agents.training_material import DecisionTask, DemoSource, PPOPolicy, TrainingMaterial
 
 
@@ -36,11 +39,25 @@ def with_probe_audio(state_probe: str, env_options: dict[str, Any]) -> dict[str,
 
 
 def check_assent(settings) -> dict[str, Any]:
-    if settings.families is not None:
-        raise ValueError("families choose VoiceGate items; hear2act_assent trains on assent pairs")
+    _refuse_item_families(settings)
     if settings.state_probe is None:
         return dict(settings.env_options)
     return with_probe_audio(str(settings.state_probe), settings.env_options)
+
+
+def check_audio_assent(settings) -> dict[str, Any]:
+    _refuse_item_families(settings)
+    return dict(settings.env_options)
+
+
+def _refuse_item_families(settings) -> None:
+    if settings.families is not None:
+        raise ValueError("families choose VoiceGate items; hear2act_assent trains on assent pairs")
+
+
+def assent_eval_options(env_options: dict[str, Any]) -> dict[str, Any]:
+    """The held-out dialogues run under prosody feedback (unless the options say otherwise)."""
+    return {"feedback": "prosody", **env_options}
 
 
 def assent_access(settings) -> str:
@@ -64,6 +81,13 @@ def build_assent(settings, eos_token_ids: set[int]):
         **prompt_options,
     )
     return rows, AssentReward(pairs, eos_token_ids, **settings.env_options)
+
+
+def build_audio_assent(settings, eos_token_ids: set[int]):
+    """The pairs' sides as the audio agent hears them under A+T (``audio_assent``), the same reward."""
+    from agents.hear2act import audio_assent
+
+    return audio_assent.build_audio_assent(settings, eos_token_ids)
 
 
 # -- the tiny models' corpus ----------------------------------------------------------------------
@@ -108,7 +132,7 @@ MATERIAL = TrainingMaterial(
             check=check_assent,
             access=assent_access,
             build=build_assent,
-            eval_options=lambda options: {"feedback": "prosody", **options},
+            eval_options=assent_eval_options,
         )
     },
     dialogue_tasks={"hear2act_dialogue": DIALOGUE},
@@ -121,4 +145,12 @@ MATERIAL = TrainingMaterial(
         ),
     },
     corpus=corpus,
+    audio_chat_agent=AudioLLMAgent,
+    audio_grpo_tasks={
+        "hear2act_assent": AudioDecisionTask(
+            check=check_audio_assent,
+            build=build_audio_assent,
+            eval_options=assent_eval_options,
+        )
+    },
 )

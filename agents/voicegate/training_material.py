@@ -1,15 +1,18 @@
 """What VoiceGate gives the trainers (``agents.training_material``): its text chat agent, its gold
 replies as SFT demonstrations under T, the ``voicegate`` GRPO task (``grpo_items``) and the text
-its models read (the tiny models' corpus)."""
+its models read (the tiny models' corpus); for audio-language models under A+T (``audio_rows``),
+its audio chat agent, the gold replies after the audio agent's chat, and the ``voicegate`` audio
+GRPO task (same words, different audio)."""
 
 from __future__ import annotations
 
 import json
 
+from agents.audio_material import AudioDecisionTask, AudioDemoSource
 from agents.training_material import DecisionTask, DemoSource, TrainingMaterial
-from agents.voicegate import grpo_items
+from agents.voicegate import audio_rows, grpo_items
 from agents.voicegate.demos import DEMO_ACCESS, voicegate_demos
-from agents.voicegate.llm import LLMGateAgent
+from agents.voicegate.llm import AudioLLMGateAgent, LLMGateAgent
 
 
 def instructions() -> list[str]:
@@ -45,4 +48,13 @@ MATERIAL = TrainingMaterial(
     },
     corpus=corpus,
     instructions=instructions,
+    audio_chat_agent=AudioLLMGateAgent,
+    audio_demos=AudioDemoSource(check=audio_rows.check_audio_demos, build=audio_rows.audio_demos),
+    audio_grpo_tasks={
+        "voicegate": AudioDecisionTask(
+            check=audio_rows.check_audio_task,
+            build=audio_rows.build_audio_task,
+            eval_options=lambda options: {},
+        )
+    },
 )

@@ -45,8 +45,9 @@ Wandb = Annotated[bool, typer.Option(help="Log curves to W&B.")]
 AudioOption = Annotated[
     bool,
     typer.Option(
-        help="Train an audio-language model (Qwen2-Audio layout) under A+T: it hears each input "
-        "(play it with --cell audio_llm@A+T --llm-client hf-audio:OUT/final)."
+        help="Train an audio-language model (Qwen2-Audio layout) under A+T on the audio material of "
+        "the env's family: it hears each input (play it with --cell audio_llm@A+T --llm-client "
+        "hf-audio:OUT/final)."
     ),
 ]
 
@@ -85,7 +86,8 @@ def train_sft_command(
         str,
         typer.Option(
             help="Whose experts demonstrate: an env whose family declares SFT demonstrations in its "
-            "training material (VoiceGate: gold actions; Hear2Act: state-aware at T+S)."
+            "training material (VoiceGate: gold actions; Hear2Act: state-aware at T+S), or audio "
+            "demonstrations with --audio (VoiceGate: gold actions under A+T)."
         ),
     ] = "hear_gym/VoiceGate-v0",
     option: Annotated[
@@ -123,12 +125,11 @@ def train_sft_command(
     and evals/{base,final}/; play the result with
     `hear-gym eval --env ENV --cell llm@ACCESS --llm-client hf:OUT/final`."""
     family(env)
-    settings: dict[str, Any] = {"env_id": env, "env_options": env_options(option), "eval_every": eval_every}
+    settings: dict[str, Any] = {"env_id": env, "env_options": env_options(option)}
     if audio:
-        _refuse_for_audio(
-            env != "hear_gym/VoiceGate-v0" or bool(option) or bool(eval_every), "--env/--option/--eval-every"
-        )
-        settings = {}
+        _refuse_for_audio(bool(eval_every), "--eval-every")
+    else:
+        settings["eval_every"] = eval_every
     _run(
         "train_audio_sft" if audio else "train_sft",
         out=out,

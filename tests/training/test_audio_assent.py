@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from reward_spies import record_reward_calls
 
+from agents.audio_material import AUDIO_ACCESS, audio_keys, audio_parts
 from agents.hear2act.assent_pairs import AssentReward, Replay, assent_pairs
+from agents.hear2act.audio_assent import assent_rows
 from agents.hear2act.llm import AudioLLMAgent
 from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
-from training.llm.audio_assent import assent_rows
 from training.llm.audio_grpo import AudioGRPOSettings, train_audio_grpo
-from training.llm.audio_sft import ACCESS, as_parts, audio_keys
 from training.llm.paired_grpo import minus_side
 from training.tiny_model import build_tiny_audio_lm
 
@@ -78,14 +78,14 @@ class _Recording:
 def test_each_side_is_what_the_audio_agent_hears_there(pairs):
     rows, clips = assent_rows(pairs[:1])
     prompts = {rows[0]["item_id"]: rows[0]["prompt"], rows[0]["item_id_minus"]: rows[0]["prompt_minus"]}
-    replay, client = Replay(ACCESS, feedback="prosody"), _Recording()
+    replay, client = Replay(AUDIO_ACCESS, feedback="prosody"), _Recording()
     try:
         for side, point in pairs[0].sides():
             item_id = pairs[0].item_id(side)
             observation, _ = replay.to(point)
             AudioLLMAgent(client).act(observation)
             ((messages, (heard,)),) = client.batches[-1]
-            assert as_parts(messages, audio_key=item_id) == prompts[item_id]
+            assert audio_parts(messages, audio_key=item_id) == prompts[item_id]
             assert np.array_equal(heard, clips[item_id])
             assert len(heard) == observation["audio_length"][0] > 0  # the assent turn, without padding
     finally:

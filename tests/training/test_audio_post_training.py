@@ -13,9 +13,11 @@ from reward_spies import vary_rewards
 from transformers import AutoProcessor
 from transformers.models.qwen2_audio import modeling_qwen2_audio
 
+from agents.audio_material import audio_keys
+from agents.voicegate.audio_rows import audio_grpo_rows, audio_sft_rows
 from agents.voicegate.grpo_items import EnvReward, item_pairs
-from training.llm.audio_grpo import AudioGRPOSettings, grpo_rows, train_audio_grpo
-from training.llm.audio_sft import AudioSFTCollator, AudioSFTSettings, audio_keys, sft_rows, train_audio_sft
+from training.llm.audio_grpo import AudioGRPOSettings, train_audio_grpo
+from training.llm.audio_sft import AudioSFTCollator, AudioSFTSettings, train_audio_sft
 from training.llm.paired_grpo import minus_side
 from training.tiny_model import build_tiny_audio_lm
 
@@ -44,13 +46,13 @@ def test_pair_sides_have_the_same_words_and_their_own_audio():
     pairs = item_pairs("train", ("speaker_switch", "self_talk"), paired=True)
     assert all(plus.endswith("/same_speaker") and minus.endswith("/switch") for plus, minus in pairs[:320])
     assert not any("/text_only" in i for pair in pairs for i in pair)
-    (row,), clips = grpo_rows([(f"{COMMAND}/same_speaker", f"{COMMAND}/switch")])
+    (row,), clips = audio_grpo_rows([(f"{COMMAND}/same_speaker", f"{COMMAND}/switch")])
     assert _texts(row["prompt"]) == _texts(row["prompt_minus"])  # identical instruction and words
     assert audio_keys(row["prompt"]) == [row["item_id"]]
     assert audio_keys(minus_side(row)["prompt"]) == [row["item_id_minus"]]  # the swap carries the audio
     plus, minus = clips[row["item_id"]], clips[row["item_id_minus"]]
     assert plus.dtype == minus.dtype and (len(plus) != len(minus) or not (plus == minus).all())
-    (text_only,), no_clips = sft_rows([f"{COMMAND}/text_only"])
+    (text_only,), no_clips = audio_sft_rows([f"{COMMAND}/text_only"])
     assert audio_keys(text_only["prompt"]) == [] and no_clips == {}
 
 
@@ -58,7 +60,7 @@ def test_sft_labels_are_the_reply_and_eos_never_the_audio(tiny_audio):
     processor = AutoProcessor.from_pretrained(tiny_audio)
     tokenizer = processor.tokenizer
     ids = [f"{COMMAND}/same_speaker", f"{COMMAND}/switch", f"{COMMAND}/text_only"]
-    rows, clips = sft_rows(ids)
+    rows, clips = audio_sft_rows(ids)
     batch = AudioSFTCollator(processor, clips)(rows)
     audio_id = tokenizer.convert_tokens_to_ids("<|AUDIO|>")
     assert batch["input_features"].shape[0] == 2  # the text-only row has no clip
@@ -167,7 +169,7 @@ def test_each_side_of_a_pair_hears_its_own_clip_in_every_forward(
     assert varied_reward[0] == [plus, plus, minus, minus]  # one group: K/2 of each side
 
     processor = AutoProcessor.from_pretrained(tiny_audio)
-    _, clips = grpo_rows([(plus, minus)])
+    _, clips = audio_grpo_rows([(plus, minus)])
     reference = {
         k: processor.feature_extractor(clips[k], sampling_rate=16_000, return_tensors="pt") for k in clips
     }
@@ -245,4 +247,13 @@ def test_cli_trains_the_audio_model_and_refuses_text_only_options(tiny_audio, tm
         ["train", "sft", "--audio", "--env", "hear_gym/Hear2Act-v0", "--out", str(tmp_path / "s")]
         + ["--model", str(tiny_audio)],
     )
-    assert refused.exit_code == 2 and "--audio trains under A+T" in refused.output
+    assert refused.exit_code == 2
+    assert "audio SFT demonstrations exist for ['hear_gym/VoiceGate-v0'], not 'hear_gym/Hear2Act-v0'" in (
+        " ".join(refused.output.split())
+    )
+    no_eval_every = runner.invoke(
+        app,
+        ["train", "sft", "--audio", "--eval-every", "2", "--out", str(tmp_path / "e")]
+        + ["--model", str(tiny_audio)],
+    )
+    assert no_eval_every.exit_code == 2 and "--audio trains under A+T" in no_eval_every.output

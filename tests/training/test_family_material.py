@@ -2,7 +2,9 @@
 ``training_group``; the trainers find it through the registry. A toy family, registered here
 from a temporary package, gets SFT demonstrations, a GRPO task, a dialogue task, its chat agent,
 a PPO policy network and its tokenizer corpus into ``training/`` without ``training/`` naming
-it; a family that declares nothing gets a one-line error naming the envs that do."""
+it, and the same for audio-language models (its audio agent, audio SFT rows through the audio
+trainer's collator, an audio GRPO task); a family that declares nothing gets a one-line error
+naming the envs that do."""
 
 from __future__ import annotations
 
@@ -13,10 +15,11 @@ import gymnasium as gym
 import pytest
 
 import hear_gym.core.registry as registry
+from agents.audio_material import audio_keys
 from agents.ppo import ppo_policies
 from agents.training_material import TrainingMaterial, grpo_task, training_material
 from training import tiny_model
-from training.llm import dialogue_grpo, grpo, sft
+from training.llm import audio_grpo, audio_sft, dialogue_grpo, grpo, sft
 from training.llm.common import chat_agent
 from training.ppo.settings import PPOSettings
 
@@ -85,6 +88,50 @@ TOY_PACKAGE = {
         )
 
 
+        # -- audio: one clip per demonstration, each prompt naming its own
+        import numpy as np
+
+        from agents.audio_material import AudioDecisionTask, AudioDemoSource, audio_parts
+
+
+        class ToyAudioAgent:
+            pass
+
+
+        def toy_clip(k):
+            return np.full(1600 * (k + 1), 0.1 * (k + 1), dtype=np.float32)
+
+
+        def toy_audio_prompt(key, words):
+            chat = [{"role": "system", "content": "toy"}]
+            chat += [{"role": "user", "content": [{"type": "audio"}, {"type": "text", "text": words}]}]
+            return audio_parts(chat, audio_key=key)
+
+
+        def check_audio_demos(settings):
+            if settings.families is not None:
+                raise ValueError("the toy's audio has no item families")
+
+
+        def toy_audio_demos(settings):
+            keys = [f"toy-{k}" for k in range(settings.demo_limit or 3)]
+            rows = [
+                {"prompt": toy_audio_prompt(key, f"now? {settings.seed}"), "completion": "[Wait]",
+                 "item_id": key, "item_family": "toy"}
+                for key in keys
+            ]
+            return rows, {key: toy_clip(k) for k, key in enumerate(keys)}
+
+
+        def check_audio_task(settings):
+            return {"toy_audio_option": 1, **settings.env_options}
+
+
+        def build_audio_task(settings, eos_token_ids):
+            row = decision_row(toy_audio_prompt("toy-0", "now?"), "toy-0", "toy", toy_audio_prompt("toy-1", "now?"), "toy-1")
+            return [row], {"toy-0": toy_clip(0), "toy-1": toy_clip(1)}, None
+
+
         MATERIAL = TrainingMaterial(
             chat_agent=ToyChatAgent,
             demos=DemoSource(toy_demos, ACCESS),
@@ -96,6 +143,13 @@ TOY_PACKAGE = {
             dialogue_tasks={"toy_dialogue": DIALOGUE},
             ppo_policies={"toy_net": PPOPolicy(lambda: ToyPolicy)},
             corpus=lambda: ["toy words for a toy tokenizer"],
+            audio_chat_agent=ToyAudioAgent,
+            audio_demos=AudioDemoSource(check_audio_demos, toy_audio_demos),
+            audio_grpo_tasks={
+                "toy_audio_decision": AudioDecisionTask(
+                    check_audio_task, build_audio_task, lambda options: {"eval": True, **options}
+                )
+            },
         )
         """
     ),
@@ -126,7 +180,7 @@ def toy_family(tmp_path, monkeypatch):
 @pytest.fixture
 def any_model(monkeypatch):
     """The settings' model check passes: this test is about the material, not the model."""
-    for trainer in (sft, grpo):
+    for trainer in (sft, grpo, audio_sft, audio_grpo):
         monkeypatch.setattr(trainer, "check_model_folder", str)
     return "a-model"
 
@@ -172,6 +226,39 @@ def test_dialogue_grpo_finds_the_toy_familys_dialogue_task(toy_family, tmp_path)
         )
 
 
+def test_audio_sft_gets_the_toy_familys_rows_through_its_collator(toy_family, any_model, tmp_path):
+    from transformers import AutoProcessor
+
+    settings = audio_sft.AudioSFTSettings(
+        out=tmp_path / "asft", model=any_model, env_id=TOY_ID, env_options={"x": 2}, demo_limit=2, seed=7
+    )
+    assert (settings.evaluation.access, settings.evaluation.env_options) == ("A+T", {"x": 2})
+    player = audio_sft.audio_player(TOY_ID)  # who plays the trained model in its evaluations
+    assert (player.name, player.agent_class.__name__) == ("audio_llm", "ToyAudioAgent")
+    rows, clips = audio_sft.demo_rows(settings)
+    assert [r["item_id"] for r in rows] == ["toy-0", "toy-1"]
+    assert [audio_keys(r["prompt"]) for r in rows] == [["toy-0"], ["toy-1"]]
+    processor = AutoProcessor.from_pretrained(tiny_model.build_tiny_audio_lm(tmp_path / "tiny_audio"))
+    batch = audio_sft.AudioSFTCollator(processor, clips)(rows)
+    tokenizer = processor.tokenizer
+    for ids, labels in zip(batch["input_ids"], batch["labels"], strict=True):
+        assert tokenizer.decode(ids[labels != -100]) == "[Wait]" + tokenizer.eos_token
+        assert "now? 7" in tokenizer.decode(ids[labels == -100])  # the seed reached the toy's source
+    # each row hears its own clip: 1,600 and 3,200 samples, 10 ms (160-sample) hops
+    assert batch["feature_attention_mask"].sum(-1).tolist() == [10, 20]
+    with pytest.raises(ValueError, match="the toy's audio has no item families"):
+        audio_sft.AudioSFTSettings(out=tmp_path / "a2", model=any_model, env_id=TOY_ID, families=("a",))
+
+
+def test_audio_grpo_finds_the_toy_familys_audio_task(toy_family, any_model, tmp_path):
+    settings = audio_grpo.AudioGRPOSettings(
+        out=tmp_path / "agrpo", model=any_model, task="toy_audio_decision", env_options={"x": 2}
+    )
+    assert settings.paired and settings.env_options == {"toy_audio_option": 1, "x": 2}
+    assert settings.evaluation.access == "A+T"
+    assert settings.evaluation.env_options == {"eval": True, "toy_audio_option": 1, "x": 2}
+
+
 def test_the_tiny_models_read_the_toy_familys_corpus(toy_family):
     assert "toy words for a toy tokenizer" in tiny_model.corpus()
 
@@ -195,3 +282,12 @@ def test_a_family_without_material_is_refused_in_one_line(any_model, tmp_path):
         grpo.GRPOSettings(out=tmp_path / "g", model=any_model, task="onset_decision")
     with pytest.raises(ValueError, match="a chat agent plays saved text models on"):
         chat_agent(ONSET_ID)
+    with pytest.raises(
+        ValueError,
+        match=r"audio SFT demonstrations exist for \['hear_gym/VoiceGate-v0'\], not 'hear_gym/Onset",
+    ):
+        audio_sft.AudioSFTSettings(out=tmp_path / "a", model=any_model, env_id=ONSET_ID)
+    with pytest.raises(ValueError, match=r"task must be one of \['hear2act_assent', 'voicegate'\]"):
+        audio_grpo.AudioGRPOSettings(out=tmp_path / "ag", model=any_model, task="onset_decision")
+    with pytest.raises(ValueError, match="an audio chat agent plays saved audio models on"):
+        audio_sft.audio_player(ONSET_ID)

@@ -1,51 +1,44 @@
 """Paired GRPO for an audio-language model under A+T, the pair differing only in the waveform
 (VoxGate Eq. 1 through ``training.llm.paired_grpo``). Read top to bottom:
 
-1. Rows. Two tasks (``AUDIO_TASKS``, named as the text GRPO tasks of the families' training
-   material, whose env and evaluation options they share). ``voicegate``: one row per speaker-switch command, its same-speaker input
-   (x+, target: the tool) and its switched input (x-, target: ``[Mute]``): the same words,
-   different audio; side-talk and self-talk rows stay ordinary groups. ``hear2act_assent``
-   (``training.llm.audio_assent``): one row per Hear2Act assent pair, the same transcript said with
-   genuine (x+) and reluctant (x-) acceptance. Each prompt names its own clip
-   (``training.llm.audio_sft``'s parts form), so ``paired_grpo.minus_side``, which swaps the prompt,
-   swaps the audio with it.
+1. Rows. A family declares its audio GRPO tasks in its training material
+   (``agents.audio_material.AudioDecisionTask``; ``task`` names one): VoiceGate's ``voicegate``,
+   one row per speaker-switch command, its same-speaker input (x+, target: the tool) and its
+   switched input (x-, target: ``[Mute]``), the same words, different audio, side-talk and
+   self-talk rows ordinary groups; Hear2Act's ``hear2act_assent``, one row per assent pair, the
+   same transcript said with genuine (x+) and reluctant (x-) acceptance. Each prompt names its
+   own clip (parts form), so ``paired_grpo.minus_side``, which swaps the prompt, swaps the audio
+   with it.
 2. TRL's ``GRPOTrainer`` has no audio path. ``AudioGRPOMixin`` tokenizes each row with the
    processor and its own clip (generation gets ``input_features``), carries each row's audio key
    in the generation batch (shuffled and split with the rows), and gives every scoring and loss
    forward the features of its rows' clips. ``AudioPairedGRPOTrainer`` is that on
    ``PairedGRPOTrainer``; ``AudioGRPOTrainer`` on plain ``GRPOTrainer``.
-3. The reward is the text task's (it does not depend on the audio): ``agents.voicegate.grpo_items.EnvReward``,
-   the env's rule reward of the reply, on VoiceGate; ``AssentReward``, the env's return when the
-   state-aware agent finishes the dialogue, on Hear2Act. Generation runs in transformers.
+3. The reward is the task's (the text task's, which does not depend on the audio: VoiceGate's
+   env rule reward of the reply; Hear2Act's env return when the state-aware agent finishes the
+   dialogue). Generation runs in transformers.
 4. ``final/`` (safetensors and the processor; an adapter over the run's ``start/`` when the
    model was an SFT adapter, see ``training.llm.start_model``) and the base model play held-out
-   episodes with the task's audio agent (``audio_llm@A+T``: VoiceGate items, or whole Hear2Act
-   dialogues under prosody feedback).
+   episodes with the family's audio agent (``audio_llm@A+T``) under the task's evaluation options.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from trl import GRPOTrainer
 
-from agents.training_material import grpo_task
-from agents.voicegate.grpo_items import EnvReward, item_pairs, voicegate_families
-from hear_gym.envs.voicegate.items.generator import all_items
-from training.llm.audio_assent import HEAR2ACT_PLAYER, assent_audio_task, check_assent_settings
+from agents.audio_material import Clips, audio_keys
+from agents.training_material import audio_grpo_task
 from training.llm.audio_sft import (
-    EVAL_PLAYER,
     IGNORE,
-    Clips,
-    audio_chats,
-    audio_keys,
     audio_lora_config,
     audio_nested_settings,
+    audio_player,
     encode_prompt,
     load_audio_policy,
     stack_audio,
@@ -53,7 +46,6 @@ from training.llm.audio_sft import (
 from training.llm.common import (
     EvalSettings,
     LoraSettings,
-    Player,
     check_group_batch,
     check_model_folder,
     grpo_arguments,
@@ -64,26 +56,6 @@ from training.llm.grpo import end_of_turn_ids
 from training.llm.paired_grpo import PairedGRPOTrainer
 from training.llm.run_folder import finish_curve, start_curve
 from training.llm.start_model import start_folder
-
-
-# -- 1. rows -----------------------------------------------------------------------------------
-def grpo_rows(pairs: Sequence[tuple[str, str]]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
-    """One row per pair (``agents.voicegate.grpo_items.item_pairs``: plain, each item with itself),
-    the columns of a GRPO task's rows (``prompt``, ``item_id``,
-    ``item_family``, ``prompt_minus``, ``item_id_minus``), each prompt naming its own clip."""
-    items = {item.item_id: item for item in all_items()}
-    prompts, clips = audio_chats([i for pair in pairs for i in pair])
-    rows = [
-        {
-            "prompt": prompts[plus],
-            "item_id": plus,
-            "item_family": items[plus].family.value,
-            "prompt_minus": prompts[minus],
-            "item_id_minus": minus,
-        }
-        for plus, minus in pairs
-    ]
-    return rows, clips
 
 
 # -- 2. the trainers -------------------------------------------------------------------------------
@@ -182,9 +154,9 @@ class AudioGRPOSettings:
 
     out: Path
     model: str  # an audio-language checkpoint (Qwen2-Audio layout), or an SFT adapter over one
-    task: str = "voicegate"  # a key of AUDIO_TASKS
-    families: tuple[str, ...] | None = None  # VoiceGate item families (None: all three)
-    env_options: dict[str, Any] = field(default_factory=dict)  # Hear2Act assent: reward, turn_cost, ...
+    task: str = "voicegate"  # an audio GRPO task some family's training material declares
+    families: tuple[str, ...] | None = None  # the task's item families (VoiceGate's); None: its default
+    env_options: dict[str, Any] = field(default_factory=dict)  # the task's (Hear2Act: reward, turn_cost)
     paired: bool = True
     item_limit: int | None = None  # first N pairs or unpaired items (plain: each side a row)
     num_generations: int = 8  # K; paired: K/2 per side
@@ -204,13 +176,12 @@ class AudioGRPOSettings:
     def __post_init__(self) -> None:
         self.out = Path(self.out)
         self.families = None if self.families is None else tuple(self.families)
-        if self.task not in AUDIO_TASKS:
-            raise ValueError(f"task must be one of {sorted(AUDIO_TASKS)}, got {self.task!r}")
-        task = AUDIO_TASKS[self.task]
+        env_id, task = audio_grpo_task(self.task)
+        audio_player(env_id)  # a family without an audio agent cannot evaluate what it trains
+        self.env_options = task.check(self)
         self.lora, self.evaluation = audio_nested_settings(
-            self.lora, self.evaluation, grpo_task(task.text)[1].eval_options(self.env_options)
+            self.lora, self.evaluation, task.eval_options(self.env_options)
         )
-        task.check(self)
         if self.num_generations < 2 or (self.paired and self.num_generations % 2):
             raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
         check_group_batch(self.batch_size, self.num_generations)
@@ -251,46 +222,11 @@ def make_grpo_trainer(settings: AudioGRPOSettings, rows, clips: Clips, reward, p
         del model.config.image_token_id  # the saved config stays the checkpoint's
 
 
-# -- what audio GRPO trains on ----------------------------------------------------------------
-@dataclass(frozen=True)
-class AudioTask:
-    """Rows, the clips they name and their reward (``build``), a check of the settings, and who
-    plays the trained model where (the text task's env and evaluation options)."""
-
-    text: str  # the text GRPO task it shares env and evaluation options with
-    player: Player
-    build: Callable[[AudioGRPOSettings, set[int]], tuple[list[dict[str, Any]], Clips, Any]]
-    check: Callable[[AudioGRPOSettings], None]
-
-
-def voicegate_audio_task(settings: AudioGRPOSettings, eos_token_ids: set[int]):
-    pairs = item_pairs("train", voicegate_families(settings.families), settings.paired, settings.item_limit)
-    rows, clips = grpo_rows(pairs)
-    return rows, clips, EnvReward({i for pair in pairs for i in pair}, eos_token_ids)
-
-
-def check_voicegate_settings(settings: AudioGRPOSettings) -> None:
-    families = voicegate_families(settings.families)
-    if settings.env_options:
-        raise ValueError("env_options are for the hear2act_assent task (VoiceGate's reward is fixed)")
-    if settings.paired and "speaker_switch" not in families:
-        raise ValueError("paired GRPO pairs speaker-switch commands: include 'speaker_switch'")
-
-
-AUDIO_TASKS = {
-    "voicegate": AudioTask("voicegate", EVAL_PLAYER, voicegate_audio_task, check_voicegate_settings),
-    "hear2act_assent": AudioTask(
-        "hear2act_assent", HEAR2ACT_PLAYER, assent_audio_task, check_assent_settings
-    ),
-}
-
-
 def train_audio_grpo(**settings: Any) -> dict[str, Any]:
     """Audio (paired) GRPO under A+T on the settings' task with its env reward; folder, metrics,
     timing."""
     settings = AudioGRPOSettings(**settings)
-    task = AUDIO_TASKS[settings.task]
-    env_id, _ = grpo_task(task.text)
+    env_id, task = audio_grpo_task(settings.task)
     curve = start_curve(settings.out, settings.to_json(), env_id, settings.wandb_project)
     try:
         start = start_folder(
@@ -300,7 +236,7 @@ def train_audio_grpo(**settings: Any) -> dict[str, Any]:
         rows, clips, reward = task.build(settings, end_of_turn_ids(policy[0], policy[1].tokenizer))
         trainer = make_grpo_trainer(settings, rows, clips, reward, policy, callbacks=[curve])
         result = run_training(
-            trainer, curve, start, env_id, settings.evaluation, settings.seed, task.player, reward
+            trainer, curve, start, env_id, settings.evaluation, settings.seed, audio_player(env_id), reward
         )
     finally:
         finish_curve(curve)

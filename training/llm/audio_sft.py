@@ -1,23 +1,23 @@
-"""Post-training an audio-language model on VoiceGate under A+T (audio and transcript): the rows,
-supervised fine-tuning on gold replies, and the in-env evaluation both audio trainers share
-(``training.llm.audio_grpo`` is the paired GRPO half). Read top to bottom:
+"""Post-training an audio-language model under A+T (audio and transcript): supervised
+fine-tuning on a family's audio demonstrations, and what both audio trainers share (the processor
+on a row's prompt and clip, the model and its LoRA, the in-env evaluation; ``training.llm.audio_grpo``
+is the GRPO half). Read top to bottom:
 
-1. Rows. Every prompt is the audio agent's own chat (``agents.voicegate.llm.audio_gate_messages``),
-   so a model is trained on exactly what ``AudioLLMGateAgent`` later asks it. Arrow stores one type
-   per column, so every message content becomes a list of typed parts, and the audio part names its
-   clip: ``{"type": "audio", "audio": "<item id>"}``; the clips themselves (16 kHz float arrays) stay
-   in a table beside the dataset (``clips``).
+1. Rows. The env's family declares its audio demonstrations in its training material
+   (``agents.audio_material.AudioDemoSource``; VoiceGate: the gold reply of every item after its
+   audio agent's chat): each prompt is the family's audio agent's own chat in parts form, its
+   audio part naming its clip, and the clips (16 kHz float arrays) stay in a table beside the
+   dataset (``clips``).
 2. SFT (``train_audio_sft``): ``AudioSFTCollator`` runs the processor on each row's prompt and clip
-   and appends the gold reply's tokens and EOS (``training.llm.demos.gold_reply``); only those are
-   labelled, never the prompt or its audio placeholders. TRL's ``SFTTrainer`` trains with the
-   collator. LoRA (VoxGate's rank 32, alpha 64) sits on the language model's q/k/v/o only, so the
-   audio encoder stays frozen (without LoRA it is frozen explicitly). ``final/`` gets safetensors
-   and the processor.
-3. The untrained and the trained model play held-out items in env loops through the runner (agent
-   ``audio_llm``, client ``hf-audio:<folder>``, access A+T); logs and evaluations go to
-   ``curve.jsonl`` and W&B.
+   and appends the reply's tokens and EOS; only those are labelled, never the prompt or its audio
+   placeholders. TRL's ``SFTTrainer`` trains with the collator. LoRA (VoxGate's rank 32, alpha 64)
+   sits on the language model's q/k/v/o only, so the audio encoder stays frozen (without LoRA it
+   is frozen explicitly). ``final/`` gets safetensors and the processor.
+3. The untrained and the trained model play held-out episodes in env loops through the runner
+   (the family's ``audio_chat_agent``, entry point ``audio_llm``, client ``hf-audio:<folder>``,
+   access A+T); logs and evaluations go to ``curve.jsonl`` and W&B.
 
-Play the result with ``hear-gym eval --cell audio_llm@A+T --llm-client hf-audio:OUT/final``.
+Play the result with ``hear-gym eval --env ENV --cell audio_llm@A+T --llm-client hf-audio:OUT/final``.
 """
 
 from __future__ import annotations
@@ -27,15 +27,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from agents.training_material import seeded_sample
-from agents.voicegate.demos import gold_reply
-from agents.voicegate.grpo_items import FAMILIES, voicegate_families
-from agents.voicegate.llm import AudioLLMGateAgent, audio_gate_messages
-from hear_gym.core.registry import family
-from hear_gym.envs.voicegate.items.generator import all_items
+from agents.audio_material import (
+    AUDIO_ACCESS,
+    SAMPLING_RATE,
+    AudioDemoSource,
+    AudioRows,
+    Clips,
+    audio_keys,
+)
+from agents.training_material import envs_with, training_material
 from training.llm.common import (
     EvalSettings,
     LoraSettings,
@@ -48,64 +50,27 @@ from training.llm.common import (
 )
 from training.llm.run_folder import finish_curve, start_curve
 
-ENV_ID = "hear_gym/VoiceGate-v0"
-ACCESS = "A+T"
-EVAL_PLAYER = Player("audio_llm", AudioLLMGateAgent, client="hf-audio")  # its gate_agents entry point
-SAMPLING_RATE = 16_000
+AUDIO_EVAL_AGENT = "audio_llm"  # the entry-point name of the family's audio_chat_agent
 IGNORE = -100
 
-Clips = Mapping[str, np.ndarray]
+
+# -- 1. what the family gives ------------------------------------------------------------------
+def audio_demo_source(env_id: str) -> AudioDemoSource:
+    """The audio demonstration source ``env_id``'s family declares in its training material."""
+    source = training_material(env_id).audio_demos
+    if source is None:
+        raise ValueError(f"audio SFT demonstrations exist for {envs_with('audio_demos')}, not {env_id!r}")
+    return source
 
 
-# -- 1. rows -----------------------------------------------------------------------------------
-def audio_chats(item_ids: Sequence[str]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, np.ndarray]]:
-    """Each item's prompt (parts form, see module) and the clips it names, from an A+T env."""
-    env_family = family(ENV_ID)
-    ids = list(dict.fromkeys(item_ids))
-    env = env_family.make(access=ACCESS, actions="text", item_ids=ids)
-    prompts, clips = {}, {}
-    try:
-        for item_id in ids:
-            observation, _ = env.reset(options=env_family.reset_options(item_id))
-            messages, item_clips = audio_gate_messages(observation)
-            prompts[item_id] = as_parts(messages, audio_key=item_id)
-            if item_clips:
-                (clips[item_id],) = item_clips
-    finally:
-        env.close()
-    return prompts, clips
-
-
-def as_parts(messages: list[dict[str, Any]], audio_key: str) -> list[dict[str, Any]]:
-    """The chat with every content a list of typed parts, its audio part naming ``audio_key``."""
-
-    def parts(content):
-        if isinstance(content, str):
-            return [{"type": "text", "text": content}]
-        return [{**p, "audio": audio_key} if p["type"] == "audio" else p for p in content]
-
-    return [{"role": m["role"], "content": parts(m["content"])} for m in messages]
-
-
-def audio_keys(prompt: list[dict[str, Any]]) -> list[str]:
-    """The clips a prompt names, in order (none for a text-only input)."""
-    return [p["audio"] for m in prompt for p in m["content"] if p["type"] == "audio"]
-
-
-def sft_rows(item_ids: Sequence[str]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
-    """One row per item: its prompt, the gold reply (``completion``, text) and where it came from."""
-    items = {item.item_id: item for item in all_items()}
-    prompts, clips = audio_chats(item_ids)
-    rows = [
-        {
-            "prompt": prompts[i],
-            "completion": gold_reply(items[i]),
-            "item_id": i,
-            "item_family": items[i].family.value,
-        }
-        for i in item_ids
-    ]
-    return rows, clips
+def audio_player(env_id: str) -> Player:
+    """Who plays a saved audio model on ``env_id``: its family's ``audio_chat_agent``."""
+    agent = training_material(env_id).audio_chat_agent
+    if agent is None:
+        raise ValueError(
+            f"an audio chat agent plays saved audio models on {envs_with('audio_chat_agent')}, not {env_id!r}"
+        )
+    return Player(AUDIO_EVAL_AGENT, agent, client="hf-audio")
 
 
 # -- the processor: one prompt with its clip ---------------------------------------------------
@@ -194,12 +159,15 @@ class AudioSFTCollator:
 
 @dataclass
 class AudioSFTSettings:
-    """What ``train_audio_sft`` takes: the model, the item families, LoRA, the optimizer, the
-    held-out evaluation (under A+T unless ``evaluation.access`` says A)."""
+    """What ``train_audio_sft`` takes: the env whose family demonstrates, its item families and env
+    options, LoRA, the optimizer, the held-out evaluation (under A+T unless ``evaluation.access``
+    says A)."""
 
     out: Path
     model: str  # an audio-language checkpoint (Qwen2-Audio layout) or an adapter over one
-    families: tuple[str, ...] = FAMILIES
+    env_id: str = "hear_gym/VoiceGate-v0"  # an env whose family declares audio_demos
+    env_options: dict[str, Any] = field(default_factory=dict)  # gym.make kwargs of its A+T env
+    families: tuple[str, ...] | None = None  # the source's item families (VoiceGate's); None: its default
     demo_limit: int | None = None  # N train items, a seeded sample across the families
     epochs: float = 3.0
     max_steps: int | None = None
@@ -215,8 +183,10 @@ class AudioSFTSettings:
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
-        self.families = voicegate_families(self.families)
-        self.lora, self.evaluation = audio_nested_settings(self.lora, self.evaluation)
+        self.families = None if self.families is None else tuple(self.families)
+        source = audio_demo_source(self.env_id)
+        audio_player(self.env_id)  # a family without an audio agent cannot evaluate what it trains
+        self.lora, self.evaluation = audio_nested_settings(self.lora, self.evaluation, self.env_options)
         if self.epochs <= 0 or self.learning_rate <= 0:
             raise ValueError("epochs and learning_rate must be > 0")
         if self.max_steps is not None and self.max_steps < 1:
@@ -226,6 +196,7 @@ class AudioSFTSettings:
         for name in ("batch_size", "gradient_accumulation"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
+        source.check(self)
         trainer_device(self.device)  # a device this machine lacks: refused now
         self.model = check_model_folder(self.model)
 
@@ -239,15 +210,14 @@ def audio_nested_settings(
     """LoRA and evaluation settings from dicts or as given, the evaluation resolved to A+T with
     ``env_options`` (unless it names its own)."""
     lora, evaluation = nested_settings(lora, evaluation)
-    if evaluation.access not in (None, "A", ACCESS):
-        raise ValueError(f"an audio model is evaluated under A or {ACCESS}, not {evaluation.access!r}")
-    return lora, evaluation.resolved(ACCESS, dict(env_options))
+    if evaluation.access not in (None, "A", AUDIO_ACCESS):
+        raise ValueError(f"an audio model is evaluated under A or {AUDIO_ACCESS}, not {evaluation.access!r}")
+    return lora, evaluation.resolved(AUDIO_ACCESS, dict(env_options))
 
 
-def sft_items(settings: AudioSFTSettings) -> list[str]:
-    return seeded_sample(
-        family(ENV_ID).episode_ids("train", settings.families), settings.demo_limit, settings.seed
-    )
+def demo_rows(settings: AudioSFTSettings) -> AudioRows:
+    """The rows SFT trains on and the clips they name: the env's family's audio demonstrations."""
+    return audio_demo_source(settings.env_id).build(settings)
 
 
 def make_sft_trainer(settings: AudioSFTSettings, rows, clips: Clips, callbacks=()):
@@ -273,18 +243,21 @@ def make_sft_trainer(settings: AudioSFTSettings, rows, clips: Clips, callbacks=(
 
 
 def train_audio_sft(**settings: Any) -> dict[str, Any]:
-    """Audio SFT on VoiceGate's gold replies under A+T; the saved folder and the metrics."""
+    """Audio SFT under A+T on the env's audio demonstrations; the saved folder and the metrics."""
     settings = AudioSFTSettings(**settings)
-    curve = start_curve(settings.out, settings.to_json(), ENV_ID, settings.wandb_project)
+    curve = start_curve(settings.out, settings.to_json(), settings.env_id, settings.wandb_project)
     try:
-        rows, clips = sft_rows(sft_items(settings))
+        rows, clips = demo_rows(settings)
         trainer = make_sft_trainer(settings, rows, clips, callbacks=[curve])
         result = run_training(
-            trainer, curve, settings.model, ENV_ID, settings.evaluation, settings.seed, EVAL_PLAYER
+            trainer,
+            curve,
+            settings.model,
+            settings.env_id,
+            settings.evaluation,
+            settings.seed,
+            audio_player(settings.env_id),
         )
     finally:
         finish_curve(curve)
     return {**result, "demos": len(rows)}
-
-
-# -- 3. evaluation in env loops ----------------------------------------------------------------

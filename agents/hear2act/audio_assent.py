@@ -1,56 +1,39 @@
 """Hear2Act assent pairs for an audio-language model: the two sides of a pair differ only in the
-waveform (``training.llm.audio_grpo``'s task ``hear2act_assent``).
+waveform (the ``hear2act_assent`` audio GRPO task of Hear2Act's training material).
 
-A pair (``agents.hear2act.assent_pairs``) is one transcript at an assent turn, said by a user who
-genuinely accepts the current option (x+) and by one who accepts it reluctantly (x-). A text model
-sees the difference only through a state channel (T+S, T+S^); an audio model hears it in the
-delivery of the shared acceptance words.
+A pair (``assent_pairs``) is one transcript at an assent turn, said by a user who genuinely
+accepts the current option (x+) and by one who accepts it reluctantly (x-). A text model sees the
+difference only through a state channel (T+S, T+S^); an audio model hears it in the delivery of
+the shared acceptance words.
 
 1. Rows (``assent_rows``): each side is replayed in an A+T env (prosody feedback, text actions,
    the run's env options, so its renderer and plan table), and its prompt is exactly what
    ``agents.hear2act.llm.AudioLLMAgent`` is asked there: ``audio_messages`` for the spoken
-   assistant, in ``training.llm.audio_sft``'s parts form with the side's item id naming its clip, and
-   the clip the agent hears (``heard_audio``: the assent turn). Building checks that the two sides
-   have the same chat (transcript and options) and different clips. The rows have
-   ``training.llm.grpo.gate_rows``' schema (x+ in ``prompt``, x- in ``prompt_minus``).
+   assistant, in ``agents.audio_material``'s parts form with the side's item id naming its clip,
+   and the clip the agent hears (``heard_audio``: the assent turn). Building checks that the two
+   sides have the same chat (transcript and options) and different clips. The rows have
+   ``pair_rows``' schema (x+ in ``prompt``, x- in ``prompt_minus``).
 2. The reward is ``AssentReward``, the text task's: the reply is stepped at the side's decision
    point, ``state_aware@T+S`` finishes the dialogue, and the env's return is the reward; the env
    options (``reward``, ``turn_cost``, ...) go to it as in the text task.
-3. The trained model plays whole held-out Hear2Act dialogues as ``audio_llm@A+T``
-   (``HEAR2ACT_PLAYER``, prosody feedback, the same env options).
+3. The trained model plays whole held-out Hear2Act dialogues as ``audio_llm@A+T`` under prosody
+   feedback with the same env options (the task's ``eval_options``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from agents.audio_material import AUDIO_ACCESS, AudioRows, audio_parts
 from agents.hear2act.assent_pairs import AssentPair, AssentReward, Replay, assent_pairs, replayed_rows
-from agents.hear2act.llm import AUDIO_ASSISTANT, AudioLLMAgent, heard_audio
+from agents.hear2act.llm import AUDIO_ASSISTANT, heard_audio
 from agents.hear2act.prompts import audio_messages
 from hear_gym.envs.hear2act.user.states import Feedback
-from training.llm.audio_sft import ACCESS, as_parts
-from training.llm.common import Player
 
 
-class AssentTaskSettings(Protocol):
-    """What the assent task reads of ``training.llm.audio_grpo.AudioGRPOSettings`` (a protocol, so this
-    module needs no import of the trainer that imports it)."""
-
-    families: tuple[str, ...] | None
-    env_options: dict[str, Any]
-    paired: bool
-    item_limit: int | None
-    seed: int
-
-
-HEAR2ACT_PLAYER = Player("audio_llm", AudioLLMAgent, client="hf-audio")  # its hear_gym.agents entry point
-
-
-def assent_rows(
-    pairs: list[AssentPair], paired: bool = True, **env_options: Any
-) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
+def assent_rows(pairs: list[AssentPair], paired: bool = True, **env_options: Any) -> AudioRows:
     """One row per pair (each side its own row when not ``paired``), each prompt naming its side's
     clip, and the clips by item id; ``env_options`` go to the A+T replay env."""
     chats: dict[str, list[dict[str, Any]]] = {}
@@ -59,9 +42,9 @@ def assent_rows(
     def prompt(observation: dict[str, Any], item_id: str) -> list[dict[str, Any]]:
         chats[item_id] = audio_messages(observation, AUDIO_ASSISTANT)
         clips[item_id] = heard_audio(observation).copy()  # a view would keep the whole 12 s buffer
-        return as_parts(chats[item_id], audio_key=item_id)
+        return audio_parts(chats[item_id], audio_key=item_id)
 
-    replay = Replay(ACCESS, **{"feedback": Feedback.PROSODY.value, **env_options})
+    replay = Replay(AUDIO_ACCESS, **{"feedback": Feedback.PROSODY.value, **env_options})
     try:
         rows = replayed_rows(pairs, replay, prompt, paired)
     finally:
@@ -73,14 +56,9 @@ def assent_rows(
     return rows, clips
 
 
-def assent_audio_task(settings: AssentTaskSettings, eos_token_ids: set[int]):
+def build_audio_assent(settings, eos_token_ids: set[int]):
     """(rows, clips, reward) for ``settings.item_limit`` training pairs drawn with its seed."""
     pairs = assent_pairs("train", limit=settings.item_limit, seed=settings.seed)
     reward = AssentReward(pairs, eos_token_ids, **settings.env_options)  # first: it checks feedback
     rows, clips = assent_rows(pairs, settings.paired, **settings.env_options)
     return rows, clips, reward
-
-
-def check_assent_settings(settings: AssentTaskSettings) -> None:
-    if settings.families is not None:
-        raise ValueError("families choose VoiceGate items; hear2act_assent trains on assent pairs")
