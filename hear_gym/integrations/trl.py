@@ -81,11 +81,13 @@ class HearGymEnvironment:
         self._env = None
         self._env_key: tuple | None = None
         self._texts: dict[str, str] = {}
+        self.episode_id: str | None = None
         self.episode_return = 0.0
         self.done = False
         self.started = False
         self.replies: list[str] = []  # the text actions played, in order
         self.invalid_calls = 0
+        self.played_out = 0  # malformed replies get_reward played to end an unfinished episode
         self.episode: dict[str, Any] | None = None  # the env's record of the finished episode
 
     def reset(self, episode_id: str | None = None, seed: int = 0, access: str | None = None, **row) -> str:
@@ -101,8 +103,8 @@ class HearGymEnvironment:
             self._env_key = key
         options = None if episode_id is None else self._family.reset_options(episode_id)
         observation, _ = self._env.reset(seed=int(seed), options=options)
-        self.episode_return, self.done, self.started = 0.0, False, True
-        self.replies, self.invalid_calls, self.episode = [], 0, None
+        self.episode_id, self.episode_return, self.done, self.started = episode_id, 0.0, False, True
+        self.replies, self.invalid_calls, self.played_out, self.episode = [], 0, 0, None
         self._texts = self._text_entries(observation)
         return "\n".join(f"[{key}]\n{text}" for key, text in self._texts.items())
 
@@ -114,6 +116,7 @@ class HearGymEnvironment:
             if self.done:
                 return float(self.episode_return)
             self._step(self._tools.invalid_reply)
+            self.played_out += 1
         raise RuntimeError(f"{self._env_id}: {MAX_PLAYOUT_STEPS} malformed replies did not end the episode")
 
     # -- playing a call ----------------------------------------------------------------------

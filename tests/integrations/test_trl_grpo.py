@@ -146,6 +146,7 @@ def test_one_grpo_step_through_the_factory_trains_on_the_envs_return(tool_lm, tm
     assert float((advantages * moved).sum()) > 0
 
 
+@pytest.mark.slow
 def test_paired_grpo_through_the_factory_keeps_each_side_of_a_pair_in_its_half(tool_lm, tmp_path):
     from agents.voicegate.grpo_items import item_pairs
     from hear_gym.envs.voicegate.items.generator import all_items
@@ -169,7 +170,7 @@ def test_paired_grpo_through_the_factory_keeps_each_side_of_a_pair_in_its_half(t
     trainer.train()
 
     environments = seen["environments"]
-    assert [e._env_key[1] for e in environments] == [plus, plus, minus, minus]
+    assert [e.episode_id for e in environments] == [plus, plus, minus, minus]
     assert [e.episode["item_id"] for e in environments] == [plus, plus, minus, minus]
     assert [e.episode_return for e in environments] == [1.0, 1.0, -1.0, -1.0]  # the switch should mute
     assert (seen["advantages"][:2] > 0).all() and (seen["advantages"][2:] < 0).all()
@@ -180,3 +181,38 @@ def _inventory() -> str:
     from hear_gym.envs.voicegate.items.pools import tool_inventory
 
     return json.dumps(tool_inventory())
+
+
+@pytest.mark.slow
+def test_dialogue_grpo_trains_through_the_factory_by_default(tool_lm, tmp_path, monkeypatch):
+    """``training.llm.dialogue_grpo`` with its default interface: TRL's environment_factory on
+    Hear2Act, the curve from the scored rollouts, and the base and final models evaluated on a
+    held-out scenario through the same factory. (A random model writes no tool call, so every
+    dialogue is played out and the advantages are zero: this checks the plumbing, not learning.)"""
+    from training.llm.dialogue_grpo import PLAYED_OUT, train_dialogue_grpo
+    from training.llm.run_folder import CURVE_FILE, SETTINGS_FILE
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    result = train_dialogue_grpo(
+        out=tmp_path / "run",
+        model=tool_lm,
+        n_scenarios=2,
+        scenarios_per_step=1,
+        num_generations=2,
+        max_completion_length=32,
+        max_steps=2,
+        env_options={"feedback": "explicit", "reward": "tiered", "turn_cost": 0.02, "max_turns": 4},
+        evaluation={"limit": 1, "base": True, "batch_size": 1},
+        wandb_project=None,
+        device="cpu",
+    )
+    rows = [json.loads(line) for line in (tmp_path / "run" / CURVE_FILE).read_text().splitlines()]
+    train = [r for r in rows if r["kind"] == "train"]
+    assert [r["step"] for r in train] == [1, 2] and all(r["dialogues"] == 2 for r in train)
+    assert {"reward", "success", "played_out_fraction", "calls", "invalid_call_rate", "loss"} <= set(train[0])
+    assert [(r["checkpoint"], r["step"]) for r in rows if r["kind"] == "eval"] == [("base", 0), ("final", 2)]
+    assert set(result["metrics"]["final"]) == {"return", "success"}
+    assert result["metrics"]["final"]["return"]["n_scenarios"] == 1
+    assert (tmp_path / "run" / "final" / "adapter_model.safetensors").is_file()
+    saved = json.loads((tmp_path / "run" / SETTINGS_FILE).read_text())["settings"]
+    assert saved["interface"] == "tools" and saved["cut_rule"] == PLAYED_OUT
