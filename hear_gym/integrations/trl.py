@@ -211,6 +211,8 @@ def environment_factory(
     set's text access when None); ``env_options``: the family's ``make`` kwargs (Hear2Act:
     ``feedback``, ``reward``, ``turn_cost``, ...; ``access`` and ``actions`` are set here)."""
     env_family = family(env_id)
+    if "text" not in env_family.action_formats:
+        raise ValueError(f"{env_id} has no text actions, which its tools are played as")
     tools = tool_set(env_id)
     fixed = sorted({"access", "actions"} & set(env_options))
     if fixed:

@@ -297,7 +297,7 @@ def train_with_tools(settings: DialogueGRPOSettings, env_id: str, access: str, c
         if settings.evaluation is not None:
             ids = family(env_id).episode_ids(settings.evaluation.split)
             held_out = list(ids[: settings.evaluation.limit])
-        if held_out and settings.evaluation.base and main_process():
+        if held_out and settings.evaluation.base:
             metrics["base"] = evaluate_tools(trainer, history, env_id, held_out, settings.seed)
             log.write({"kind": "eval", "step": 0, "checkpoint": "base", "metrics": metrics["base"]})
         trainer.train(resume_from_checkpoint=curve.resume_from)
@@ -305,7 +305,7 @@ def train_with_tools(settings: DialogueGRPOSettings, env_id: str, access: str, c
         trainer.save_model(str(final))
         if main_process():
             trainer.processing_class.save_pretrained(str(final))
-        if held_out and main_process():
+        if held_out:
             metrics["final"] = evaluate_tools(trainer, history, env_id, held_out, settings.seed)
             step = int(trainer.state.global_step)
             log.write({"kind": "eval", "step": step, "checkpoint": "final", "metrics": metrics["final"]})

@@ -93,11 +93,14 @@ class ToolsCurveLog(CurveLog):
 
 
 def evaluate_tools(trainer, history: EpisodeHistory, env_id: str, scenario_ids: list[str], seed: int):
-    """Play ``scenario_ids`` through the factory with the trainer's model; returns the metrics
-    (``return``, ``success``: point and 95% CI over scenarios)."""
+    """Play ``scenario_ids`` through the factory with the trainer's model (every process of a
+    distributed launch takes part); returns the metrics (``return``, ``success``: point and 95%
+    CI over scenarios)."""
+    from accelerate.utils import gather_object
+
     start = len(history)
     trainer.evaluate(eval_dataset=tools_dataset(env_id, scenario_ids, seed))
-    rows = history[start:]
+    rows = gather_object(history[start:])  # every process's share of the rollouts
     del history[start:]  # evaluation rollouts are not training rows of the curve
     metrics = {}
     for metric, key in (("return", "reward"), ("success", "success")):
