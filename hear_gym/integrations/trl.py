@@ -16,9 +16,10 @@ calls the model makes until it answers without one (or ``max_tool_calling_iterat
   arguments do not fit is played as the family's ``invalid_reply`` (the env's invalid outcome)
   and its result starts with ``Invalid call:`` and the reason. A call after the episode ended is
   not played.
-* **reset(**row)** reads ``episode_id`` (None: the env draws one), ``seed`` (default 0) and
-  ``access`` (default: the class's) and ignores every other column (``prompt``, the pair's twin
-  ``episode_id_minus``, ...). The same row gives the same start state, so the G members of a GRPO
+* **reset(**row)** reads ``episode_id`` (None: the env draws one), ``seed`` (default 0),
+  ``access`` (default: the class's) and ``reset_options`` (more of the env's reset options, e.g.
+  the Hear2Act twin user ``{"hidden_user": {...}}``) and ignores every other column (``prompt``,
+  the pair's twin episode ``episode_id_minus``, ...). The same row gives the same start state, so the G members of a GRPO
   group start from one state (paired-group GRPO's second half gets the twin's row from
   ``PairedGRPOTrainer``). It returns the observation's text entries.
 * **Tool results** are what changed in the observation's text entries (an entry that grew, like
@@ -47,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from hear_gym.core.registry import env_ids, family
-from hear_gym.core.tools import ActionTool, ToolSet, generic_tools
+from hear_gym.core.tools import ActionTool, InvalidCall, ToolSet, generic_tools
 
 EPISODE_OVER = "(The episode is over.)"
 NOT_PLAYED = "The episode is over; this call was not played."
@@ -90,8 +91,16 @@ class HearGymEnvironment:
         self.played_out = 0  # malformed replies get_reward played to end an unfinished episode
         self.episode: dict[str, Any] | None = None  # the env's record of the finished episode
 
-    def reset(self, episode_id: str | None = None, seed: int = 0, access: str | None = None, **row) -> str:
-        """Start the episode the row names (``episode_id``, ``seed``, ``access``); returns its
+    def reset(
+        self,
+        episode_id: str | None = None,
+        seed: int = 0,
+        access: str | None = None,
+        reset_options: dict[str, Any] | None = None,
+        **row,
+    ) -> str:
+        """Start the episode the row names (``episode_id``, ``seed``, ``access``, and
+        ``reset_options`` beside the episode's, e.g. Hear2Act's ``hidden_user`` twin); returns its
         first observation's text."""
         access = self._family.check_access(access or self._access)
         key = (access, episode_id)
@@ -101,8 +110,8 @@ class HearGymEnvironment:
             episode = {} if episode_id is None else self._family.episode_kwargs([episode_id])
             self._env = self._family.make(access=access, actions="text", **episode, **self._env_options)
             self._env_key = key
-        options = None if episode_id is None else self._family.reset_options(episode_id)
-        observation, _ = self._env.reset(seed=int(seed), options=options)
+        options = {} if episode_id is None else self._family.reset_options(episode_id)
+        observation, _ = self._env.reset(seed=int(seed), options={**options, **(reset_options or {})} or None)
         self.episode_id, self.episode_return, self.done, self.started = episode_id, 0.0, False, True
         self.replies, self.invalid_calls, self.played_out, self.episode = [], 0, 0, None
         self._texts = self._text_entries(observation)
@@ -130,8 +139,8 @@ class HearGymEnvironment:
         if reason is None:
             try:
                 reply = tool.reply(self._env.unwrapped, **arguments)
-            except ValueError as error:  # InvalidCall: the family cannot say this call
-                reason = str(error)
+            except InvalidCall as refused:  # a value the family cannot say
+                reason = str(refused)
         if reason is not None:
             self.invalid_calls += 1
             return f"Invalid call: {reason}.\n{self._step(self._tools.invalid_reply)}".rstrip()

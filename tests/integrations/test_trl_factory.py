@@ -217,3 +217,26 @@ def test_rows_fix_the_start_state_and_bad_tool_sets_are_refused():
         ToolSet((ActionTool("reset", "x", lambda env: ""),), "", "x")
     with pytest.raises(TypeError, match="kind"):
         ToolParam("x", float, "x")
+
+
+def test_a_row_can_name_a_twin_user_and_the_seed_fixes_a_resampled_one():
+    from dataclasses import asdict
+
+    from hear_gym.envs.hear2act.scenarios.twins import draw_user
+
+    row = episode_rows(HEAR2ACT, n=1, seed=1)[0]
+    twin = asdict(draw_user(row["episode_id"], np.random.default_rng(7)))
+    environment = environment_factory(HEAR2ACT, **H2A_OPTIONS)()
+    environment.reset(**row, reset_options={"hidden_user": twin})
+    env, _ = in_process(HEAR2ACT, row, "text", "T", **H2A_OPTIONS)
+    env.reset(seed=row["seed"], options={"scenario_id": row["episode_id"], "hidden_user": twin})
+    assert environment._env.unwrapped.scenario == env.unwrapped.scenario
+    assert environment._env.unwrapped.scenario.concerns[1].attribute == twin["l2"]
+
+    def drawn_user(seed: int):
+        resampled = environment_factory(HEAR2ACT, hidden_users="resample", **H2A_OPTIONS)()
+        resampled.reset(**{**row, "seed": seed})
+        return resampled._env.unwrapped.scenario.concerns
+
+    assert drawn_user(0) == drawn_user(0)  # a group shares its resampled twin
+    assert len({str(drawn_user(seed)) for seed in range(6)}) > 1  # the seed draws it
