@@ -2,8 +2,8 @@
 functions, ``TYPE_CHECKING`` blocks, relative imports (resolved) and ``from package import
 module`` forms.
 
-* shared layers (``core``, ``speech``, ``wrappers``, ``stats``, ``eval``, ``cli``) never import a
-  family (``hear_gym.envs.<family>``);
+* shared layers (``core``, ``speech``, ``wrappers``, ``stats``, ``eval``, ``cli``,
+  ``integrations``) never import a family (``hear_gym.envs.<family>``);
 * families never import each other, and neither do agent families (``agents.<family>``, one per
   env family; other subpackages such as ``agents.llm`` are shared);
 * ``hear_gym`` never imports ``agents`` or ``training`` (the CLI finds them by entry point), and
@@ -28,7 +28,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("hear_gym", "agents", "training")
-SHARED = tuple(f"hear_gym.{layer}" for layer in ("core", "speech", "wrappers", "stats", "eval", "cli"))
+SHARED = tuple(
+    f"hear_gym.{layer}" for layer in ("core", "speech", "wrappers", "stats", "eval", "cli", "integrations")
+)
 
 
 def _module_name(root: Path, path: Path) -> str:

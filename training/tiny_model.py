@@ -23,6 +23,10 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 SPECIAL_TOKENS = ["<|endoftext|>", "<|pad|>", "<|system|>", "<|user|>", "<|assistant|>"]
+# A tool-calling model uses Qwen2.5's chat template verbatim (TRL recognizes it, so it can parse the
+# model's <tool_call> blocks): its turn markers are special tokens, its tool tags whole tokens.
+TOOL_SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>"]
+TOOL_TAGS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
 AUDIO_TOKENS = ["<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>"]
 AUDIO_CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>\n{% if m['content'] is string %}{{ m['content'] }}"
@@ -51,16 +55,23 @@ def _from_every_family(field: str) -> list[str]:
     return [text for env_id in env_ids() for text in (getattr(training_material(env_id), field) or list)()]
 
 
-def _tokenizer(vocab_size: int, audio: bool = False, whole_instructions: bool = False):
+def _tokenizer(
+    vocab_size: int, audio: bool = False, whole_instructions: bool = False, tool_calling: bool = False
+):
     from tokenizers import AddedToken, ByteLevelBPETokenizer
     from transformers import PreTrainedTokenizerFast
 
-    special = SPECIAL_TOKENS + (AUDIO_TOKENS if audio else [])
+    special = SPECIAL_TOKENS + (AUDIO_TOKENS if audio else []) + (TOOL_SPECIAL_TOKENS if tool_calling else [])
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(corpus(), vocab_size=vocab_size, min_frequency=1, special_tokens=special)
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|pad|>", bos_token="<|endoftext|>"
+        tokenizer_object=bpe,
+        eos_token="<|im_end|>" if tool_calling else "<|endoftext|>",
+        pad_token="<|pad|>",
+        bos_token="<|endoftext|>",
     )
+    if tool_calling:  # plain added tokens: decoding keeps them, so TRL's parser sees the tags
+        tokenizer.add_tokens([AddedToken(tag, normalized=False) for tag in TOOL_TAGS])
     if audio:
         tokenizer.add_special_tokens({"additional_special_tokens": AUDIO_TOKENS})
     if whole_instructions:  # matched verbatim before BPE; decoding writes the text back
@@ -97,13 +108,16 @@ def build_tiny_causal_lm(
     layers: int = 2,
     seed: int = 0,
     whole_instructions: bool = False,
+    tool_calling: bool = False,
 ) -> Path:
+    """``tool_calling``: Qwen2.5's chat template (TRL's copy, which TRL can parse tool calls
+    under) and its turn and tool tokens, for TRL's ``environment_factory``."""
     import torch
     from transformers import Qwen2ForCausalLM
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer = _tokenizer(vocab_size, whole_instructions=whole_instructions)
-    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer = _tokenizer(vocab_size, whole_instructions=whole_instructions, tool_calling=tool_calling)
+    tokenizer.chat_template = _tool_chat_template() if tool_calling else CHAT_TEMPLATE
     tokenizer.save_pretrained(out_dir)
     config = _text_config(tokenizer, hidden, layers)
     # transformers draws initial weights from torch's default generator: seed it inside a fork,
@@ -112,6 +126,12 @@ def build_tiny_causal_lm(
         torch.manual_seed(seed)
         Qwen2ForCausalLM(config).save_pretrained(out_dir)
     return out_dir
+
+
+def _tool_chat_template() -> str:
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    return qwen2_5_chat_template
 
 
 def build_tiny_audio_lm(out_dir: Path, vocab_size: int = 2048, hidden: int = 64, seed: int = 0) -> Path:

@@ -278,12 +278,21 @@ def train_dialogue_grpo_command(
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
+    interface: Annotated[
+        str,
+        typer.Option(
+            help="tools: act through the family's named tools (TRL environment_factory); "
+            "text: the paper's P6a replies (TRL rollout_func)."
+        ),
+    ] = "tools",
+    max_tool_calls: Annotated[int, typer.Option(min=1, help="tools: tool-calling turns per dialogue.")] = 32,
 ) -> None:
     """Multi-turn GRPO on whole Hear2Act dialogues (access T): the model plays the assistant turn
     by turn against the user engine; the user's tokens never enter the loss.
 
-    Writes settings.json, curve.jsonl, final/ and evals/; the final model plays held-out
-    scenarios as `llm_dialogue@T`."""
+    Writes settings.json, curve.jsonl, final/ and evals/. With --interface tools the model acts
+    through named tools and plays held-out scenarios through the same tools; with --interface
+    text the final model plays held-out scenarios as `llm_dialogue@T`."""
     options = env_options(option)
     _run(
         "train_dialogue_grpo",
@@ -303,4 +312,6 @@ def train_dialogue_grpo_command(
         device=device,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
+        interface=interface,
+        max_tool_calls=max_tool_calls,
     )

@@ -25,6 +25,9 @@ shared layers work with any family through this object alone:
   the family's agents and of its training material (chat agent, SFT demonstrations, GRPO and
   dialogue tasks, PPO policies, tokenizer corpus), so evaluation and the trainers find both
   without naming the family;
+* ``tools`` (optional) names the family's ``hear_gym.core.tools.ToolSet`` ("module:ATTR"): its
+  actions as named tools, for agents that call functions (``hear_gym.integrations.trl``); a
+  family without one gets the generic ``act(reply)`` tool;
 * ``cli`` (optional) names the module with the family's commands: ``plan_eval(request)`` turns a
   ``hear-gym eval`` request into a run, ``listen(request)`` and ``render(request)`` serve
   ``hear-gym listen`` and ``hear-gym render``, ``register(app)`` adds the family's own commands.
@@ -69,6 +72,7 @@ class EnvFamily:
     compare_figure: Callable[[list[dict[str, Any]], Path], Path] | None = None
     episode_scalars: Callable[[dict[str, Any]], dict[str, float]] | None = None
     cli: str | None = None
+    tools: str | None = None  # "module:ATTR" of the family's ToolSet
     # entry-point groups this family's agents were registered under before ``agent_group``; still
     # read, with a DeprecationWarning, for one release
     legacy_agent_groups: tuple[str, ...] = ()

@@ -305,6 +305,8 @@ def test_a_dialogue_cut_by_the_token_cap_gets_the_defined_reward(tiny):
         ({"env_options": {"feedback": "explicit", "access": "T+S"}}, "must not set"),
         ({"max_completion_length": 0}, "max_completion_length"),
         ({"n_scenarios": 10_000}, "n_scenarios"),
+        ({"interface": "voice"}, "interface"),
+        ({"max_tool_calls": 0}, "max_tool_calls"),
     ],
 )
 def test_bad_settings_are_refused(tiny, tmp_path, change, message):
@@ -315,6 +317,7 @@ def test_bad_settings_are_refused(tiny, tmp_path, change, message):
 
 
 TINY_RUN = dict(
+    interface="text",
     n_scenarios=2,
     scenarios_per_step=1,
     num_generations=2,
@@ -384,6 +387,7 @@ def test_cli_trains_dialogue_grpo_and_plays_the_result(eager, tmp_path):
     out = tmp_path / "cli"
     tiny = ["--n-scenarios", "2", "--scenarios-per-step", "1", "--num-generations", "2"]
     tiny += ["--max-completion-length", "128", "--max-steps", "1", "--eval-limit", "1", "--no-wandb"]
+    tiny += ["--interface", "text"]
     result = CliRunner().invoke(
         app,
         [

@@ -5,6 +5,21 @@ The dialogues are a family's: its training material declares ``dialogue_tasks``
 ``hear2act_dialogue`` (``agents.hear2act.dialogue_task``) plays recommendation dialogues under T
 against the user engine; this trainer names no family.
 
+Two interfaces (``interface``):
+
+* ``"tools"`` (default): TRL's ``environment_factory`` (``training.llm.dialogue_tools``,
+  ``hear_gym.integrations.trl``). The model acts through the family's named tools, the user's
+  answers come back as tool results (out of the loss), the reward is the env return, and the
+  held-out evaluation plays test scenarios through the same factory. Needs a chat template TRL
+  can parse tool calls under (Qwen2.5/3, Llama 3.1/3.2, ...).
+* ``"text"``: the paper's protocol, kept on TRL's ``rollout_func`` (``DialogueRollout``) because
+  the factory cannot express it: the model writes each action as a tagged P6a reply (not a tool
+  call; TRL ends a rollout at the first reply without one), the user's turns are ``user``
+  messages of one append-only chat (TRL's are ``tool`` messages), a dialogue the token cap cuts
+  gets the task's cut rule (the factory sees an unfinished episode only), and the trained model
+  is evaluated as the paper's ``llm_dialogue@T`` agent through the runner. Steps 3-5 below are
+  this interface's.
+
 1. ``DialogueGRPOSettings``: the model folder (local; nothing is downloaded), the task and its env
    options, how many train scenarios, GRPO's group size and token cap, the optimizer, LoRA, the seed,
    where to write.
@@ -46,6 +61,7 @@ from training.llm.common import (
     trainer_device,
 )
 from training.llm.dialogue_rollout import DialogueRollout, episode_return_reward
+from training.llm.dialogue_tools import EpisodeHistory, ToolsCurveLog, evaluate_tools, tools_dataset
 from training.llm.run_folder import (
     CURVE_FILE,
     FINAL_DIR,
@@ -55,6 +71,8 @@ from training.llm.run_folder import (
     read_curve,
     start_curve,
 )
+
+INTERFACES = ("tools", "text")
 
 
 # -- 1. settings -------------------------------------------------------------------------------
@@ -78,6 +96,8 @@ class DialogueGRPOSettings:
     lora: LoraSettings = field(default_factory=LoraSettings)
     evaluation: EvalSettings | None = field(default_factory=EvalSettings)  # None: no evaluation
     wandb_project: str | None = "hear-gym"  # None: no W&B
+    interface: str = "tools"  # "tools": TRL's environment_factory; "text": P6a replies (rollout_func)
+    max_tool_calls: int = 32  # tools: TRL's max_tool_calling_iterations (calls after the first reply)
 
     def __post_init__(self) -> None:
         self.out, self.model = Path(self.out), Path(self.model)
@@ -103,6 +123,10 @@ class DialogueGRPOSettings:
         available = len(family(env_id).episode_ids("train"))
         if self.n_scenarios > available:
             raise ValueError(f"n_scenarios must be <= {available} (the train split)")
+        if self.interface not in INTERFACES:
+            raise ValueError(f"interface must be one of {INTERFACES}, got {self.interface!r}")
+        if not isinstance(self.max_tool_calls, int) or self.max_tool_calls < 1:
+            raise ValueError(f"max_tool_calls must be an int >= 1, got {self.max_tool_calls!r}")
         if self.learning_rate <= 0 or self.temperature <= 0:
             raise ValueError("learning_rate and temperature must be > 0")
 
@@ -121,7 +145,16 @@ def train_scenarios(env_id: str, n: int) -> list[str]:
 def grpo_config(settings: DialogueGRPOSettings):
     from trl import GRPOConfig
 
+    tools = (
+        {
+            "max_tool_calling_iterations": settings.max_tool_calls,
+            "per_device_eval_batch_size": settings.num_generations,
+        }
+        if settings.interface == "tools"
+        else {}
+    )
     return GRPOConfig(
+        **tools,
         output_dir=str(settings.out / "trainer"),
         loss_type="dapo",
         report_to=[],  # DialogueCurveLog writes W&B, with the settings and provenance
@@ -141,7 +174,11 @@ def grpo_config(settings: DialogueGRPOSettings):
     )
 
 
-def build_trainer(settings: DialogueGRPOSettings, rollout: DialogueRollout, callbacks=()):
+def build_trainer(
+    settings: DialogueGRPOSettings, rollout: DialogueRollout | None = None, callbacks=(), **tools
+):
+    """The text interface's trainer (``rollout``), or the tools interface's (``tools``: the
+    ``environment_factory`` class and the ``train_dataset``)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import GRPOTrainer
@@ -151,15 +188,19 @@ def build_trainer(settings: DialogueGRPOSettings, rollout: DialogueRollout, call
     if tokenizer.chat_template is None:
         raise ValueError(f"{settings.model} has no chat template; dialogues need one")
     model = AutoModelForCausalLM.from_pretrained(settings.model, dtype=torch.float32)
+    if rollout is not None:
+        tools = {
+            "reward_funcs": [episode_return_reward],
+            "train_dataset": rollout.dataset(),
+            "rollout_func": rollout,
+        }
     return GRPOTrainer(
         model=model,
-        reward_funcs=[episode_return_reward],
         args=grpo_config(settings),
-        train_dataset=rollout.dataset(),
         processing_class=tokenizer,
         peft_config=settings.lora.peft_config(),
-        rollout_func=rollout,
         callbacks=list(callbacks),
+        **tools,
     )
 
 
@@ -194,10 +235,12 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
     the curve's path, its last training row and the evaluation. Never writes over an earlier
     run: the out folder must not hold one."""
     env_id, task = dialogue_task(settings.task)
-    record = {**settings.to_json(), "cut_rule": task.cut_rule}
+    record = {**settings.to_json(), "cut_rule": task.cut_rule if settings.interface == "text" else PLAYED_OUT}
     curve = start_curve(
         settings.out, record, env_id, settings.wandb_project, final_evaluated=settings.evaluation is not None
     )
+    if settings.interface == "tools":
+        return train_with_tools(settings, env_id, task.access, curve)
     rollout = DialogueRollout(
         task, train_scenarios(env_id, settings.n_scenarios), settings.env_options, reset_seed=settings.seed
     )
@@ -217,6 +260,55 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
             device = trained_on(trainer)
             player = Player(task.player, task.agent)
             metrics = evaluation_rows(log, models, env_id, settings.evaluation, settings.seed, player, device)
+    finally:
+        finish_curve(curve)
+    rows = [r for r in read_curve(settings.out) if r["kind"] == "train"]
+    return {
+        "final": str(final),
+        "model": str(final),
+        "curve": str(settings.out / CURVE_FILE),
+        "last": rows[-1] if rows else None,
+        "metrics": metrics,
+    }
+
+
+PLAYED_OUT = (
+    "a dialogue the model leaves unfinished (no further tool call, or a cap stopped it) is played out "
+    "by the env with malformed replies until it ends (hear_gym.integrations.trl)"
+)
+
+
+def train_with_tools(settings: DialogueGRPOSettings, env_id: str, access: str, curve) -> dict[str, Any]:
+    """The tools interface (``training.llm.dialogue_tools``): train through the factory, then
+    evaluate the base (with ``evaluation.base``) and final model on held-out scenarios."""
+    history = EpisodeHistory()
+    log = ToolsCurveLog(history, settings.out, curve.wandb_run, curve.writes)
+    environment = history.environment_class(env_id, access, settings.env_options)
+    scenarios = train_scenarios(env_id, settings.n_scenarios)
+    metrics: dict[str, Any] = {}
+    try:
+        trainer = build_trainer(
+            settings,
+            callbacks=[log],
+            environment_factory=environment,
+            train_dataset=tools_dataset(env_id, scenarios, settings.seed),
+        )
+        held_out = None
+        if settings.evaluation is not None:
+            ids = family(env_id).episode_ids(settings.evaluation.split)
+            held_out = list(ids[: settings.evaluation.limit])
+        if held_out and settings.evaluation.base:
+            metrics["base"] = evaluate_tools(trainer, history, env_id, held_out, settings.seed)
+            log.write({"kind": "eval", "step": 0, "checkpoint": "base", "metrics": metrics["base"]})
+        trainer.train(resume_from_checkpoint=curve.resume_from)
+        final = settings.out / FINAL_DIR
+        trainer.save_model(str(final))
+        if main_process():
+            trainer.processing_class.save_pretrained(str(final))
+        if held_out:
+            metrics["final"] = evaluate_tools(trainer, history, env_id, held_out, settings.seed)
+            step = int(trainer.state.global_step)
+            log.write({"kind": "eval", "step": step, "checkpoint": "final", "metrics": metrics["final"]})
     finally:
         finish_curve(curve)
     rows = [r for r in read_curve(settings.out) if r["kind"] == "train"]

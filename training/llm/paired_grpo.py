@@ -12,7 +12,10 @@ advantages are zero and their tokens leave the loss and its token count (``loss_
 normalizes by the tokens that remain). The dropped fraction is logged.
 
 Dataset rows hold ``prompt`` / ``item_id`` (x+) and ``prompt_minus`` / ``item_id_minus`` (x-); a
-row that is not a pair repeats its own prompt and item there, and is then an ordinary group.
+row that is not a pair repeats its own prompt and item there, and is then an ordinary group. Every
+column ``c`` with a ``c_minus`` partner is swapped for the x- side, so rows of TRL's
+``environment_factory`` (``hear_gym.integrations.trl``) pair the same way through
+``episode_id`` / ``episode_id_minus``: the env's ``reset(**row)`` then starts the x- episode.
 vLLM's server mode samples all completions of a group from one prompt, which breaks pairing;
 it is refused. Colocate mode generates from the rows as given and keeps pairs.
 """
@@ -25,7 +28,7 @@ import torch
 from trl import GRPOTrainer
 
 EPSILON = 1e-4  # TRL's own in the group normalization
-MINUS_COLUMNS = {"prompt": "prompt_minus", "item_id": "item_id_minus"}
+MINUS = "_minus"  # the suffix of a column that holds the x- side of the column it extends
 
 
 def paired_advantages(rewards: torch.Tensor, group_size: int, eps: float = EPSILON):
@@ -48,8 +51,11 @@ def paired_advantages(rewards: torch.Tensor, group_size: int, eps: float = EPSIL
 
 
 def minus_side(row: dict[str, Any]) -> dict[str, Any]:
-    """The row as its x- side: prompt and item from the ``*_minus`` columns."""
-    return {**row, **{column: row[source] for column, source in MINUS_COLUMNS.items()}}
+    """The row as its x- side: every column with a ``*_minus`` partner takes the partner's value."""
+    return {
+        **row,
+        **{column[: -len(MINUS)]: value for column, value in row.items() if column.endswith(MINUS)},
+    }
 
 
 class PairedGRPOTrainer(GRPOTrainer):

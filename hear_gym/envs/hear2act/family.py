@@ -84,6 +84,7 @@ FAMILY = EnvFamily(
     compare_figure=lambda summaries, path: plots.ladder_plot({"": plots.ladder_rungs(summaries)}, path),
     episode_scalars=metrics.episode_scalars,
     cli="hear_gym.envs.hear2act.cli",
+    tools="hear_gym.envs.hear2act.tools:TOOLS",
 )
 
 

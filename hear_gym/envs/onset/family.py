@@ -51,4 +51,5 @@ FAMILY = EnvFamily(
     splits=SPLITS,
     episode_scalars=metrics.episode_scalars,
     cli="hear_gym.envs.onset.cli",
+    tools="hear_gym.envs.onset.tools:TOOLS",
 )

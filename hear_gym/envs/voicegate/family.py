@@ -79,4 +79,5 @@ FAMILY = EnvFamily(
     splits=SPLITS,
     episode_scalars=metrics.episode_scalars,
     cli="hear_gym.envs.voicegate.cli",
+    tools="hear_gym.envs.voicegate.tools:TOOLS",
 )

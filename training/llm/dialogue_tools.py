@@ -1,0 +1,113 @@
+"""Dialogue GRPO through TRL's ``environment_factory`` (``interface="tools"``, the default of
+``training.llm.dialogue_grpo``): the model plays the task's env through its family's named tools
+(``hear_gym.integrations.trl``; Hear2Act: ``ask``, ``ask_about``, ``clarify``, ``recommend``,
+``confirm``), TRL runs the tool loop, and the reward is the env return (``get_reward``).
+
+* The dataset: one row per train scenario (``episode_rows``: the tool set's instruction, the
+  scenario id and the run's seed), so every dialogue of a group starts from the same state.
+* ``EpisodeHistory``: each scored rollout's return, success, calls, invalid calls and whether it
+  was played out (left unfinished by the model or cut by a cap), for the curve.
+* ``ToolsCurveLog``: one ``curve.jsonl`` row per optimizer step with those statistics and TRL's
+  loss and tool-call frequency.
+* ``evaluate_tools``: the held-out evaluation plays ``limit`` test scenarios through the same
+  factory with TRL's own generation (``trainer.evaluate``; each scenario ``num_generations``
+  times), and logs the mean return and success with scenario-level bootstrap CIs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hear_gym.integrations.trl import HearGymEnvironment, environment_factory, episode_rows
+from hear_gym.stats.bootstrap import RatioSums, ratio_ci
+from training.llm.run_folder import CurveLog
+
+
+class EpisodeHistory(list):
+    """One dict per scored rollout, in order (training and evaluation alike)."""
+
+    def environment_class(self, env_id: str, access: str, env_options: dict[str, Any]) -> type:
+        """``env_id``'s factory class, recording each rollout here when TRL scores it. It keeps
+        the factory's class name, which names TRL's reward column."""
+        base = environment_factory(env_id, access=access, **env_options)
+        history = self
+
+        def get_reward(environment: HearGymEnvironment) -> float:
+            reward = HearGymEnvironment.get_reward(environment)
+            episode = environment.episode or {}
+            history.append(
+                {
+                    "episode_id": environment.episode_id,
+                    "reward": reward,
+                    "success": float(bool(episode.get("success", False))),
+                    "calls": len(environment.replies) - environment.played_out,
+                    "invalid_calls": environment.invalid_calls,
+                    "played_out": float(environment.played_out > 0),
+                }
+            )
+            return reward
+
+        return type(base.__name__, (base,), {"get_reward": get_reward, "__module__": base.__module__})
+
+    def summary(self, rows: list[dict[str, Any]]) -> dict[str, float]:
+        n = len(rows)
+        calls = sum(r["calls"] for r in rows)
+        return {
+            "dialogues": n,
+            "reward": sum(r["reward"] for r in rows) / n,
+            "success": sum(r["success"] for r in rows) / n,
+            "played_out_fraction": sum(r["played_out"] for r in rows) / n,
+            "calls": calls / n,
+            "invalid_call_rate": sum(r["invalid_calls"] for r in rows) / calls if calls else 0.0,
+        }
+
+
+def tools_dataset(env_id: str, scenario_ids: list[str], seed: int):
+    from datasets import Dataset
+
+    return Dataset.from_list(episode_rows(env_id, scenario_ids, seed=seed))
+
+
+class ToolsCurveLog(CurveLog):
+    """One row per logged optimizer step: the rollouts scored since the last row and TRL's loss
+    and tool-call frequency; to ``curve.jsonl`` and W&B."""
+
+    def __init__(self, history: EpisodeHistory, out: Path, wandb_run=None, writes: bool = True) -> None:
+        super().__init__(out, wandb_run, writes)
+        self.history, self.seen = history, 0
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        logs = logs or {}
+        if "loss" not in logs:  # the end-of-training summary, or an evaluation's
+            return
+        rows, self.seen = self.history[self.seen :], len(self.history)
+        if not rows:
+            return
+        row = {"kind": "train", "step": int(state.global_step), **self.history.summary(rows)}
+        row["loss"] = float(logs["loss"])
+        row["tool_call_frequency"] = float(logs.get("tools/call_frequency", 0.0))
+        self.write(row)
+
+
+def evaluate_tools(trainer, history: EpisodeHistory, env_id: str, scenario_ids: list[str], seed: int):
+    """Play ``scenario_ids`` through the factory with the trainer's model (every process of a
+    distributed launch takes part); returns the metrics (``return``, ``success``: point and 95%
+    CI over scenarios)."""
+    from accelerate.utils import gather_object
+
+    start = len(history)
+    trainer.evaluate(eval_dataset=tools_dataset(env_id, scenario_ids, seed))
+    rows = gather_object(history[start:])  # every process's share of the rollouts
+    del history[start:]  # evaluation rollouts are not training rows of the curve
+    metrics = {}
+    for metric, key in (("return", "reward"), ("success", "success")):
+        sums = {s: [0.0, 0.0] for s in scenario_ids}
+        for row in rows:
+            sums[row["episode_id"]][0] += row[key]
+            sums[row["episode_id"]][1] += 1
+        numerator, denominator = (np.array(v) for v in zip(*sums.values(), strict=True))
+        metrics[metric] = ratio_ci(RatioSums(numerator, denominator), seed=seed).as_dict()
+    return metrics
