@@ -66,7 +66,9 @@ class DeliveryPlan:
                 raise ValueError(f"plan field {name!r} must be one of {FIELD_LEVELS[name]}, got {value!r}")
         emphasis = frozenset(self.emphasis)
         if any(not isinstance(i, int) or isinstance(i, bool) or i < 0 for i in emphasis):
-            raise ValueError(f"emphasis must be non-negative word indices, got {sorted(self.emphasis, key=str)}")
+            raise ValueError(
+                f"emphasis must be non-negative word indices, got {sorted(self.emphasis, key=str)}"
+            )
         object.__setattr__(self, "emphasis", emphasis)
 
     def slot(self, name: str) -> Any:
