@@ -1,7 +1,7 @@
 """The VoxReason controls on the paper's splits, played through ``hear_gym/DeliveryPlan-v0``
 (access T, strict JSON text actions), beside the paper's figures.
 
-Run: ``python benchmarks/deliveryplan_controls.py [--out benchmarks/deliveryplan_controls.json]``.
+Run: ``python benchmarks/deliveryplan_controls.py [--out benchmarks/out/deliveryplan_controls.json]``.
 Prints three tables: the controlled comparison on all 100 paired cases (text-only vs oracle,
 prior fitted on the public train split), the evidence-sensitivity matrix (6 controls x 24
 held-out pairs of the source-key-disjoint test split x 3 seeds = 432 paired records), and the
@@ -14,14 +14,10 @@ import argparse
 import json
 from pathlib import Path
 
-import gymnasium as gym
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-import hear_gym  # noqa: F401  (registers the envs)
-from agents.deliveryplan.controls import CONTROL_AGENTS
-from hear_gym.envs.deliveryplan.report import case_metric_rows
+from agents.deliveryplan.play import mean_rows, play_control
 from hear_gym.envs.deliveryplan.splits import MATRIX_CONDITIONS, MATRIX_SEEDS, PARTITIONS, split_ids
 
 SHOWN = (
@@ -55,41 +51,26 @@ PAPER = {  # VoxReason §6.1-6.3, Table 4: the figures the notes report
 }
 
 
-def play(control: str, case_ids, partition: str, seed: int = 0) -> list[dict]:
-    """Each case's metric row (``report.case_metric_rows``) for one control."""
-    env = gym.make(
-        "hear_gym/DeliveryPlan-v0", access="T", actions="text", item_ids=list(case_ids), partition=partition
-    )
-    agent = CONTROL_AGENTS[control](seed=seed, partition=partition)
-    rows = []
-    for case_id in case_ids:
-        obs, _ = env.reset(seed=seed, options={"item_id": case_id})
-        agent.reset()
-        done = False
-        while not done:
-            obs, _, done, _, info = env.step(agent.act(obs))
-        rows.append(case_metric_rows(info["episode"]))
-    return rows
-
-
 def means(rows: list[dict]) -> dict[str, float]:
-    return {m: float(np.mean([r[m] for r in rows])) for m in SHOWN}
+    return mean_rows(rows, SHOWN)
 
 
 def run() -> dict[str, dict[str, dict[str, float]]]:
     everything = split_ids("all")
     results: dict[str, dict[str, dict[str, float]]] = {"all": {}}
     for control in ("text_only", "oracle"):
-        results["all"][control] = means(play(control, everything, "public"))
+        results["all"][control] = means(play_control(control, everything, "public"))
     held_out = split_ids("test", "source_key_disjoint")
     results["matrix"] = {}
     for control in MATRIX_CONDITIONS:
-        rows = [r for s in MATRIX_SEEDS for r in play(control, held_out, "source_key_disjoint", seed=s)]
+        rows = [
+            r for s in MATRIX_SEEDS for r in play_control(control, held_out, "source_key_disjoint", seed=s)
+        ]
         results["matrix"][control] = {**means(rows), "n_records": len(rows)}
     for partition in PARTITIONS:
         test = split_ids("test", partition)
         results[partition] = {
-            "prior_only": {**means(play("prior_only", test, partition)), "n_cases": len(test)}
+            "prior_only": {**means(play_control("prior_only", test, partition)), "n_cases": len(test)}
         }
     return results
 

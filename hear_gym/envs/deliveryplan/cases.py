@@ -35,7 +35,7 @@ N_CASES = 100
 UTTERANCES = ("Kids are talking by the door", "Dogs are sitting by the door")
 ROLES = ("audiobook narrator", "customer support agent")
 SCENE = "read the line aloud to a listener"
-VOICES = ("f1", "f2", "f3", "m1", "m2", "m3")  # eSpeak voices the evidence is rendered in
+VOICES = ("f1", "f2", "f3", "f4", "f5", "m1", "m2", "m3", "m4", "m7")  # the evidence voices (all ten)
 # cases per key: 100 in all; emotion totals make the source-emotion-disjoint 56/12/32 split and
 # key totals the source-key-disjoint 60/16/24 split (see ``splits``)
 KEY_COUNTS: dict[tuple[str, str], int] = {
