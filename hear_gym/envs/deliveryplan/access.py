@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.wrappers import TransformObservation
 
 from hear_gym.wrappers.access import apply_access_table
 from hear_gym.wrappers.audio import AudioObservation
@@ -29,15 +28,19 @@ def source_audio(env: gym.Env) -> gym.Env:
     return AudioObservation(env, _source_clip)
 
 
-def hide_labels(env: gym.Env) -> gym.Env:
-    """The prompt without the source record's emotion and intensity."""
-    return TransformObservation(
-        env, lambda obs: {**obs, "text": env.unwrapped.prompt(labels=False)}, env.observation_space
-    )
+class HiddenLabels(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """The prompt without the source record's emotion and intensity (its cue id stays)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
+
+    def observation(self, observation: dict) -> dict:
+        return {**observation, "text": self.env.unwrapped.prompt(labels=False)}
 
 
 ACCESS_CONDITIONS = {
-    "A": lambda env: hide_labels(source_audio(env)),
+    "A": lambda env: HiddenLabels(source_audio(env)),
     "A+T": source_audio,
     "T": lambda env: env,
 }

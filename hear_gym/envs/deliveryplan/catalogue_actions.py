@@ -10,9 +10,10 @@ from hear_gym.core.spaces import discrete_index
 from hear_gym.envs.deliveryplan.actions import N_CATALOGUE, decode_catalogue, encode_typed
 
 
-class CatalogueActions(gym.ActionWrapper):
+class CatalogueActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ActionWrapper.__init__(self, env)
         self.action_space = spaces.Discrete(N_CATALOGUE)
 
     def action(self, action):
