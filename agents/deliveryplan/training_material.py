@@ -30,6 +30,7 @@ from hear_gym.core.registry import family
 from hear_gym.envs.deliveryplan.actions import format_reply
 from hear_gym.envs.deliveryplan.cases import cases_by_id
 from hear_gym.envs.deliveryplan.env import side_prompt
+from hear_gym.envs.deliveryplan.features import CUE_ID
 from hear_gym.envs.deliveryplan.family import ENV_ID
 from hear_gym.envs.deliveryplan.splits import split_ids
 
@@ -130,16 +131,19 @@ def build(settings, eos_token_ids: set[int]):
 
 
 def corpus() -> list[str]:
-    """The instruction, every case side's prompt (with and without its labels) and every oracle
-    reply."""
-    ids = split_ids("all")
-    texts = [PLAN_INSTRUCTION]
-    for case_id in ids:
+    """The instruction, each distinct prompt line (with and without labels, cue ids left out: they
+    are per-case hashes) and the oracle's reply for one case of every key. Kept small: every
+    family's corpus trains the one tokenizer of the tiny offline models."""
+    lines: dict[str, None] = {}
+    replies: dict[tuple[str, str], str] = {}
+    for case_id in split_ids("all"):
         case = cases_by_id()[case_id]
         for side, view in enumerate((case.original, case.edited)):
-            texts += [side_prompt(case, view, labels=True), side_prompt(case, view, labels=False)]
-            texts.append(oracle_reply(case_id, side))
-    return texts
+            for labels in (True, False):
+                for line in side_prompt(case, view, labels=labels).splitlines():
+                    lines[CUE_ID.sub("", line).strip()] = None
+            replies.setdefault(view.source_key, oracle_reply(case_id, side))
+    return [PLAN_INSTRUCTION, *lines, *replies.values()]
 
 
 MATERIAL = TrainingMaterial(

@@ -28,13 +28,13 @@ from hear_gym.envs.deliveryplan.actions import N_CATALOGUE
 from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
 
 WORD_BINS = 256  # the suite's 54 prompt words (cue ids left out) fall in distinct bins
-_CUE_ID = re.compile(r"\[[a-z]{3}-[0-9a-f]{6}\]")
+CUE_ID = re.compile(r"\[[a-z]{3}-[0-9a-f]{6}\]")
 _BIG = np.float32(1e4)
 KEPT_CLIPS = 512  # two sides of every case, with room
 
 
 def prompt_words(text: str) -> np.ndarray:
-    return hashed_words(_CUE_ID.sub(" ", text), WORD_BINS)
+    return hashed_words(CUE_ID.sub(" ", text), WORD_BINS)
 
 
 class FeatureObservation(gym.Wrapper):
