@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 
 import hear_gym  # noqa: F401  (registers the envs)
-from agents.deliveryplan.controls import CONTROL_AGENTS
+from agents.deliveryplan.baselines import CONTROL_AGENTS
 from hear_gym.envs.deliveryplan.report import case_metric_rows
 
 

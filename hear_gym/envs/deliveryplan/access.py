@@ -39,8 +39,14 @@ class HiddenLabels(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
         return {**observation, "text": self.env.unwrapped.prompt(labels=False)}
 
 
+def hide_user_words(env: gym.Env) -> gym.Env:
+    """What the family contract calls hiding the words the agent must hear instead: here, the
+    source record's labels."""
+    return HiddenLabels(env)
+
+
 ACCESS_CONDITIONS = {
-    "A": lambda env: HiddenLabels(source_audio(env)),
+    "A": lambda env: hide_user_words(source_audio(env)),
     "A+T": source_audio,
     "T": lambda env: env,
 }

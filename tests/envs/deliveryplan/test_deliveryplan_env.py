@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import hear_gym  # noqa: F401
-from agents.deliveryplan.controls import OracleAgent, PriorOnlyAgent
+from agents.deliveryplan.baselines import OracleAgent, PriorOnlyAgent
+from hear_gym.core.env_checks import EpisodeNotRunning
 from hear_gym.envs.deliveryplan.cases import cases_by_id
 
 ENV_ID = "hear_gym/DeliveryPlan-v0"
@@ -103,3 +104,32 @@ def test_feature_words_carry_the_label_under_t_only():
         second, *_ = env.step(0)
         assert (not np.array_equal(first["words"], second["words"])) == differ
         assert ("acoustic" in first) == (access == "A")
+
+
+@pytest.mark.filterwarnings("ignore:.*is different from the unwrapped version")
+def test_typed_actions_pass_the_env_checker_and_replay_the_same():
+    """The typed format is not among the family's declared formats (the shared contract tests
+    play ints or replies), so it is checked here."""
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make(ENV_ID, actions="typed", split="test")
+    check_env(env.unwrapped)
+    check_env(env)
+
+    def trace(seed):
+        env.action_space.seed(seed)
+        env.reset(seed=seed)
+        out = []
+        for _ in range(6):
+            _, reward, done, _, info = env.step(env.action_space.sample())
+            out.append((info["item_id"], reward))
+            if done:
+                env.reset()
+        return out
+
+    assert trace(3) == trace(3) and trace(3) != trace(4)
+    with pytest.raises(EpisodeNotRunning):
+        env.reset(seed=0)
+        env.step(env.action_space.sample())
+        env.step(env.action_space.sample())
+        env.step(env.action_space.sample())
