@@ -44,7 +44,7 @@ def test_the_plan_varies_by_voice_but_not_by_call():
     assert len({plan.rate for plan in plans.values()}) == len(EVIDENCE_VOICES)
 
 
-@pytest.mark.parametrize("renderer", ["espeak", "praat"])
+@pytest.mark.parametrize("renderer", ["espeak", pytest.param("praat", marks=pytest.mark.slow)])
 def test_render_is_16k_float32_cached_and_identical_in_another_process(renderer):
     wave = render_evidence(TEXT, "sad", "strong", "f2", renderer=renderer)
     assert wave.dtype == np.float32 and wave.ndim == 1 and SAMPLE_RATE < len(wave) < 6 * SAMPLE_RATE
