@@ -103,6 +103,7 @@ def main() -> None:
         console.print(table)
     console.print("(paper's figure in parentheses)")
     if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2, sort_keys=True))
 
 

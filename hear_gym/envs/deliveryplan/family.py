@@ -13,7 +13,7 @@ from hear_gym.envs.deliveryplan.cases import GENERATOR_VERSION
 from hear_gym.envs.deliveryplan.catalogue_actions import CatalogueActions
 from hear_gym.envs.deliveryplan.env import DeliveryPlanEnv
 from hear_gym.envs.deliveryplan.features import FeatureObservation
-from hear_gym.envs.deliveryplan.splits import SPLITS, split_ids
+from hear_gym.envs.deliveryplan.splits import QUALIFIED_SPLITS, SPLITS, split_ids
 from hear_gym.wrappers.access import check_access
 from hear_gym.wrappers.stack import check_formats, wrap_env
 
@@ -45,6 +45,8 @@ def make(access: str = "T", actions: str = "discrete", observation: str = "dict"
 
 
 def episode_ids(split: str) -> tuple[str, ...]:
+    """Case ids of a public split, or of a shortcut split named with its partition
+    (``"source_key_disjoint/test"``)."""
     return split_ids(split, "public")
 
 
@@ -57,7 +59,8 @@ FAMILY = EnvFamily(
     episode_ids=episode_ids,
     summarize=report.summarize,
     tables=report.tables,
-    splits=SPLITS,
+    splits=(*SPLITS, *QUALIFIED_SPLITS),
     action_formats=ACTION_FORMATS,
     episode_scalars=report.episode_scalars,
+    cli="hear_gym.envs.deliveryplan.cli",
 )

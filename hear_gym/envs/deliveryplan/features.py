@@ -2,7 +2,10 @@
 float32 Boxes built from the access condition's observation, so each condition sees only what it
 grants.
 
-* ``step``: one-hot, original or edited side;
+There is no side indicator: the expected plan depends only on the evidence on show, never on
+whether it is the original or the edit, so a policy is not given a feature it could use to learn
+side-specific mappings (held-out keys appear in training only as edits of their sibling keys).
+
 * ``words``: the prompt's words hashed into ``WORD_BINS`` presence bits, cue ids left out (they
   are per-case hashes and carry no meaning across cases); under ``T`` and ``A+T`` the source
   label's words are among them, under ``A`` they are not;
@@ -22,27 +25,23 @@ from gymnasium import spaces
 
 from hear_gym.core.text import hashed_words
 from hear_gym.envs.deliveryplan.actions import N_CATALOGUE
-from hear_gym.envs.deliveryplan.env import N_STEPS
 from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
 
-WORD_BINS = 64
-_CUE_ID = re.compile(r"\[[a-z]{3}-[0-9a-f]{6}\]")
+WORD_BINS = 256  # the suite's 54 prompt words (cue ids left out) fall in distinct bins
+CUE_ID = re.compile(r"\[[a-z]{3}-[0-9a-f]{6}\]")
 _BIG = np.float32(1e4)
 KEPT_CLIPS = 512  # two sides of every case, with room
 
 
 def prompt_words(text: str) -> np.ndarray:
-    return hashed_words(_CUE_ID.sub(" ", text), WORD_BINS)
+    return hashed_words(CUE_ID.sub(" ", text), WORD_BINS)
 
 
 class FeatureObservation(gym.Wrapper):
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self.hears = "audio" in env.observation_space.spaces
-        leaves = {
-            "step": spaces.Box(0.0, 1.0, (N_STEPS,), np.float32),
-            "words": spaces.Box(0.0, 1.0, (WORD_BINS,), np.float32),
-        }
+        leaves = {"words": spaces.Box(0.0, 1.0, (WORD_BINS,), np.float32)}
         if self.hears:
             leaves["acoustic"] = spaces.Box(-_BIG, _BIG, (len(FEATURE_NAMES),), np.float32)
         leaves["action_mask"] = spaces.Box(0.0, 1.0, (N_CATALOGUE,), np.float32)
@@ -58,9 +57,7 @@ class FeatureObservation(gym.Wrapper):
         return self._features(obs, info), reward, terminated, truncated, info
 
     def _features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
-        step = np.zeros(N_STEPS, dtype=np.float32)
-        step[int(obs["step"][0])] = 1.0
-        out = {"step": step, "words": prompt_words(obs["text"])}
+        out = {"words": prompt_words(obs["text"])}
         if self.hears:
             out["acoustic"] = self._acoustic_features(obs, info)
         out["action_mask"] = np.asarray(obs["action_mask"], dtype=np.float32)

@@ -78,8 +78,17 @@ def partition(name: str, seed: int = DEFAULT_SEED) -> dict[str, tuple[str, ...]]
     raise ValueError(f"unknown partition {name!r}; partitions: {PARTITIONS}")
 
 
+QUALIFIED_SPLITS = tuple(f"{p}/{s}" for p in PARTITIONS[1:] for s in SPLITS)
+
+
 def split_ids(split: str, partition_name: str = "public", seed: int = DEFAULT_SEED) -> tuple[str, ...]:
-    """Case ids of one split (``"all"``: every case)."""
+    """Case ids of one split (``"all"``: every case). A split may name its partition,
+    ``"source_key_disjoint/test"``, which then overrides ``partition_name``; that is how an
+    evaluation that knows only split names (``EnvFamily.episode_ids``) reaches the shortcut splits."""
+    if "/" in split:
+        partition_name, _, split = split.partition("/")
+        if partition_name not in PARTITIONS:
+            raise ValueError(f"unknown partition {partition_name!r} in split; partitions: {PARTITIONS}")
     if split == "all":
         return tuple(c.case_id for c in generate_cases(seed))
     if split not in SPLITS:
