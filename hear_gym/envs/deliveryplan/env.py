@@ -107,6 +107,7 @@ class DeliveryPlanEnv(gym.Env):
         self._outputs: list[PlannerOutput] = []
         self._replies: list[str] = []
         self._scores: list[dict[str, float]] = []
+        self._rewards: list[float] = []
 
     # -- episode --------------------------------------------------------------------------
     @property
@@ -121,7 +122,7 @@ class DeliveryPlanEnv(gym.Env):
         drawn = int(self.np_random.integers(len(self.episodes))) if requested is None else requested
         self.case = cases_by_id()[self.episodes[drawn]]
         self.side = 0
-        self._outputs, self._replies, self._scores = [], [], []
+        self._outputs, self._replies, self._scores, self._rewards = [], [], [], []
         return self._observation(), self._info()
 
     def step(self, action):
@@ -146,6 +147,7 @@ class DeliveryPlanEnv(gym.Env):
             reward = pair[PAIR_REWARD] if pair else 0.0
         else:
             reward = scores[self.reward_name]
+        self._rewards.append(float(reward))
         info = {**self._info(), "scores": scores, "malformed": output.malformed, "reply": reply or ""}
         if terminated:
             info["pair_scores"] = pair
@@ -158,9 +160,6 @@ class DeliveryPlanEnv(gym.Env):
     def _episode_record(self, pair: dict[str, float]) -> dict[str, Any]:
         """The finished case as ``results.jsonl`` stores it (what ``report`` reads)."""
         case = self.case
-        rewards = [s[self.reward_name] if self.reward_name != PAIR_REWARD else 0.0 for s in self._scores]
-        if self.reward_name == PAIR_REWARD:
-            rewards[-1] = pair[PAIR_REWARD]
         return {
             "item_id": case.case_id,
             "split": self.split,
@@ -176,8 +175,8 @@ class DeliveryPlanEnv(gym.Env):
             "malformed": [o.malformed for o in self._outputs],
             "case_scores": list(self._scores),
             "pair_scores": pair,
-            "rewards": rewards,
-            "return": float(sum(rewards)),
+            "rewards": list(self._rewards),
+            "return": float(sum(self._rewards)),
         }
 
     def action_masks(self) -> np.ndarray:

@@ -34,7 +34,7 @@ with a malformed side has required-change accuracy and preservation 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +61,6 @@ PAIR_METRICS = (
     "unexpected_change_rate",
     "counterfactual_consistency",
 )
-REWARDS = ("gcite", "grounded_score", "plan_slot_accuracy", "evidence_f1")  # the env's reward options
 
 
 @dataclass(frozen=True)
@@ -143,12 +142,3 @@ def score_pair(
 
 def _normalized(value: Any) -> Any:
     return value if isinstance(value, str) else frozenset(value)
-
-
-def changed_slots(before: DeliveryPlan, after: DeliveryPlan) -> tuple[str, ...]:
-    return tuple(s for s in SCORED_SLOTS if before.slot(s) != after.slot(s))
-
-
-def mean_metrics(rows: Sequence[Mapping[str, float]], names: Sequence[str]) -> dict[str, float]:
-    """Macro means over cases (or pairs); 0 for no rows."""
-    return {n: float(np.mean([r[n] for r in rows])) if rows else 0.0 for n in names}
