@@ -24,7 +24,7 @@ import numpy as np
 
 from hear_gym.envs.deliveryplan.cases import plan_delta
 from hear_gym.envs.deliveryplan.plan import DeliveryPlan
-from hear_gym.envs.deliveryplan.verifier import PAIR_METRICS, changed_slots, score_pair
+from hear_gym.envs.deliveryplan.verifier import PAIR_METRICS, score_pair
 from hear_gym.speech.plans import ProsodyPlan, plan_for, plan_table
 
 # field -> (speech-layer control, half-width of the "mid" band, relative?)
@@ -87,7 +87,7 @@ def audit_edits(prosody: str, speakers: tuple[str, ...], text: str = AUDIT_TEXT)
                 return as_delivery_plan(plan_for(label, prosody, key, f"{key}|{label}|{text}"), neutral)
 
             original, edited = varied(before), varied(after)
-            unexpected = tuple(f for f in changed_slots(original, edited) if f not in delta)
+            unexpected = tuple(f for f in plan_delta(original, edited) if f not in delta)
             scores = score_pair(original, edited, delta)
             out.append(EditAudit(before, after, speaker, tuple(sorted(delta)), unexpected, scores))
     return out
