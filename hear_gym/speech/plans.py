@@ -105,6 +105,7 @@ def parse_plan_table(name: str, raw: dict) -> PlanTable:
     family can ship its own table (labels of its own) and vary it with ``vary_plan``."""
     labels, contours = {}, {}
     for label, values in raw["labels"].items():
+        values = dict(values)  # the caller's dict stays as it was
         contour = values.pop("final_contour")
         dist = {contour: 1.0} if isinstance(contour, str) else dict(contour)
         if set(dist) - set(CONTOURS) or abs(sum(dist.values()) - 1) > 1e-9:

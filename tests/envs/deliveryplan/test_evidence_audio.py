@@ -17,10 +17,20 @@ from hear_gym.envs.deliveryplan.evidence_audio import (
 from hear_gym.envs.deliveryplan.plan import EMOTIONS, SOURCE_KEYS, key_name
 from hear_gym.speech.espeak import VOICES
 from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
+from hear_gym.speech.plans import parse_plan_table, vary_plan
 from hear_gym.speech.renderers import SAMPLE_RATE
 
 TEXT = "Kids are talking by the door."
 NUMERIC_CUES = ("rate", "pitch", "range", "gain_db", "clause_pause_ms")
+PLAN = {
+    "rate": 175,
+    "pitch": 50,
+    "range": 50,
+    "gain_db": 0,
+    "lead_pause_ms": 0,
+    "clause_pause_ms": 150,
+    "final_contour": "fall",
+}
 
 
 def test_the_table_plans_every_source_key_and_voices_split_disjointly():
@@ -38,13 +48,22 @@ def test_strong_intensity_moves_every_cue_further_from_neutral_the_same_way(emot
     assert sum(getattr(strong, cue) != getattr(normal, cue) for cue in NUMERIC_CUES) >= 3
 
 
+def test_a_family_table_needs_its_baseline_and_varies_from_it():
+    raw = {"baseline": "calm/normal", "labels": {"angry/normal": {**PLAN, "rate": 200}}}
+    with pytest.raises(ValueError, match="lacks its baseline plan 'calm/normal'"):
+        parse_plan_table("family", raw)
+    table = parse_plan_table("family", {**raw, "labels": {**raw["labels"], "calm/normal": PLAN}})
+    # no spreads: the varied plan is the table's own
+    assert vary_plan(table, "angry/normal", "s", "u").rate == 200 and table.baseline == "calm/normal"
+
+
 def test_the_plan_varies_by_voice_but_not_by_call():
     plans = {voice: evidence_plan(TEXT, "angry", "strong", voice) for voice in EVIDENCE_VOICES}
     assert evidence_plan(TEXT, "angry", "strong", "m1") == plans["m1"]
     assert len({plan.rate for plan in plans.values()}) == len(EVIDENCE_VOICES)
 
 
-@pytest.mark.parametrize("renderer", ["espeak", "praat"])
+@pytest.mark.parametrize("renderer", ["espeak", pytest.param("praat", marks=pytest.mark.slow)])
 def test_render_is_16k_float32_cached_and_identical_in_another_process(renderer):
     wave = render_evidence(TEXT, "sad", "strong", "f2", renderer=renderer)
     assert wave.dtype == np.float32 and wave.ndim == 1 and SAMPLE_RATE < len(wave) < 6 * SAMPLE_RATE
