@@ -25,6 +25,10 @@ and from its utterance key (the speaker key plus label and text):
 3. the final contour is drawn from the label's distribution with one more utterance uniform.
 
 The same request always gets the same plan; no global random state is involved.
+
+A family with labels of its own ships its own table in the same JSON form (with a ``baseline``
+label in place of ``neutral`` if it likes) and varies it the same way: ``parse_plan_table`` and
+``vary_plan``.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ class PlanTable:
     contours: dict[str, tuple[tuple[str, float], ...]]  # label -> (contour, probability)
     speaker: Spread
     utterance: Spread
+    baseline: str = NEUTRAL_DELIVERY  # the label whose plan every deviation is measured from
 
 
 def check_prosody(name: str) -> str:
@@ -92,8 +97,15 @@ def check_prosody(name: str) -> str:
 def plan_table(name: str = DEFAULT_PROSODY) -> PlanTable:
     check_prosody(name)
     raw = json.loads((resources.files("hear_gym.speech") / f"delivery_plans_{name}.json").read_text("utf-8"))
+    return parse_plan_table(name, raw)
+
+
+def parse_plan_table(name: str, raw: dict) -> PlanTable:
+    """A plan table from its JSON form (``labels``, ``speaker`` and ``utterance`` spreads), so a
+    family can ship its own table (labels of its own) and vary it with ``vary_plan``."""
     labels, contours = {}, {}
     for label, values in raw["labels"].items():
+        values = dict(values)  # the caller's dict stays as it was
         contour = values.pop("final_contour")
         dist = {contour: 1.0} if isinstance(contour, str) else dict(contour)
         if set(dist) - set(CONTOURS) or abs(sum(dist.values()) - 1) > 1e-9:
@@ -103,10 +115,11 @@ def plan_table(name: str = DEFAULT_PROSODY) -> PlanTable:
             )
         contours[label] = tuple((c, dist[c]) for c in CONTOURS if dist.get(c))
         labels[label] = ProsodyPlan(label=label, final_contour=max(dist, key=dist.get), **values)
-    if NEUTRAL_DELIVERY not in labels:
-        raise ValueError(f"delivery_plans_{name}.json lacks the {NEUTRAL_DELIVERY!r} plan")
+    baseline = raw.get("baseline", NEUTRAL_DELIVERY)
+    if baseline not in labels:
+        raise ValueError(f"plan table {name!r} lacks its baseline plan {baseline!r}")
     spreads = {key: Spread(**raw.get(key, {})) for key in ("speaker", "utterance")}
-    return PlanTable(name, labels, contours, **spreads)
+    return PlanTable(name, labels, contours, **spreads, baseline=baseline)
 
 
 def base_plans(prosody: str = DEFAULT_PROSODY) -> dict[str, ProsodyPlan]:
@@ -116,12 +129,18 @@ def base_plans(prosody: str = DEFAULT_PROSODY) -> dict[str, ProsodyPlan]:
 def plan_for(label: str, prosody: str, speaker_key: str, utterance_key: str) -> ProsodyPlan:
     """The plan for ``label`` in table ``prosody``, varied for this speaker and utterance (the
     keys should name the table too, so that tables draw independently)."""
-    table = plan_table(prosody)
+    return vary_plan(plan_table(prosody), label, speaker_key, utterance_key)
+
+
+def vary_plan(table: PlanTable, label: str, speaker_key: str, utterance_key: str) -> ProsodyPlan:
+    """``label``'s plan in ``table``, varied for this speaker and utterance (module docstring)."""
     try:
         base = table.labels[label]
     except KeyError:
-        raise ValueError(f"unknown delivery label {label!r}; labels: {list(table.labels)}") from None
-    neutral = table.labels[NEUTRAL_DELIVERY]
+        raise ValueError(
+            f"unknown delivery label {label!r} in table {table.name!r}; labels: {list(table.labels)}"
+        ) from None
+    neutral = table.labels[table.baseline]
     s = _uniforms(f"speaker|{speaker_key}", 7)
     u = _uniforms(utterance_key, 7)
     e = 1 + table.speaker.expressiveness * s[6]

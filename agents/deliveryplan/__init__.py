@@ -1,0 +1,1 @@
+"""DeliveryPlan agents: the VoxReason controls and the training material."""

@@ -1,0 +1,35 @@
+"""Play a DeliveryPlan control over chosen cases through the env (access T, strict JSON text
+actions) and return each case's metric row: what the benchmark and the shortcut tests share."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import gymnasium as gym
+import numpy as np
+
+import hear_gym  # noqa: F401  (registers the envs)
+from agents.deliveryplan.baselines import CONTROL_AGENTS
+from hear_gym.envs.deliveryplan.report import case_metric_rows
+
+
+def play_control(
+    control: str, case_ids: Sequence[str], partition: str = "public", seed: int = 0
+) -> list[dict]:
+    env = gym.make(
+        "hear_gym/DeliveryPlan-v0", access="T", actions="text", item_ids=list(case_ids), partition=partition
+    )
+    agent = CONTROL_AGENTS[control](seed=seed, partition=partition)
+    rows = []
+    for case_id in case_ids:
+        obs, _ = env.reset(seed=seed, options={"item_id": case_id})
+        agent.reset()
+        done = False
+        while not done:
+            obs, _, done, _, info = env.step(agent.act(obs))
+        rows.append(case_metric_rows(info["episode"]))
+    return rows
+
+
+def mean_rows(rows: Sequence[dict], metrics: Sequence[str]) -> dict[str, float]:
+    return {m: float(np.mean([r[m] for r in rows])) for m in metrics}

@@ -1,0 +1,1 @@
+"""DeliveryPlan (VoxReason): plan how to say it from cited evidence. See ``env.py``."""

@@ -1,0 +1,56 @@
+"""DeliveryPlan access conditions as wrappers.
+
+The base env is ``T``: the source record's emotion and intensity are written in the prompt, as
+the paper gives them. ``A+T`` adds the source record rendered as speech (its statement in its
+emotion, intensity and voice, by ``evidence_audio.render_evidence``) as ``audio``/``audio_length``.
+``A`` is ``A+T`` with the labels taken out of the prompt: the cue id stays (it is what the planner
+cites), so the planner must *hear* the emotion and intensity it plans from.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+from hear_gym.wrappers.access import apply_access_table
+from hear_gym.wrappers.audio import AudioObservation
+
+
+def _source_clip(env: gym.Env) -> tuple[np.ndarray, dict]:
+    # imported here: rendering speech is only needed (and only loaded) under audio access
+    from hear_gym.envs.deliveryplan.evidence_audio import render_evidence
+
+    statement, emotion, intensity, voice = env.unwrapped.source_audio_request()
+    return render_evidence(statement, emotion, intensity, voice), {}
+
+
+def source_audio(env: gym.Env) -> gym.Env:
+    return AudioObservation(env, _source_clip)
+
+
+class HiddenLabels(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """The prompt without the source record's emotion and intensity (its cue id stays)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
+
+    def observation(self, observation: dict) -> dict:
+        return {**observation, "text": self.env.unwrapped.prompt(labels=False)}
+
+
+def hide_user_words(env: gym.Env) -> gym.Env:
+    """What the family contract calls hiding the words the agent must hear instead: here, the
+    source record's labels."""
+    return HiddenLabels(env)
+
+
+ACCESS_CONDITIONS = {
+    "A": lambda env: hide_user_words(source_audio(env)),
+    "A+T": source_audio,
+    "T": lambda env: env,
+}
+
+
+def apply_access(env: gym.Env, access: str) -> gym.Env:
+    return apply_access_table(env, access, ACCESS_CONDITIONS, "DeliveryPlan")

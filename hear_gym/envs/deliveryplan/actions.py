@@ -1,0 +1,126 @@
+"""DeliveryPlan's three action formats, each decoded into a ``PlannerOutput`` (cited cue ids and
+a plan) for the case side on show.
+
+* ``typed`` (the base env's space): a Dict of ``cite`` (MultiBinary over the case's records, in
+  the order the observation lists them), one Discrete per plan field (index into its levels) and
+  ``emphasis`` (MultiBinary over the utterance's words). It can express every plan and citation.
+* ``discrete`` (the default and the one PPO trains on): Discrete over ``CATALOGUE``, 30 coarse
+  choices of (cite the source record or not, the plan-table row of one of the 15 keys); the text
+  records are always cited. It is the typed space folded to the decisions the task is about
+  (which key the evidence supports, and whether to cite it), small enough for a policy head.
+* ``text``: a JSON object ``{"evidence": [cue ids], "plan": {seven fields, "emphasis": [word
+  indices]}}``, nothing else. The parser is strict: anything that is not exactly that object
+  (extra or missing keys, a level outside a field's levels, an emphasis index outside the
+  utterance, trailing text, a code fence) is ``MALFORMED`` (the verifier scores it as an empty
+  citation and no plan). Cue ids not in the case are valid syntax and count as hallucinated.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from hear_gym.envs.deliveryplan.cases import SOURCE_KIND, CaseView
+from hear_gym.envs.deliveryplan.plan import FIELD_LEVELS, PLAN_FIELDS, SOURCE_KEYS, DeliveryPlan
+from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE
+from hear_gym.envs.deliveryplan.verifier import MALFORMED, PlannerOutput
+
+N_RECORDS = 4  # records per case side
+MAX_WORDS = 6  # words of the longest utterance
+CATALOGUE: tuple[tuple[bool, tuple[str, str]], ...] = tuple(
+    (cite_source, key) for cite_source in (False, True) for key in SOURCE_KEYS
+)
+N_CATALOGUE = len(CATALOGUE)
+
+
+def typed_space() -> spaces.Dict:
+    return spaces.Dict(
+        {
+            "cite": spaces.MultiBinary(N_RECORDS),
+            **{name: spaces.Discrete(len(FIELD_LEVELS[name])) for name in PLAN_FIELDS},
+            "emphasis": spaces.MultiBinary(MAX_WORDS),
+        }
+    )
+
+
+def decode_typed(action: dict[str, Any], view: CaseView, n_words: int) -> PlannerOutput:
+    """A typed action as a planner output; a malformed Dict (missing keys, out of range) raises
+    ``ValueError`` (a programming error, not an agent's reply)."""
+    if not isinstance(action, dict) or set(action) != {"cite", *PLAN_FIELDS, "emphasis"}:
+        raise ValueError(
+            f"typed action must be a dict with keys cite, {', '.join(PLAN_FIELDS)}, emphasis; got {action!r}"
+        )
+    cite = np.asarray(action["cite"]).reshape(-1)
+    emphasis = np.asarray(action["emphasis"]).reshape(-1)
+    if cite.shape != (N_RECORDS,) or emphasis.shape != (MAX_WORDS,):
+        raise ValueError(f"cite must have {N_RECORDS} and emphasis {MAX_WORDS} entries")
+    fields = {}
+    for name in PLAN_FIELDS:
+        index = int(np.asarray(action[name]).reshape(()))
+        if not 0 <= index < len(FIELD_LEVELS[name]):
+            raise ValueError(f"{name} index must be in [0, {len(FIELD_LEVELS[name])}), got {index}")
+        fields[name] = FIELD_LEVELS[name][index]
+    plan = DeliveryPlan(**fields, emphasis=frozenset(int(i) for i in np.flatnonzero(emphasis) if i < n_words))
+    return PlannerOutput(frozenset(view.records[i].cue_id for i in np.flatnonzero(cite)), plan)
+
+
+def encode_typed(output: PlannerOutput, view: CaseView) -> dict[str, Any]:
+    """The typed action that decodes to ``output`` (citations outside the case are dropped)."""
+    if output.plan is None:
+        raise ValueError("a malformed output has no typed action")
+    ids = [r.cue_id for r in view.records]
+    cite = np.array([cid in output.citations for cid in ids], dtype=np.int8)
+    emphasis = np.zeros(MAX_WORDS, dtype=np.int8)
+    emphasis[sorted(output.plan.emphasis)] = 1
+    return {
+        "cite": cite,
+        **{name: FIELD_LEVELS[name].index(output.plan.slot(name)) for name in PLAN_FIELDS},
+        "emphasis": emphasis,
+    }
+
+
+def decode_catalogue(index: int, view: CaseView) -> PlannerOutput:
+    cite_source, key = CATALOGUE[index]
+    cited = frozenset(r.cue_id for r in view.records if cite_source or r.kind != SOURCE_KIND)
+    return PlannerOutput(cited, PLAN_TABLE[key])
+
+
+def catalogue_index(cite_source: bool, key: tuple[str, str]) -> int:
+    return CATALOGUE.index((cite_source, key))
+
+
+def format_reply(output: PlannerOutput) -> str:
+    """The JSON reply the text format expects for ``output``."""
+    if output.plan is None:
+        raise ValueError("a malformed output has no reply")
+    return json.dumps({"evidence": sorted(output.citations), "plan": output.plan.as_dict()})
+
+
+def parse_reply(reply: str, n_words: int) -> PlannerOutput:
+    """Strict JSON parse of a text reply; ``MALFORMED`` for anything else (never raises)."""
+    try:
+        data = json.loads(reply)
+    except (json.JSONDecodeError, TypeError):
+        return MALFORMED
+    if not isinstance(data, dict) or set(data) != {"evidence", "plan"}:
+        return MALFORMED
+    evidence, plan = data["evidence"], data["plan"]
+    if (
+        not isinstance(evidence, list)
+        or not all(isinstance(c, str) for c in evidence)
+        or not isinstance(plan, dict)
+    ):
+        return MALFORMED
+    emphasis = plan.get("emphasis")
+    if not isinstance(emphasis, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n_words for i in emphasis
+    ):
+        return MALFORMED
+    try:
+        parsed = DeliveryPlan.from_dict(plan)
+    except (ValueError, TypeError):
+        return MALFORMED
+    return PlannerOutput(frozenset(evidence), parsed)

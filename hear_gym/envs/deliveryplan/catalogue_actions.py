@@ -1,0 +1,24 @@
+"""The ``discrete`` action format: a Discrete index into ``actions.CATALOGUE``, played as the
+typed action it stands for (so the base env scores every format the same way)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from hear_gym.core.spaces import discrete_index
+from hear_gym.envs.deliveryplan.actions import N_CATALOGUE, decode_catalogue, encode_typed
+
+
+class CatalogueActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ActionWrapper.__init__(self, env)
+        self.action_space = spaces.Discrete(N_CATALOGUE)
+
+    def action(self, action):
+        view = self.env.unwrapped.view
+        return encode_typed(decode_catalogue(discrete_index(action, N_CATALOGUE), view), view)
+
+    def action_masks(self):
+        return self.env.unwrapped.action_masks()

@@ -1,0 +1,71 @@
+"""DeliveryPlan's training material reaches the trainers through the family contract, and its
+pieces score as the env does."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from agents.training_material import grpo_task, training_material
+from hear_gym.envs.deliveryplan.actions import parse_reply
+from hear_gym.envs.deliveryplan.features import WORD_BINS, prompt_words
+from hear_gym.envs.deliveryplan.plan import EMOTIONS, INTENSITIES
+
+ENV_ID = "hear_gym/DeliveryPlan-v0"
+MATERIAL = training_material(ENV_ID)
+
+
+def _settings(**changes):
+    return SimpleNamespace(
+        **{"env_options": {}, "state_probe": None, "paired": True, "item_limit": 6, **changes}
+    )
+
+
+def test_demonstrations_are_the_oracles_plans_for_both_sides():
+    demos = MATERIAL.demos.build("train")
+    assert len(demos) == 2 * 67 and MATERIAL.demos.access == "T"
+    assert {d["item_id"][-2:] for d in demos} == {"/0", "/1"}
+    assert all(not parse_reply(d["completion"][0]["content"], 6).malformed for d in demos)
+
+
+def test_grpo_pairs_are_a_case_and_its_edit_and_the_reward_is_the_verifiers():
+    env_id, task = grpo_task("deliveryplan")
+    assert env_id == ENV_ID
+    rows, reward = task.build(_settings(), {0})
+    assert len(rows) == 6 and all(r["item_id"][:-2] == r["item_id_minus"][:-2] for r in rows)
+    plus, minus = (
+        rows[0]["prompt"][-1]["content"].splitlines(),
+        rows[0]["prompt_minus"][-1]["content"].splitlines(),
+    )
+    assert [a == b for a, b in zip(plus, minus, strict=True)].count(False) == 1  # only the source record
+    demos = {d["item_id"]: d["completion"][0]["content"] for d in MATERIAL.demos.build("train")}
+    side = rows[0]["item_id_minus"]
+    assert reward.score(side, demos[side]) == (1.0, True)
+    assert reward.score(side, "a calm voice") == (0.0, False)
+    plain, _ = task.build(_settings(paired=False), {0})
+    assert len(plain) == 12
+
+
+def test_grpo_task_refuses_a_pair_reward_per_side():
+    with pytest.raises(ValueError, match="per-side"):
+        grpo_task("deliveryplan")[1].check(_settings(env_options={"reward": "counterfactual_consistency"}))
+
+
+def test_corpus_holds_the_instruction_and_replies():
+    texts = MATERIAL.corpus()
+    assert MATERIAL.instructions()[0] == texts[0] and any('"evidence"' in t for t in texts)
+
+
+def test_feature_words_give_every_label_word_its_own_bin():
+    """Under T the source label must reach the features: no label word shares a bin with another
+    word of any prompt."""
+    labels = {*EMOTIONS, *INTENSITIES}
+    vectors = {w: prompt_words(w) for w in labels}
+    assert all(v.sum() == 1 for v in vectors.values())
+    assert len({int(v.argmax()) for v in vectors.values()}) == len(labels)
+    from hear_gym.envs.deliveryplan.cases import generate_cases
+    from hear_gym.envs.deliveryplan.env import side_prompt
+
+    label_bins = {int(v.argmax()) for v in vectors.values()}
+    for case in generate_cases():
+        other = prompt_words(side_prompt(case, case.original, labels=False))
+        assert not any(other[b] for b in label_bins), WORD_BINS
