@@ -4,8 +4,9 @@ A ``SpokenReading`` is the audio-side half of an item: the words exactly as a tr
 them (identical across the two readings of a pair, so text cannot decide it) plus the prosody and
 pronunciation that license one interpretation. ``render.py`` turns it into audio.
 
-Tokens are whitespace-separated words in English and characters in Mandarin (whitespace between
-characters is ignored). Every index field refers to those tokens.
+Tokens are whitespace-separated words in English (punctuation stays attached to its word and is
+not spoken as a token) and characters in Mandarin (whitespace and punctuation characters are not
+tokens). Every index field refers to those tokens.
 
 Pronunciation overrides (``pronounce``) have one form per language:
 
@@ -19,6 +20,7 @@ Pronunciation overrides (``pronounce``) have one form per language:
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,11 +33,12 @@ _PINYIN = re.compile(r"^[a-zü:v]+[1-5]$")
 
 
 def tokenize(text: str, language: str) -> tuple[str, ...]:
-    """The tokens indices refer to: words in English, characters (no spaces) in Mandarin."""
+    """The tokens indices refer to: words in English, characters (no spaces, no punctuation) in
+    Mandarin."""
     if language == "en":
         return tuple(text.split())
     if language == "zh":
-        return tuple(ch for ch in text if not ch.isspace())
+        return tuple(ch for ch in text if not (ch.isspace() or unicodedata.category(ch).startswith("P")))
     raise ValueError(f"unknown language {language!r}; expected one of {LANGUAGES}")
 
 
