@@ -120,7 +120,7 @@ class Episode:
     control: bool = False  # a detection control (nothing omitted, nothing referred back)
 
     @property
-    def cell(self) -> str:
+    def row(self) -> str:
         """The table row this episode counts toward: ``phenomenon`` or ``phenomenon/task``."""
         if self.phenomenon in (Phenomenon.OMISSION, Phenomenon.COREFERENCE):
             return f"{self.phenomenon.value}/{self.task}"

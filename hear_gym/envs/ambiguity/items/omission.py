@@ -122,9 +122,9 @@ def zh_drafts() -> Iterator[OmissionDraft]:
             f"hotel-{hotel}-{area}",
             (
                 f"我想订{area}的酒店。",
-                f"{area}的{hotel}还有空房。",
-                f"我就订{hotel}吧。",
-                "好的，已经帮您订好了。",
+                f"{hotel}还有空房。",
+                f"就订{hotel}吧。",
+                "好的，订好了。",
                 "几点可以入住？",
             ),
             f"{hotel}几点可以入住？",
