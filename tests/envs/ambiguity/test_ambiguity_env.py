@@ -23,7 +23,9 @@ def _text(obs) -> tuple[str, str]:
 
 
 def test_without_punctuation_a_pairs_readings_look_the_same():
-    envs = {access: gym.make(ENV_ID, access=access, phenomena=["phonological"]) for access in ("T", "T-nopunct")}
+    envs = {
+        access: gym.make(ENV_ID, access=access, phenomena=["phonological"]) for access in ("T", "T-nopunct")
+    }
 
     def seen(access, episode_id):
         return _text(envs[access].reset(options={"item_id": episode_id})[0])
