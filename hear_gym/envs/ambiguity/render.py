@@ -50,7 +50,8 @@ EDGE_S = 0.1  # silence before and after the speech
 SILENCE = 64  # |int16| at or below this is silence (eSpeak's output at volume 60)
 # Chao tone letters (1 low .. 5 high) of each tone; tone 3 dips only utterance-finally
 TONE_LETTERS = MappingProxyType({1: "55", 2: "35", 3: "21", 4: "51", 5: "33"})
-FINAL_TONE3 = "214"
+FINAL_TONE3 = "2114"
+MANDARIN_FINAL_REGISTER = 0.15  # share of the drawn final movement a Mandarin ending shifts by
 _PUNCT = ".,;:!?\u3002\uff0c\uff1f\uff01\u3001\"'"
 
 
@@ -275,7 +276,10 @@ def _f0_edits(
             edits.append(edit.F0Edit(b, tail / rate, lambda t, st, d=how.post_focus_st: st + d))
     if not how.native_phrasing:
         end = tail / rate
-        edits.append(edit.F0Edit(end - how.final_window_s, end, _final(end, reading.contour, how)))
+        start = end - how.final_window_s
+        if reading.language == "zh":  # the last syllable only: the one before keeps its tone
+            start = max(start, starts[-1] / rate)
+        edits.append(edit.F0Edit(start, end, _final(end, reading.contour, how, reading.language)))
     return edits
 
 
@@ -295,8 +299,10 @@ def _accent(a: float, b: float, peak_st: float) -> edit.Contour:
     return lambda t, st: st + peak_st * np.sin(np.pi * np.clip((t - a) / max(b - a, 1e-6), 0, 1))
 
 
-def _final(end: float, contour: str, how: Realization) -> edit.Contour:
+def _final(end: float, contour: str, how: Realization, language: str) -> edit.Contour:
     size = how.final_st if contour == "rise" else -how.final_st
+    if language == "zh":  # Mandarin keeps the last syllable's tone: the register moves, not the slope
+        return lambda t, st: st + size * MANDARIN_FINAL_REGISTER
     return lambda t, st: st + size * np.clip(1 - (end - t) / how.final_window_s, 0, 1)
 
 
