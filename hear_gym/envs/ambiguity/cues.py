@@ -25,6 +25,9 @@ from hear_gym.envs.ambiguity.spoken import SpokenReading
 FRAME_S = 0.01
 F0_FLOOR, F0_CEILING = 50.0, 500.0
 SILENCE_BELOW_PEAK_DB = 30.0
+# Praat's default is 0.45; a Mandarin tone 4 falls up to 60 semitones/s, which lowers the
+# autocorrelation peak of a 3-period window enough that the default drops most of its frames
+VOICING_THRESHOLD = 0.3
 FINAL_WINDOW_S = 0.4
 TONE_SHAPES = {1: "high level", 2: "rising", 3: "low", 4: "falling"}
 
@@ -48,7 +51,9 @@ def track(waveform: np.ndarray, sample_rate: int = 16_000) -> Track:
     import parselmouth
 
     sound = parselmouth.Sound(np.asarray(waveform, dtype=np.float64), sampling_frequency=sample_rate)
-    pitch = sound.to_pitch(time_step=FRAME_S, pitch_floor=F0_FLOOR, pitch_ceiling=F0_CEILING)
+    pitch = sound.to_pitch_ac(
+        time_step=FRAME_S, pitch_floor=F0_FLOOR, voicing_threshold=VOICING_THRESHOLD, pitch_ceiling=F0_CEILING
+    )
     hz = pitch.selected_array["frequency"]
     st = np.where(hz > 0, 12 * np.log2(np.maximum(hz, 1e-9) / 100), np.nan)
     intensity = sound.to_intensity(minimum_pitch=F0_FLOOR, time_step=FRAME_S)
@@ -179,3 +184,22 @@ def tone_matches(
         if tone in TONE_SHAPES:
             out.append((tone, tone_shape(token_prosody(t, spans[i]), context_median_st(t, spans[i]))))
     return out
+
+
+@dataclass(frozen=True)
+class PairMeasurement:
+    cues: tuple[CueValue, ...]
+    tones: tuple[tuple[int, int | None], ...]  # (forced tone, measured shape), both readings
+
+
+def measure_pair(readings: tuple[SpokenReading, SpokenReading], voice: str, renderer: str) -> PairMeasurement:
+    """Renders both readings (uncached, with token times) and measures their cues."""
+    from hear_gym.envs.ambiguity.render import render_aligned
+
+    rendered = [render_aligned(reading, voice, renderer) for reading in readings]
+    tracks = tuple(track(waveform) for waveform, _ in rendered)
+    spans = tuple(s for _, s in rendered)
+    tones = [
+        m for reading, t, s in zip(readings, tracks, spans, strict=True) for m in tone_matches(reading, t, s)
+    ]
+    return PairMeasurement(tuple(pair_cues(readings, tracks, spans)), tuple(tones))
