@@ -15,13 +15,14 @@ Two realizations (``renderer=``), for robustness across renderers:
 
 * ``espeak``: eSpeak's own phrasing and intonation: a comma at each pause boundary (its
   pre-boundary lengthening and continuation contour), the final rise or fall from the final
-  punctuation ("?" / "."); Praat only for stress, tones and timing.
+  punctuation ("?" / "."), reinforced by a drawn 3 semitones (eSpeak's own "?" measured as a
+  final fall on 2 of 17 suite sentences x 3 voices); Praat for stress, tones and timing.
 * ``praat``: level neutral eSpeak speech; Praat draws the final contour, pre-boundary
   lengthening, a larger accent with post-focus compression, tones and timing.
 
-Length is not a cue: every reading of a text lasts the same (the text's plain duration plus a
-fixed boundary budget): a reading with pauses spends the budget on silence, one without spends it
-on slower speech, and stress lengthening is taken from the other tokens.
+Length is not a cue: every reading of a text lasts the same (the text's plain duration plus one
+pause's worth): a reading with one pause spends it on the silence, one without on slower speech,
+one with two pauses speaks faster; stress lengthening is taken from the other tokens.
 """
 
 from __future__ import annotations
@@ -45,12 +46,16 @@ SAMPLE_RATE = 16_000
 ESPEAK_LANGUAGE = MappingProxyType({"en": "en", "zh": "cmn"})
 READING_DELIVERY = "ambiguity-reading"
 NEUTRAL_SETTINGS = espeak.EspeakSettings(rate=165, pitch=50, range=50, volume=60)
-PAUSE_BUDGET_S = 0.35  # silence at the boundaries of a reading with pauses; slower speech otherwise
+PAUSE_S = 0.35  # silence inserted at each pause boundary
+# every reading lasts its text's plain duration plus this: one pause spends it on silence, none on
+# slower speech, two on silence and faster speech
+LENGTH_BUDGET_S = PAUSE_S
 EDGE_S = 0.1  # silence before and after the speech
 SILENCE = 64  # |int16| at or below this is silence (eSpeak's output at volume 60)
 # Chao tone letters (1 low .. 5 high) of each tone; tone 3 dips only utterance-finally
 TONE_LETTERS = MappingProxyType({1: "55", 2: "35", 3: "21", 4: "51", 5: "33"})
-FINAL_TONE3 = "214"
+FINAL_TONE3 = "2114"
+MANDARIN_FINAL_REGISTER = 0.15  # share of the drawn final movement a Mandarin ending shifts by
 _PUNCT = ".,;:!?\u3002\uff0c\uff1f\uff01\u3001\"'"
 
 
@@ -66,14 +71,14 @@ class Realization:
     stress_gain_db: float
     post_focus_st: float  # F0 lowering of the tokens after a stressed one
     pre_boundary_lengthening: float  # duration factor of a token before a pause (praat only)
-    final_st: float  # drawn final rise (+) / fall (-) size when not native
+    final_st: float  # drawn final rise / fall (semitones; on top of eSpeak's when native)
     final_window_s: float
     tone_step_st: float  # semitones per Chao level
 
 
 REALIZATIONS: MappingProxyType[str, Realization] = MappingProxyType(
     {
-        "espeak": Realization("espeak", "1", True, 4.0, 1.3, 4.0, 0.0, 1.0, 0.0, 0.0, 2.5),
+        "espeak": Realization("espeak", "1", True, 4.0, 1.3, 4.0, 0.0, 1.0, 3.0, 0.4, 2.5),
         "praat": Realization("praat", "1", False, 6.0, 1.4, 3.0, -2.0, 1.25, 7.0, 0.35, 2.5),
     }
 )
@@ -194,8 +199,8 @@ def _render(
     plain_head, plain_tail = speech_bounds(
         espeak.synthesize(script(plain, True).text, voice, language, NEUTRAL_SETTINGS)
     )
-    target_s = (plain_tail - plain_head) / rate + PAUSE_BUDGET_S
-    pause_s = PAUSE_BUDGET_S / len(gaps) if gaps else 0.0
+    target_s = (plain_tail - plain_head) / rate + LENGTH_BUDGET_S
+    pause_s = PAUSE_S
 
     ends = [max(start + 1, gap_before(samples, bound)) for start, bound in zip(starts, bounds, strict=True)]
     spans = [edit.DurationSpan(starts[i] / rate, ends[i] / rate, how.stress_duration) for i in reading.stress]
@@ -273,9 +278,12 @@ def _f0_edits(
         edits.append(edit.F0Edit(a, b, _accent(a, b, how.accent_st)))
         if how.post_focus_st and i + 1 < len(starts):
             edits.append(edit.F0Edit(b, tail / rate, lambda t, st, d=how.post_focus_st: st + d))
-    if not how.native_phrasing:
+    if how.final_st:
         end = tail / rate
-        edits.append(edit.F0Edit(end - how.final_window_s, end, _final(end, reading.contour, how)))
+        start = end - how.final_window_s
+        if reading.language == "zh":  # the last syllable only: the one before keeps its tone
+            start = max(start, starts[-1] / rate)
+        edits.append(edit.F0Edit(start, end, _final(end, reading.contour, how, reading.language)))
     return edits
 
 
@@ -295,8 +303,10 @@ def _accent(a: float, b: float, peak_st: float) -> edit.Contour:
     return lambda t, st: st + peak_st * np.sin(np.pi * np.clip((t - a) / max(b - a, 1e-6), 0, 1))
 
 
-def _final(end: float, contour: str, how: Realization) -> edit.Contour:
+def _final(end: float, contour: str, how: Realization, language: str) -> edit.Contour:
     size = how.final_st if contour == "rise" else -how.final_st
+    if language == "zh":  # Mandarin keeps the last syllable's tone: the register moves, not the slope
+        return lambda t, st: st + size * MANDARIN_FINAL_REGISTER
     return lambda t, st: st + size * np.clip(1 - (end - t) / how.final_window_s, 0, 1)
 
 
