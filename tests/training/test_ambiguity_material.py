@@ -64,6 +64,7 @@ def test_grpo_rows_pair_a_minimal_pairs_readings_and_the_reward_is_the_envs():
         task.check(_settings(families=("multi_turn",)))
 
 
+@pytest.mark.slow  # ~9 s: a PPO run and its held-out evaluation
 def test_ppo_trains_a_few_steps_on_the_features(tmp_path):
     pytest.importorskip("sb3_contrib")
     from training.ppo.train import PPOSettings, train

@@ -33,7 +33,7 @@ def _records(agent, access):
 
 @pytest.fixture(scope="module")
 def agent():
-    return TextOnlyAgent(trained_solver(limit=400))  # a small fit: the bound holds for any solver
+    return TextOnlyAgent(trained_solver(limit=150))  # a small fit: the bound holds for any solver
 
 
 @pytest.mark.parametrize(
