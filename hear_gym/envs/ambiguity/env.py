@@ -229,12 +229,19 @@ class AmbiguityEnv(gym.Env):
             "kinds": [d.kind for d in self._decisions],
             "replies": [d.text for d in self._decisions],
             "options": [list(t.asked.options) for t in e.turns],
+            "last_said": " ".join(u.written for u in e.turns[-1].said),  # what a judge reads as the question
             "correct": correct,
             "success": correct[-1],
             "consistent": self._decisions[0].choice is not None
             and self._decisions[-1].choice == self._decisions[0].choice,
             "return": reward(self._decisions[-1], answers[-1]),
         }
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions (sb3-contrib convention): the options the question on show has."""
+        if self.episode is None:
+            return option_mask(MAX_OPTIONS)
+        return option_mask(len((self._asked() if not self._done() else self.episode.turns[-1].asked).options))
 
     # -- audio ----------------------------------------------------------------------------
     def turn_audio(self) -> tuple[np.ndarray, dict]:

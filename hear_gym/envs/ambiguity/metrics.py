@@ -10,7 +10,7 @@ and the bootstrap resamples instances (``N_RESAMPLES`` draws, seed 0).
 Detection rows count the detection episode and its control (gold "no"), so answering "yes" to
 everything scores 50%, not 100% as it would on the paper's positives alone.
 
-Minimal pairs (``pair_statistics``): both readings of a pair resampled together, the accuracy on
+Minimal pairs (``pair_statistics``, audio-decided contrasts): both readings of a pair resampled together, the accuracy on
 reading a and on reading b, their paired difference (a listener biased to one interpretation
 shows it) and the share of pairs with both readings right (0 for anything that cannot hear).
 """
@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from hear_gym.envs.ambiguity.items.model import AUDIO_DECIDED
 from hear_gym.stats.bootstrap import Estimate, RatioSums, contrast_ci, ratio_ci
 
 Record = dict[str, Any]
@@ -40,6 +41,7 @@ TASK_ROWS = (
 )
 CONTRAST_ROWS = ("pause", "stress", "intonation", "tone", "heteronym", "heterograph", "lexical", "syntactic")
 ROWS = (*TASK_ROWS, *CONTRAST_ROWS, "overall")
+AUDIO_DECIDED_ROWS = frozenset(c.value for c in AUDIO_DECIDED)
 
 
 def in_row(record: Record, row: str) -> bool:
@@ -86,9 +88,10 @@ def accuracy_table(
 
 
 def pair_statistics(records: Sequence[Record], n_resamples: int = N_RESAMPLES) -> dict[str, Estimate]:
-    """Over the phonological records: ``reading_a``, ``reading_b``, ``a_minus_b`` and
-    ``both_right``, resampling pairs (records of the same pair share their ``instance_id``)."""
-    phon = [r for r in records if r["phenomenon"] == "phonological"]
+    """Over the audio-decided minimal pairs (heterograph pairs sound the same and are left out):
+    ``reading_a``, ``reading_b``, ``a_minus_b`` and ``both_right``, resampling pairs (records of
+    the same pair share their ``instance_id``)."""
+    phon = [r for r in records if r["phenomenon"] == "phonological" and r["contrast"] in AUDIO_DECIDED_ROWS]
     if not phon:
         return {}
     side = {

@@ -20,8 +20,11 @@ def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "n_episodes": len(records),
         "n_instances": len({r["instance_id"] for r in records}),
-        "accuracy": {lang: {row: e.as_dict() for row, e in rows.items()} for lang, rows in table.items()},
-        "pairs": {name: e.as_dict() for name, e in pair_statistics(records).items()},
+        # language -> row -> accuracy, and the minimal-pair statistics (the runner's ``metrics``)
+        "metrics": {
+            **{lang: {row: e.as_dict() for row, e in rows.items()} for lang, rows in table.items()},
+            "pairs": {name: e.as_dict() for name, e in pair_statistics(records).items()},
+        },
     }
 
 
@@ -38,13 +41,14 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
 
 def accuracy_rows(summary: dict[str, Any], title: str) -> Table:
     """One summary's accuracy (%) [95% CI] per row and language."""
-    languages = [lang for lang in LANGUAGE_SLICES if lang in summary["accuracy"]]
+    metrics = summary["metrics"]
+    languages = [lang for lang in LANGUAGE_SLICES if lang in metrics]
     table = Table("row", *(f"{lang} % [95% CI]" for lang in languages), title=title)
     for row in ROWS:
-        cells = [summary["accuracy"][lang].get(row) for lang in languages]
+        cells = [metrics[lang].get(row) for lang in languages]
         if any(cells):
             table.add_row(row, *(percent_ci(c) for c in cells))
-    for name, estimate in summary["pairs"].items():
+    for name, estimate in metrics.get("pairs", {}).items():
         table.add_row(f"pairs: {name}", percent_ci(estimate), *([""] * (len(languages) - 1)))
     return table
 

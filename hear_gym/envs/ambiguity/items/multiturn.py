@@ -107,8 +107,8 @@ def zh_budget(rng: StableRng) -> Asked:
     prices = {hotels[0]: budget - 50, hotels[1]: budget + 50 * (1 + rng.below(2))}
     (first, second), answer = _ordered(rng, hotels[0], hotels[1])
     return Asked(
-        f"我的预算是一晚{budget}元。{first}一晚{prices[first]}元，{second}一晚{prices[second]}元。",
-        "我住得起哪一家？",
+        f"预算一晚{budget}元。{first}{prices[first]}元，{second}{prices[second]}元。",
+        "我住得起哪家？",
         (first, second),
         answer,
     )
@@ -120,8 +120,8 @@ def zh_subway(rng: StableRng) -> Asked:
     arrive = {lines[0]: f"{leave - 1}点半", lines[1]: f"{leave}点二十"}
     (first, second), answer = _ordered(rng, lines[0], lines[1])
     return Asked(
-        f"我的高铁{leave}点整出发。坐{first}{arrive[first]}到车站，坐{second}{arrive[second]}到。",
-        "我该坐哪条线？",
+        f"高铁{leave}点出发。{first}{arrive[first]}到站，{second}{arrive[second]}到。",
+        "坐哪条线？",
         (first, second),
         answer,
     )

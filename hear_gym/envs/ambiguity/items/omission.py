@@ -112,7 +112,7 @@ def zh_drafts() -> Iterator[OmissionDraft]:
     for place, area in product(_ZH_RESTAURANTS, _ZH_AREAS):
         yield OmissionDraft(
             f"rest-{place}-{area}",
-            (f"帮我在{area}找一家{place}。", f"好的，{area}有一家评价很高的{place}。", "有停车位吗？"),
+            (f"帮我在{area}找一家{place}。", f"好的，{area}有一家{place}。", "有停车位吗？"),
             f"那家{place}有停车位吗？",
             f"那家{place}",
             tuple(f"那家{p}" for p in _others(_ZH_RESTAURANTS, place)),
