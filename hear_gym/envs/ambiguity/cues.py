@@ -7,7 +7,8 @@ length) cancels:
 * pause: silence at a boundary where one reading pauses and the other does not (seconds;
   paused minus unpaused);
 * stress: a token stressed in one reading and not in the other: its mean F0 (semitones), its
-  duration (log ratio) and its energy (dB), stressed minus unstressed;
+  voiced duration (log ratio; the renderer's span of the token, the voiced frames Praat finds in
+  it) and its energy (dB), stressed minus unstressed;
 * intonation: the final F0 slope over the last voiced 0.4 s (semitones/s), rise minus fall;
 * tone: every syllable with a forced tone gets a shape read off its F0 contour (level high,
   rising, low, falling: Mandarin tones 1-4) by rules on the measured contour, not by comparison
@@ -19,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import theilslopes
 
 from hear_gym.envs.ambiguity.spoken import SpokenReading
 
@@ -67,7 +69,8 @@ class TokenProsody:
     f0_start_st: float  # mean over the first third of the voiced frames
     f0_end_st: float  # ... and the last third
     f0_min_st: float  # lowest voiced frame
-    duration_s: float
+    duration_s: float  # the span the renderer reports
+    voiced_s: float  # voiced frames inside it (measured)
     energy_db: float
 
 
@@ -75,6 +78,7 @@ def token_prosody(t: Track, span: tuple[float, float]) -> TokenProsody:
     a, b = span
     inside = (t.f0_times >= a) & (t.f0_times < b)
     voiced = t.f0_st[inside & ~np.isnan(t.f0_st)]
+    voiced_s = len(voiced) * FRAME_S
     # the contour's core: an eighth off each end, where the pitch track still carries the
     # neighbouring syllable (transitions, an early or late span edge)
     trim = len(voiced) // 8
@@ -87,7 +91,7 @@ def token_prosody(t: Track, span: tuple[float, float]) -> TokenProsody:
         mean = start = end = low = float("nan")
     loud = t.db[(t.db_times >= a) & (t.db_times < b)]
     energy = float(10 * np.log10(np.mean(10 ** (loud / 10)))) if len(loud) else float("nan")
-    return TokenProsody(float(mean), float(start), float(end), float(low), b - a, energy)
+    return TokenProsody(float(mean), float(start), float(end), float(low), b - a, voiced_s, energy)
 
 
 def silence_between(t: Track, left: tuple[float, float], right: tuple[float, float]) -> float:
@@ -104,13 +108,16 @@ def silence_between(t: Track, left: tuple[float, float], right: tuple[float, flo
 
 
 def final_slope(t: Track) -> float:
-    """Linear F0 trend over the last voiced 0.4 s, semitones per second."""
+    """F0 trend over the last voiced 0.4 s (median of pairwise slopes), semitones per second."""
     voiced = ~np.isnan(t.f0_st)
     times, st = t.f0_times[voiced], t.f0_st[voiced]
     if len(times) < 3:
         return 0.0
     final = times >= times[-1] - FINAL_WINDOW_S
-    return float(np.polyfit(times[final], st[final], 1)[0]) if final.sum() >= 3 else 0.0
+    if final.sum() < 3:
+        return 0.0
+    # Theil-Sen: a few stray frames (a release burst taken as voiced) do not turn the trend
+    return float(theilslopes(st[final], times[final])[0])
 
 
 def tone_shape(token: TokenProsody, context_median_st: float) -> int | None:
@@ -162,7 +169,7 @@ def pair_cues(
             me, them = (token_prosody(tracks[s], spans[s][i]) for s in (side, 1 - side))
             cues += [
                 CueValue("stress", "f0_mean_st", me.f0_mean_st - them.f0_mean_st),
-                CueValue("stress", "log_duration_ratio", float(np.log(me.duration_s / them.duration_s))),
+                CueValue("stress", "log_voiced_duration_ratio", float(np.log(me.voiced_s / them.voiced_s))),
                 CueValue("stress", "energy_db", me.energy_db - them.energy_db),
             ]
         if mine.contour == "rise" and other.contour == "fall":

@@ -81,7 +81,7 @@ def test_readings_of_a_pair_last_the_same():
 MINIMUM = {  # a difference a listener hears, well above measurement noise
     "pause/silence_s": 0.2,
     "stress/f0_mean_st": 1.0,
-    "stress/log_duration_ratio": 0.1,
+    "stress/log_voiced_duration_ratio": 0.1,
     "stress/energy_db": 1.0,
     "intonation/final_slope_st_per_s": 5.0,
 }
