@@ -56,6 +56,7 @@ from hear_gym.speech.cache_dir import cache_root
 ESPEAK_RATE = 22_050
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
 _CHARS_UTF8 = 1
+_PHONEME_INPUT = 0x100  # espeakPHONEMES: text inside [[...]] is read as eSpeak phonemes
 _PARAMS = {"rate": 1, "volume": 2, "pitch": 3, "range": 4, "wordgap": 7}
 
 # hear_gym voice id -> eSpeak variant it is derived from
@@ -95,6 +96,7 @@ class _Event(ctypes.Structure):
 
 
 _EVENT_LIST_END = 0
+_EVENT_WORD = 1  # espeakEVENT_WORD: a word starts (text_position: its 1-based character index)
 _EVENT_CLAUSE_END = 5  # espeakEVENT_END: end of a sentence or clause
 _CALLBACK_TYPE = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event)
@@ -236,6 +238,7 @@ class _Engine:
     def _start_utterance(self) -> None:
         self._chunks: list[np.ndarray] = []
         self._clause_ends_ms: list[int] = []
+        self._word_starts: list[tuple[int, int]] = []  # (character index, ms)
         self._ended = False  # eSpeak's end-of-data callback came
         self._failure: BaseException | None = None  # what stopped the synthesis
 
@@ -252,6 +255,8 @@ class _Engine:
             while events and events[i].type != _EVENT_LIST_END:
                 if events[i].type == _EVENT_CLAUSE_END:
                     self._clause_ends_ms.append(events[i].audio_position)
+                elif events[i].type == _EVENT_WORD:
+                    self._word_starts.append((events[i].text_position, events[i].audio_position))
                 i += 1
             return 0
         except BaseException as exc:  # never into C, where ctypes would drop it (module docstring)
@@ -271,8 +276,9 @@ class _Engine:
 
     def synthesize(
         self, text: str, voice: str, language: str, settings: EspeakSettings
-    ) -> tuple[np.ndarray, list[int]]:
-        """(int16 samples, sample index of each clause end)."""
+    ) -> tuple[np.ndarray, list[int], list[tuple[int, int]]]:
+        """(int16 samples, sample index of each clause end, (1-based character index, sample
+        index) of each word start)."""
         if voice not in VARIANTS:
             raise ValueError(f"unknown voice {voice!r}; voices: {sorted(VARIANTS)}")
         if language not in LANGUAGES:
@@ -290,11 +296,13 @@ class _Engine:
             self._owner, self._previous_hook = threading.get_ident(), sys.unraisablehook
             sys.unraisablehook = self._keep_escaped
             try:
-                err = self._lib.espeak_Synth(data, len(data) + 1, 0, 0, 0, _CHARS_UTF8, None, None)
+                flags = _CHARS_UTF8 | _PHONEME_INPUT
+                err = self._lib.espeak_Synth(data, len(data) + 1, 0, 0, 0, flags, None, None)
                 self._lib.espeak_Synchronize()
             finally:
                 sys.unraisablehook = self._previous_hook
             chunks, ends, ended, failure = self._chunks, self._clause_ends_ms, self._ended, self._failure
+            words = self._word_starts
             self._start_utterance()
         if failure is not None:
             raise failure
@@ -303,7 +311,15 @@ class _Engine:
         if not ended:
             raise EspeakError(f"eSpeak NG stopped before the end of {text[:40]!r}; no audio returned")
         samples = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
-        return samples, [min(len(samples), ms * ESPEAK_RATE // 1000) for ms in ends]
+        return (
+            samples,
+            [_to_sample(ms, len(samples)) for ms in ends],
+            [(position, _to_sample(ms, len(samples))) for position, ms in words],
+        )
+
+
+def _to_sample(ms: int, n_samples: int) -> int:
+    return min(n_samples, ms * ESPEAK_RATE // 1000)
 
 
 _ENGINE: _Engine | None = None
@@ -314,6 +330,16 @@ def synthesize(
 ) -> np.ndarray:
     """Raw eSpeak output for plain text: int16 samples at 22,050 Hz."""
     return _engine().synthesize(text, voice, language, settings)[0]
+
+
+def synthesize_words(
+    text: str, voice: str = "m1", language: str = "en", settings: EspeakSettings = EspeakSettings()
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Raw eSpeak output (int16, 22,050 Hz) with eSpeak's word-start events: (1-based character
+    index of the word in ``text``, sample index where its audio starts). ``[[...]]`` in the text
+    is read as eSpeak phonemes (how a heteronym's pronunciation is forced)."""
+    samples, _, words = _engine().synthesize(text, voice, language, settings)
+    return samples, words
 
 
 def synthesize_clauses(
@@ -327,7 +353,7 @@ def synthesize_clauses(
     carrying eSpeak's own pause, for the caller to trim). The last event closes the text (what
     follows it, an echo tail, stays with the last clause), and a cut that would leave less than
     ``min_clause_ms`` on either side is not made."""
-    samples, ends = _engine().synthesize(text, voice, language, settings)
+    samples, ends, _ = _engine().synthesize(text, voice, language, settings)
     shortest = int(ESPEAK_RATE * min_clause_ms / 1000)
     bounds = [0]
     for end in sorted(set(ends))[:-1]:

@@ -1,0 +1,41 @@
+"""The chat agent for Ambiguity: the same instruction for every model, then the transcript so far
+and the question with its lettered options; the reply is parsed by the env's strict text grammar
+(``gym.make("hear_gym/Ambiguity-v0", actions="text")``: the option's letter).
+
+The paper prompts each phenomenon with its own instruction (Section 3.2.2); here that instruction
+is the first line of the observation's ``question``, and ``AMBIGUITY_INSTRUCTION`` adds only the
+answer format. A text model reads the transcript (``T``, ``T-nopunct`` or the words of ``A+T``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agents.llm.chat import ChatAgent
+from agents.llm.clients import ChatClient
+
+AMBIGUITY_INSTRUCTION = (
+    "You are a spoken dialogue assistant. You get what the user said and a question about it with "
+    "lettered options. Reply with the letter of the one right option and nothing else."
+)
+
+
+def ambiguity_messages(observation: dict[str, Any]) -> list[dict[str, str]]:
+    """The text model's chat; agents and the SFT/GRPO trainers build their prompts here."""
+    return [
+        {"role": "system", "content": AMBIGUITY_INSTRUCTION},
+        {"role": "user", "content": f"{observation['transcript']}\n\n{observation['question']}"},
+    ]
+
+
+class AmbiguityChatAgent(ChatAgent):
+    """A text model reading the transcript."""
+
+    required_access = ("T", "T-nopunct", "A+T")
+
+    def __init__(self, client: ChatClient) -> None:
+        self.client = client
+
+    def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
+        return self.client.complete([ambiguity_messages(o) for o in observations])

@@ -1,0 +1,1 @@
+"""Ambiguity items: typed instances and their deterministic generator."""

@@ -1,0 +1,168 @@
+"""Coreference, written here in the spirit of the paper's sources (Appendix A.1.4): English
+Winograd-style sentences (one pronoun, two candidates of the same kind, a special word that flips
+the referent; our own frames, not the Winograd Schema Challenge's), and Mandarin dialogue turns
+whose pronoun 他 has two male candidates.
+
+A frame is ``(sentence with {a} {b} {p} and a {w} slot, (word for a, word for b), control)``:
+filling the slot with the first word makes ``{a}`` the referent, the second ``{b}``. Each filled
+frame is used with one of its two words, drawn (twins would share their control). The control
+keeps the two candidates and drops the back-reference, the detection control's "no".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import permutations, product
+
+from hear_gym.core.stable_rng import StableRng
+
+DETECT_PROMPTS = {
+    "en": "Does a word in what the speaker said (such as a pronoun) refer back to someone or something mentioned before it?",
+    "zh": "说话人的话里有没有代词指代前面提到的人或事物？",
+}
+RESOLVE_PROMPTS = {
+    "en": 'Who or what does "{p}" refer to in what the speaker said?',
+    "zh": "说话人话里的“{p}”指的是谁？",
+}
+
+
+@dataclass(frozen=True)
+class CoreferenceDraft:
+    key: str
+    lines: tuple[str, ...]
+    control: tuple[str, ...]
+    pronoun: str
+    candidates: tuple[str, str]
+    referent: int  # index into candidates
+
+
+_EN_PERSON_FRAMES = (
+    (
+        "{a} thanked {b} because {p} had {w} so much help.",
+        ("received", "given"),
+        "{a} thanked {b} at the party.",
+    ),
+    (
+        "{a} called {b} because {p} {w}.",
+        ("wanted to talk", "had left a message"),
+        "{a} called {b} on Monday.",
+    ),
+    (
+        "{a} beat {b} at chess because {p} was the {w} player.",
+        ("stronger", "weaker"),
+        "{a} beat {b} at chess last night.",
+    ),
+    ("{a} lent money to {b} because {p} was {w}.", ("rich", "broke"), "{a} lent money to {b} last week."),
+    (
+        "{a} apologized to {b} because {p} had been {w}.",
+        ("rude", "hurt"),
+        "{a} apologized to {b} after the meeting.",
+    ),
+    (
+        "{a} asked {b} for directions because {p} {w}.",
+        ("was lost", "knew the town well"),
+        "{a} asked {b} for directions to the station.",
+    ),
+    ("{a} waited for {b} because {p} was {w}.", ("early", "late"), "{a} waited for {b} outside the cinema."),
+    ("{a} comforted {b} because {p} was {w}.", ("kind", "sad"), "{a} comforted {b} at the hospital."),
+    (
+        "{a} gave {b} a ride because {p} {w}.",
+        ("had a car", "had missed the bus"),
+        "{a} gave {b} a ride to the airport.",
+    ),
+    ("{a} paid {b} because {p} {w}.", ("owed money", "had bought the tickets"), "{a} paid {b} in cash."),
+)
+_EN_OBJECT_FRAMES = (
+    (
+        "The {a} doesn't fit in the {b} because it is too {w}.",
+        ("big", "small"),
+        "The {a} doesn't fit in the {b} at all.",
+    ),
+    (
+        "The {a} fell on the {b} and it {w}.",
+        ("bounced off", "broke into pieces"),
+        "The {a} fell on the {b} this morning.",
+    ),
+)
+_EN_OBJECTS = (
+    ("trophy", "suitcase"),
+    ("guitar", "case"),
+    ("book", "drawer"),
+    ("table", "van"),
+    ("bottle", "bag"),
+    ("lamp", "box"),
+    ("cake", "tin"),
+    ("painting", "frame"),
+)
+_FEMALE = ("Anna", "Maria", "Lucy", "Emma", "Sara", "Nina", "Julia", "Rosa")
+_MALE = ("Tom", "Peter", "Mark", "Paul", "John", "David", "Sam", "Ben")
+
+
+def _flip(*key: object) -> int:
+    """Which of a filled frame's two words it is used with (its referent)."""
+    return StableRng("ambiguity/coreference/" + "-".join(map(str, key))).below(2)
+
+
+def _fill(frame: str, a: str, b: str, p: str, w: str = "") -> str:
+    text = frame.format(a=a, b=b, p=p, w=w)
+    return text[0].upper() + text[1:]
+
+
+def en_drafts() -> Iterator[CoreferenceDraft]:
+    people = [(a, b, "she") for a, b in permutations(_FEMALE, 2)] + [
+        (a, b, "he") for a, b in permutations(_MALE, 2)
+    ]
+    for (frame, words, control), (a, b, p) in product(_EN_PERSON_FRAMES, people):
+        referent = _flip(frame, a, b)
+        word = words[referent]
+        yield CoreferenceDraft(
+            f"{frame[:12]}-{a}-{b}-{referent}",
+            (_fill(frame, a, b, p, word),),
+            (_fill(control, a, b, p),),
+            p,
+            (a, b),
+            referent,
+        )
+    for (frame, words, control), (a, b) in product(_EN_OBJECT_FRAMES, _EN_OBJECTS):
+        referent = _flip(frame, a, b)
+        word = words[referent]
+        yield CoreferenceDraft(
+            f"{frame[:12]}-{a}-{b}-{referent}",
+            (_fill(frame, a, b, "it", word),),
+            (_fill(control, a, b, "it"),),
+            "it",
+            (f"the {a}", f"the {b}"),
+            referent,
+        )
+
+
+_ZH_MEN = ("小王", "小李", "小张", "老陈", "小刘", "老赵")
+_ZH_FRAMES = (
+    ("{a}给{b}打电话，因为他{w}。", ("想借钱", "留了言"), "{a}给{b}打了电话。"),
+    ("{a}向{b}道歉，因为他{w}。", ("说错了话", "很生气"), "{a}向{b}道了歉。"),
+    ("{a}下棋赢了{b}，因为他{w}。", ("更厉害", "太紧张了"), "{a}下棋赢了{b}。"),
+    ("{a}把钱借给了{b}，因为他{w}。", ("很有钱", "没钱了"), "{a}把钱借给了{b}。"),
+    ("{a}在门口等{b}，因为他{w}。", ("来早了", "迟到了"), "{a}在门口等{b}。"),
+)
+_ZH_LEADS = ("我们在找一家餐厅。", "今天的会开得很晚。")
+
+
+def zh_drafts() -> Iterator[CoreferenceDraft]:
+    for (frame, words, control), (a, b), lead in product(
+        _ZH_FRAMES, permutations(_ZH_MEN[:4], 2), (None, *_ZH_LEADS)
+    ):
+        referent = _flip(frame, a, b, lead)
+        word = words[referent]
+        context = () if lead is None else (lead,)  # 1- and 2-utterance turns, as dialogue excerpts
+        yield CoreferenceDraft(
+            f"{frame[:6]}-{a}-{b}-{lead}-{referent}",
+            (*context, frame.format(a=a, b=b, w=word)),
+            (*context, control.format(a=a, b=b)),
+            "他",
+            (a, b),
+            referent,
+        )
+
+
+DRAFTS = {"en": en_drafts, "zh": zh_drafts}

@@ -1,0 +1,56 @@
+"""Ambiguity agents through the one runner: the chat agent's prompt and replies (mock client),
+the baselines' actions, and the family's summary and tables of a run."""
+
+from importlib.metadata import entry_points
+
+import gymnasium as gym
+
+from agents.ambiguity.baselines import FirstOptionAgent
+from agents.ambiguity.llm import AMBIGUITY_INSTRUCTION, AmbiguityChatAgent
+from agents.llm.clients import MockChatClient
+from hear_gym.core.run_config import Cell, RunConfig
+from hear_gym.core.tables import rows
+from hear_gym.envs.ambiguity.family import ENV_ID, FAMILY
+from hear_gym.eval.pipeline import evaluate
+
+
+def test_every_registered_agent_loads():
+    names = {ep.name for ep in entry_points(group=FAMILY.agent_group)}
+    assert {"random", "first_option", "text_only", "llm", "ppo"} <= names
+
+
+def test_the_chat_agent_sends_the_transcript_and_question_and_its_letter_is_scored():
+    seen = []
+
+    def reply(messages):
+        seen.append(messages)
+        return "B"
+
+    agent = AmbiguityChatAgent(MockChatClient(reply))
+    env = gym.make(
+        ENV_ID, access="T-nopunct", actions=agent.action_format, split="test", phenomena=["coreference"]
+    )
+    obs, info = env.reset(seed=1)
+    _, reward, _, _, info = env.step(agent.act(obs))
+    system, user = seen[0]
+    assert system == {"role": "system", "content": AMBIGUITY_INSTRUCTION}
+    assert obs["transcript"] in user["content"] and obs["question"] in user["content"]
+    assert info["decision"] == 1 and reward == float(info["answer"] == 1)
+
+
+def test_a_run_is_summarized_per_language_and_row(tmp_path):
+    test = FAMILY.episode_ids("test")
+    episodes = tuple(
+        [e for e in test if e.startswith("omission-zh")][:15]
+        + [e for e in test if e.startswith("semantic-en")][:15]
+    )
+    cell = Cell("first_option", "T-nopunct")
+    metadata = evaluate(
+        tmp_path, RunConfig(ENV_ID, (cell,), episodes), {"first_option": FirstOptionAgent}, progress=False
+    )
+    summary = metadata["cells"][cell.name]
+    assert summary["n_episodes"] == 30
+    assert set(summary["metrics"]) >= {"en", "zh", "all"}
+    (table,) = FAMILY.tables(metadata)
+    labels = [r[0] for r in rows(table)]
+    assert "overall" in labels and "omission/detection" in labels
