@@ -15,9 +15,13 @@ averaged within a pair), the paired effect size d_z = mean / sd, and the share i
 direction. A reference row measures what eSpeak NG does alone (no Praat: forced pinyin tones,
 "?" vs "." endings), the reason the renderers draw tones and reinforce the final contour.
 
-    python -m benchmarks.ambiguity_cues [--voices m1 f2 m3 f4]
+With ``--part classifier``: the prosodic-feature classifier
+(``agents.ambiguity.prosodic_classifier``) trained on the train split's pairs and scored on held-out
+items, accuracy per contrast class with 95% item-bootstrap CIs, per renderer.
 
-Prints the tables and writes benchmarks/out/ambiguity_cues.{json,md}.
+    python -m benchmarks.ambiguity_cues [--voices m1 f2 m3 f4] [--part cues|classifier]
+
+Prints the tables and writes benchmarks/out/ambiguity_{cues,classifier}.{json,md}.
 """
 
 from __future__ import annotations
@@ -156,17 +160,39 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def classifier_markdown(results: list[dict]) -> str:
+    lines = [
+        "| renderer | voices | contrast | held-out clips (pairs) | accuracy [95% item CI] |",
+        "|---|---|---|---:|---|",
+    ]
+    for result in results:
+        for contrast, s in result["accuracy"].items():
+            lines.append(
+                f"| {result['renderer']} | {', '.join(result['voices'])} | {contrast} | {s['n']} ({s['items']}) "
+                f"| {s['accuracy']:.2f} [{s['ci95'][0]:.2f}, {s['ci95'][1]:.2f}] |"
+            )
+    weights = "; ".join(f"{r['renderer']}: {r['weights']}" for r in results)
+    return "\n".join([*lines, "", f"Weights: {weights}"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--voices", nargs="+", default=list(DEFAULT_VOICES))
+    parser.add_argument("--part", choices=("cues", "classifier"), default="cues")
     args = parser.parse_args()
     started = time.time()
-    result = measure(tuple(args.voices))
-    result["seconds"] = round(time.time() - started, 1)
     OUT.mkdir(exist_ok=True)
-    (OUT / "ambiguity_cues.json").write_text(json.dumps(result, indent=2))
-    table = markdown(result)
-    (OUT / "ambiguity_cues.md").write_text(table + "\n")
+    if args.part == "cues":
+        result = measure(tuple(args.voices))
+        table = markdown(result)
+    else:  # the prosodic classifier: train split -> dev + test items, per renderer
+        from agents.ambiguity.prosodic_classifier import evaluate
+
+        result = {"classifier": [evaluate(tuple(args.voices), renderer) for renderer in RENDERERS]}
+        table = classifier_markdown(result["classifier"])
+    result["seconds"] = round(time.time() - started, 1)
+    (OUT / f"ambiguity_{args.part}.json").write_text(json.dumps(result, indent=2))
+    (OUT / f"ambiguity_{args.part}.md").write_text(table + "\n")
     print(table)
     print(f"\n{result['seconds']} s")
 

@@ -121,11 +121,11 @@ class ProsodicClassifier:
 
 
 # -- data from the suite --------------------------------------------------------------------------
-def suite_pairs(split: str) -> list[PhonologicalPair]:
+def suite_pairs(splits: tuple[str, ...]) -> list[PhonologicalPair]:
     return [
         item
         for item in all_items()
-        if isinstance(item, PhonologicalPair) and item.contrast in AUDIO_DECIDED and item.split == split
+        if isinstance(item, PhonologicalPair) and item.contrast in AUDIO_DECIDED and item.split in splits
     ]
 
 
@@ -165,12 +165,14 @@ def item_bootstrap_ci(
 
 
 def evaluate(
-    voices: tuple[str, ...] = ("m1", "f2", "m3", "f4"), renderer: str = "espeak", test_split: str = "test"
+    voices: tuple[str, ...] = ("m3", "f2"),
+    renderer: str = "espeak",
+    held_out_splits: tuple[str, ...] = ("dev", "test"),
 ) -> dict:
-    """Train on the train split's pairs, evaluate on ``test_split``'s: accuracy per contrast class
-    (and overall) with 95% item-bootstrap CIs."""
-    train = examples(suite_pairs("train"), voices, renderer)
-    held_out = examples(suite_pairs(test_split), voices, renderer)
+    """Train on the train split's pairs, evaluate on the held-out splits' pairs: accuracy per
+    contrast class (and overall) with 95% item-bootstrap CIs."""
+    train = examples(suite_pairs(("train",)), voices, renderer)
+    held_out = examples(suite_pairs(held_out_splits), voices, renderer)
     classifier = ProsodicClassifier().fit(
         np.stack([e.features for e in train]), np.array([1 - e.said for e in train])
     )
