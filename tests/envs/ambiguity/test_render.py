@@ -145,6 +145,18 @@ def test_cues_on_the_suite_items(renderer):
     assert np.mean([forced == shape for forced, shape in tones]) >= 0.9, tones
 
 
+def test_spellings_said_alike_sound_alike():
+    """A heterograph pair's readings: different spellings, the same sound, bit for bit."""
+    for a, b in (
+        (SpokenReading("Where is the mail", "en"), SpokenReading("Where is the male", "en")),
+        (
+            SpokenReading("这件事没有意义", "zh", pronounce=((5, "yi4"), (6, "yi4"))),
+            SpokenReading("这件事没有异议", "zh", pronounce=((5, "yi4"), (6, "yi4"))),
+        ),
+    ):
+        assert np.array_equal(render_reading(a, "m3", "praat"), render_reading(b, "m3", "praat"))
+
+
 def test_bad_input_is_refused_clearly():
     with pytest.raises(ValueError, match="renderer"):
         render_reading(PAUSE_EN[0], "m1", renderer="festival")
