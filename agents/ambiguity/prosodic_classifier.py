@@ -17,13 +17,15 @@ The feature vector is the difference between the two candidates' scores; a logis
 without intercept (swapping the candidates flips the sign of the features and of the answer) is
 trained on the train split's items and evaluated on held-out items (``evaluate``: accuracy per
 contrast class with 95% item-bootstrap CIs). ``ProsodicClassifierAgent`` plays it in the env
-under ``A+T`` or ``A`` (the clip; it finds the pair by its options).
+under ``A+T`` or ``A`` (the clip; it finds the pair by its options); built without a classifier
+(the ``prosodic`` agent of ``hear-gym eval``) it fits one on the train split first.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -199,6 +201,16 @@ def evaluate(
     }
 
 
+@lru_cache(maxsize=4)
+def trained_classifier(voice: str = "m3", renderer: str = "espeak") -> ProsodicClassifier:
+    """Fitted on the train split's pairs in the env's default voice and renderer (about 190
+    clips; a minute on one core the first time, the renders are cached)."""
+    train = examples(suite_pairs(("train",)), (voice,), renderer)
+    return ProsodicClassifier().fit(
+        np.stack([e.features for e in train]), np.array([1 - e.said for e in train])
+    )
+
+
 # -- the agent --------------------------------------------------------------------------------------
 class ProsodicClassifierAgent:
     """Answers a phonological minimal pair from the clip's prosody (other questions: the first
@@ -206,8 +218,8 @@ class ProsodicClassifierAgent:
 
     required_access = ("A+T", "A")
 
-    def __init__(self, classifier: ProsodicClassifier) -> None:
-        self.classifier = classifier
+    def __init__(self, classifier: ProsodicClassifier | None = None) -> None:
+        self.classifier = classifier or trained_classifier()
         self._pairs = [item for item in all_items() if isinstance(item, PhonologicalPair)]
 
     def reset(self, seed: int | None = None) -> None:
