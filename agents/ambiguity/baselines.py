@@ -5,6 +5,7 @@ is the shared ``agents.random_agent.RandomAgent``).
   built, answering from the question and the transcript; it cannot hear, so it reads any text
   condition (``T`` with punctuation, ``T-nopunct``, or the words of ``A+T``).
 * ``FirstOptionAgent``: always option A, the position-bias control.
+* ``ProsodicAgent`` (``prosodic_agent``): the prosodic-feature classifier, for the audio conditions.
 """
 
 from __future__ import annotations

@@ -46,4 +46,5 @@ FAMILY = EnvFamily(
     tables=report.tables,
     splits=SPLITS,
     episode_scalars=episode_scalars,
+    cli="hear_gym.envs.ambiguity.cli",
 )

@@ -49,7 +49,7 @@ def accuracy_rows(summary: dict[str, Any], title: str) -> Table:
         if any(cells):
             table.add_row(row, *(percent_ci(c) for c in cells))
     for name, estimate in metrics.get("pairs", {}).items():
-        table.add_row(f"pairs: {name}", percent_ci(estimate), *([""] * (len(languages) - 1)))
+        table.add_row(f"pairs: {name}", *([""] * (len(languages) - 1)), percent_ci(estimate))  # all languages
     return table
 
 

@@ -31,19 +31,20 @@ def _records(agent, access):
     return records
 
 
-@pytest.fixture(scope="module")
-def agent():
-    return TextOnlyAgent(trained_solver(limit=150))  # a small fit: the bound holds for any solver
-
-
-@pytest.mark.parametrize(
-    "access",
-    ["T-nopunct", pytest.param("A+T", marks=pytest.mark.slow)],  # A+T renders every reading
-)
-def test_text_only_sits_at_chance_on_minimal_pairs(agent, access):
-    records = _records(agent, access)
+def _check_at_chance(records):
     overall = accuracy(records, n_resamples=500)
     assert 0.4 <= overall.low <= 0.5 <= overall.high <= 0.6
     stats = pair_statistics(records, n_resamples=500)
     assert stats["both_right"].point == 0.0 and stats["both_right"].high == 0.0
     assert len(AUDIO_DECIDED_EPISODES) >= 100
+
+
+def test_a_small_text_solver_sits_at_chance_on_minimal_pairs():
+    """Default tier: a solver fitted on 60 train episodes (the bound holds for any solver)."""
+    _check_at_chance(_records(TextOnlyAgent(trained_solver(limit=60)), "T-nopunct"))
+
+
+@pytest.mark.slow  # the full train-split fit, and A+T renders every reading
+@pytest.mark.parametrize("access", ["T-nopunct", "A+T"])
+def test_the_text_only_baseline_sits_at_chance_on_minimal_pairs(access):
+    _check_at_chance(_records(TextOnlyAgent(), access))

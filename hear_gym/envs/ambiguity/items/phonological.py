@@ -6,8 +6,9 @@ The paper's contrasts per language (Appendix A.1.1): English pause, stress, into
 heterograph; Mandarin pause, tone-only difference, heteronym and heterograph. A candidate is
 ``(interpretations, (written, marked reading) for reading a, ... for reading b)``; the marks are
 ``marks.reading``'s. For every contrast but heterographs the two readings have the same words; a
-heterograph pair has the same *sound* and two spellings, so there the audio cannot decide and
-the spelling in the transcript can.
+heterograph pair has the same *sound* and two spellings: both readings are rendered from one
+``SpokenReading`` (the first spelling's, Mandarin with the shared syllables forced), so their
+audio is identical and only the spelling in the transcript can decide.
 """
 
 from __future__ import annotations
@@ -193,16 +194,11 @@ _SPEAKERS = ("", "Mom says ", "I think ")
 
 def en_heterograph() -> Iterator[PairDraft]:
     for (frame, a, b, meaning_a, meaning_b), lead in product(_EN_HOMOPHONES, _SPEAKERS):
+        if lead:
+            frame = frame[0].lower() + frame[1:]
         words_a, words_b = lead + frame.format(w=a), lead + frame.format(w=b)
-        yield _pair(
-            f"{a}-{b}-{lead}",
-            meaning_a,
-            meaning_b,
-            f"{words_a}.",
-            reading(words_a, "en"),
-            f"{words_b}.",
-            reading(words_b, "en"),
-        )
+        sound = reading(words_a, "en")  # one sound for both spellings: the same audio, bit for bit
+        yield _pair(f"{a}-{b}-{lead}", meaning_a, meaning_b, f"{words_a}.", sound, f"{words_b}.", sound)
 
 
 # ---- Mandarin ------------------------------------------------------------------------------------
@@ -337,19 +333,9 @@ def zh_heterograph() -> Iterator[PairDraft]:
         else:
             lead = ""
         words = [lead + frame.format(s=s, w=w) for w in (a, b)]
-        marked = [
-            lead + frame.format(s=s, w="".join(f"{c}[{p}]" for c, p in zip(w, pinyin, strict=True)))
-            for w in (a, b)
-        ]
-        yield _pair(
-            f"{frame}-{a}-{s}",
-            meaning_a,
-            meaning_b,
-            words[0] + "。",
-            reading(marked[0], "zh"),
-            words[1] + "。",
-            reading(marked[1], "zh"),
-        )
+        marked = lead + frame.format(s=s, w="".join(f"{c}[{p}]" for c, p in zip(a, pinyin, strict=True)))
+        sound = reading(marked, "zh")  # one sound for both spellings: the same audio, bit for bit
+        yield _pair(f"{frame}-{a}-{s}", meaning_a, meaning_b, words[0] + "。", sound, words[1] + "。", sound)
 
 
 DRAFTS = {
