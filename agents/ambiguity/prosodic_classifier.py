@@ -17,15 +17,14 @@ The feature vector is the difference between the two candidates' scores; a logis
 without intercept (swapping the candidates flips the sign of the features and of the answer) is
 trained on the train split's items and evaluated on held-out items (``evaluate``: accuracy per
 contrast class with 95% item-bootstrap CIs). ``ProsodicClassifierAgent`` plays it in the env
-under ``A+T`` or ``A`` (the clip; it finds the pair by its options); built without a classifier
-(the ``prosodic`` agent of ``hear-gym eval``) it fits one on the train split first.
+under ``A+T`` or ``A`` (the clip; it finds the pair by its options); ``prosodic_agent.py``
+registers it, fitted on the train split, as the ``prosodic`` agent of ``hear-gym eval``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -123,7 +122,8 @@ class ProsodicClassifier:
 
 
 # -- data from the suite --------------------------------------------------------------------------
-def suite_pairs(splits: tuple[str, ...]) -> list[PhonologicalPair]:
+def suite_pairs(*splits: str) -> list[PhonologicalPair]:
+    """The audio-decided minimal pairs of these splits."""
     return [
         item
         for item in all_items()
@@ -173,8 +173,8 @@ def evaluate(
 ) -> dict:
     """Train on the train split's pairs, evaluate on the held-out splits' pairs: accuracy per
     contrast class (and overall) with 95% item-bootstrap CIs."""
-    train = examples(suite_pairs(("train",)), voices, renderer)
-    held_out = examples(suite_pairs(held_out_splits), voices, renderer)
+    train = examples(suite_pairs("train"), voices, renderer)
+    held_out = examples(suite_pairs(*held_out_splits), voices, renderer)
     classifier = ProsodicClassifier().fit(
         np.stack([e.features for e in train]), np.array([1 - e.said for e in train])
     )
@@ -201,16 +201,6 @@ def evaluate(
     }
 
 
-@lru_cache(maxsize=4)
-def trained_classifier(voice: str = "m3", renderer: str = "espeak") -> ProsodicClassifier:
-    """Fitted on the train split's pairs in the env's default voice and renderer (about 190
-    clips; a minute on one core the first time, the renders are cached)."""
-    train = examples(suite_pairs(("train",)), (voice,), renderer)
-    return ProsodicClassifier().fit(
-        np.stack([e.features for e in train]), np.array([1 - e.said for e in train])
-    )
-
-
 # -- the agent --------------------------------------------------------------------------------------
 class ProsodicClassifierAgent:
     """Answers a phonological minimal pair from the clip's prosody (other questions: the first
@@ -218,8 +208,8 @@ class ProsodicClassifierAgent:
 
     required_access = ("A+T", "A")
 
-    def __init__(self, classifier: ProsodicClassifier | None = None) -> None:
-        self.classifier = classifier or trained_classifier()
+    def __init__(self, classifier: ProsodicClassifier) -> None:
+        self.classifier = classifier
         self._pairs = [item for item in all_items() if isinstance(item, PhonologicalPair)]
 
     def reset(self, seed: int | None = None) -> None:

@@ -23,8 +23,8 @@ from hear_gym.envs.ambiguity.render import render_reading
 @pytest.fixture(scope="module")
 def small_classifier() -> ProsodicClassifier:
     """Fit on a few train pairs of two classes (one voice): enough for the weights' signs."""
-    train = [p for p in suite_pairs(("train",)) if p.contrast.value == "intonation"][:2]
-    train += [p for p in suite_pairs(("train",)) if p.contrast.value == "pause" and p.language == "zh"][:2]
+    train = [p for p in suite_pairs("train") if p.contrast.value == "intonation"][:2]
+    train += [p for p in suite_pairs("train") if p.contrast.value == "pause" and p.language == "zh"][:2]
     rows = examples(train, ("m3",), "espeak")
     return ProsodicClassifier().fit(
         np.stack([r.features for r in rows]), np.array([1 - r.said for r in rows])
@@ -32,7 +32,7 @@ def small_classifier() -> ProsodicClassifier:
 
 
 def test_features_flip_with_the_candidates():
-    pair = next(p for p in suite_pairs(("test",)) if p.contrast.value == "stress")
+    pair = next(p for p in suite_pairs("test") if p.contrast.value == "stress")
     a, b = (u.spoken for u in pair.readings)
     waveform = render_reading(a, "m3")
     np.testing.assert_allclose(pair_features(waveform, (a, b)), -pair_features(waveform, (b, a)))
@@ -41,8 +41,8 @@ def test_features_flip_with_the_candidates():
 @pytest.mark.slow
 def test_the_agent_answers_held_out_pairs_from_the_clip(small_classifier):
     agent = ProsodicClassifierAgent(small_classifier)
-    held_out = [p for p in suite_pairs(("test",)) if p.contrast.value == "intonation"][:1]
-    held_out += [p for p in suite_pairs(("test",)) if p.contrast.value == "pause" and p.language == "zh"][:1]
+    held_out = [p for p in suite_pairs("test") if p.contrast.value == "intonation"][:1]
+    held_out += [p for p in suite_pairs("test") if p.contrast.value == "pause" and p.language == "zh"][:1]
     for pair in held_out:
         for side in "ab":
             env = gym.make(ENV_ID, access="A+T", item_ids=[f"{pair.item_id}/{side}"])
