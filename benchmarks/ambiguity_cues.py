@@ -19,9 +19,12 @@ With ``--part classifier``: the prosodic-feature classifier
 (``agents.ambiguity.prosodic_classifier``) trained on the train split's pairs and scored on held-out
 items, accuracy per contrast class with 95% item-bootstrap CIs, per renderer.
 
-    python -m benchmarks.ambiguity_cues [--voices m1 f2 m3 f4] [--part cues|classifier]
+With ``--part shortcuts``: the single-scalar shortcut audit (``agents.ambiguity.acoustic_shortcuts``):
+every utterance scalar's held-out balanced accuracy per contrast class, against its bound.
 
-Prints the tables and writes benchmarks/out/ambiguity_{cues,classifier}.{json,md}.
+    python -m benchmarks.ambiguity_cues [--voices m1 f2 m3 f4] [--part cues|classifier|shortcuts]
+
+Prints the tables and writes benchmarks/out/ambiguity_{cues,classifier,shortcuts}.{json,md}.
 """
 
 from __future__ import annotations
@@ -175,16 +178,38 @@ def classifier_markdown(results: list[dict]) -> str:
     return "\n".join([*lines, "", f"Weights: {weights}"])
 
 
+def shortcuts_markdown(by_renderer: dict) -> str:
+    lines = [
+        "| renderer | contrast | held-out pairs | bound | forbidden scalars (balanced accuracy) | best scalar |",
+        "|---|---|---:|---:|---|---|",
+    ]
+    for renderer, report in by_renderer.items():
+        for contrast, r in report.items():
+            accuracy = r["balanced_accuracy"]
+            forbidden = ", ".join(f"{n} {accuracy[n]:.2f}" for n in r["forbidden"])
+            best = max(accuracy, key=accuracy.get)
+            lines.append(
+                f"| {renderer} | {contrast} | {r['held_out_pairs']} | {r['bound']:.2f} | {forbidden} "
+                f"| {best} {accuracy[best]:.2f} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--voices", nargs="+", default=list(DEFAULT_VOICES))
-    parser.add_argument("--part", choices=("cues", "classifier"), default="cues")
+    parser.add_argument("--part", choices=("cues", "classifier", "shortcuts"), default="cues")
     args = parser.parse_args()
     started = time.time()
     OUT.mkdir(exist_ok=True)
     if args.part == "cues":
         result = measure(tuple(args.voices))
         table = markdown(result)
+    elif args.part == "shortcuts":  # single-scalar rules per contrast class, per renderer
+        from agents.ambiguity.acoustic_shortcuts import audit, clips
+
+        result = {"shortcuts": {r: audit(clips(tuple(args.voices), r)) for r in RENDERERS}}
+        table = shortcuts_markdown(result["shortcuts"])
     else:  # the prosodic classifier: train split -> dev + test items, per renderer
         from agents.ambiguity.prosodic_classifier import evaluate
 

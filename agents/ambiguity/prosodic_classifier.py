@@ -25,14 +25,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
 from hear_gym.envs.ambiguity import cues
 from hear_gym.envs.ambiguity.items.generator import all_items
 from hear_gym.envs.ambiguity.items.model import AUDIO_DECIDED, PhonologicalPair
 from hear_gym.envs.ambiguity.spoken import SpokenReading
+
+if TYPE_CHECKING:  # scikit-learn is a dev extra: imported where the classifier is fitted
+    from sklearn.linear_model import LogisticRegression
 
 FEATURES: tuple[str, ...] = (
     "pause_silence_s",
@@ -109,6 +112,8 @@ class ProsodicClassifier:
     model: LogisticRegression | None = None
 
     def fit(self, rows: np.ndarray, said_first: np.ndarray) -> ProsodicClassifier:
+        from sklearn.linear_model import LogisticRegression
+
         # both orders of every example: the rule cannot prefer a candidate for its position
         x = np.concatenate([rows, -rows])
         y = np.concatenate([said_first, 1 - said_first])
