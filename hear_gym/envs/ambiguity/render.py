@@ -78,8 +78,8 @@ class Realization:
 
 REALIZATIONS: MappingProxyType[str, Realization] = MappingProxyType(
     {
-        "espeak": Realization("espeak", "1", True, 4.0, 1.3, 4.0, 0.0, 1.0, 3.0, 0.4, 2.5),
-        "praat": Realization("praat", "1", False, 6.0, 1.4, 3.0, -2.0, 1.25, 7.0, 0.35, 2.5),
+        "espeak": Realization("espeak", "2", True, 4.0, 1.3, 4.0, 0.0, 1.0, 3.0, 0.4, 2.5),
+        "praat": Realization("praat", "2", False, 6.0, 1.4, 3.0, -2.0, 1.25, 7.0, 0.35, 2.5),
     }
 )
 
@@ -174,20 +174,23 @@ class ReadingRenderer:
 
     def render(self, request: RenderRequest) -> Rendering:
         reading = decode(request.text)
-        key = f"{request.voice}\x1f{request.text}".encode()
-        seed = int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "little") & 0x7FFFFFFF
-        waveform, spans = _render(reading, request.voice, self.realization, seed)
+        waveform, spans = _render(reading, request.voice, self.realization)
         # token times are known only to a fresh rendering (a disk hit has just the samples)
         return Rendering(waveform, SAMPLE_RATE, {**self.describe(request), "token_spans_s": spans})
 
 
 def _render(
-    reading: SpokenReading, voice: str, how: Realization, seed: int
+    reading: SpokenReading, voice: str, how: Realization
 ) -> tuple[np.ndarray, tuple[tuple[float, float], ...]]:
     """The waveform and each token's (start, end) in it, in seconds."""
     language = ESPEAK_LANGUAGE[reading.language]
     plan = script(reading, how.native_phrasing)
     samples, words = espeak.synthesize_words(plan.text, voice, language, NEUTRAL_SETTINGS)
+    # Praat's noise is seeded by what eSpeak said, not by how the text is spelled: two spellings
+    # eSpeak says alike (a heterograph pair) sound alike
+    marks = f"{reading.pause_after}{reading.stress}{reading.contour}".encode()
+    digest = hashlib.blake2b(samples.tobytes() + marks, digest_size=4).digest()
+    seed = int.from_bytes(digest, "little") & 0x7FFFFFFF
     head, tail = speech_bounds(samples)
     starts = [min(max(s, head), tail) for s in token_starts(plan.spans, words, len(samples))]
     bounds = [*starts[1:], tail]  # token i spans [starts[i], bounds[i])
@@ -195,7 +198,7 @@ def _render(
     gaps = [(gap_before(samples, starts[i + 1]), starts[i + 1]) for i in reading.pause_after]
 
     # every reading of this text lasts as long as its plain synthesis plus the boundary budget
-    plain = SpokenReading(reading.text, reading.language)
+    plain = SpokenReading(reading.text, reading.language, pronounce=reading.pronounce)
     plain_head, plain_tail = speech_bounds(
         espeak.synthesize(script(plain, True).text, voice, language, NEUTRAL_SETTINGS)
     )
