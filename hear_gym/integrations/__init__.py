@@ -1,0 +1,2 @@
+"""Adapters that meet other trainers' conventions: TRL's environment_factory (``trl``) and
+OpenEnv (``openenv``)."""
