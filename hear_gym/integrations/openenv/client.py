@@ -79,5 +79,5 @@ class HearGymClient(EnvClient):
     def decode(self, observation: ServedObservation) -> Any:
         """The observation as the env gives it in process: NumPy arrays of the space's dtype and
         shape (audio padded back to its full buffer), text and integers as they are."""
-        fields = observation.model_dump(exclude={"done", "reward", "metadata", "step_metadata"})
-        return decode_observation(self.models.observation_codecs, fields)
+        codecs = self.models.observation_codecs
+        return decode_observation(codecs, {codec.name: getattr(observation, codec.name) for codec in codecs})

@@ -58,8 +58,9 @@ class FieldCodec:
         array = np.asarray(value)
         if self.kind == "array":
             return array.tolist()
-        sounding = np.flatnonzero(array)
-        speech = array[: sounding[-1] + 1 if sounding.size else 0]  # trailing digital silence stays home
+        sounding = array != 0
+        end = array.size - int(np.argmax(sounding[::-1])) if sounding.any() else 0
+        speech = array[:end]  # the digital silence after the last sound stays home
         if self.encoding == "pcm16":
             speech = np.round(np.clip(speech, -1.0, 1.0) * PCM16_SCALE).astype("<i2")
         else:
