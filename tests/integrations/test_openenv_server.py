@@ -4,6 +4,7 @@ bad actions, bad resets and abandoned sessions are handled; ``max_concurrent_env
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import sys
@@ -236,3 +237,54 @@ def test_serve_command_builds_the_env_it_names(monkeypatch):
     assert {c.kind for c in served.models.observation_codecs} == {"array"}
     bad = CliRunner().invoke(app, ["serve", "--env", "hear_gym/Onset-v0", "--access", "X"])
     assert bad.exit_code == 2 and "access must be one of" in bad.output
+
+
+def test_codecs_round_trip_every_kind_and_refuse_what_they_cannot_carry():
+    from gymnasium import spaces
+
+    from hear_gym.integrations.openenv.codec import action_codec, observation_codecs
+
+    space = spaces.Dict(
+        {
+            "audio": spaces.Box(-1, 1, (8,), np.float32),
+            "mask": spaces.MultiBinary(3),
+            "grid": spaces.Box(0, 9, (2, 2), np.int64),
+            "turn": spaces.Discrete(4),
+            "text": spaces.Text(10),
+        }
+    )
+    sounding = np.array([0.5, -1.0, 0.25, 1e-3, 0, 0, 0, 0], np.float32)
+    observation = {
+        "audio": sounding,
+        "mask": np.array([1, 0, 1], np.int8),
+        "grid": np.arange(4).reshape(2, 2),
+        "turn": 3,
+        "text": "hi",
+    }
+    exact = observation_codecs(space, audio="float32")
+    wire = json.loads(json.dumps(encode_observation(exact, observation)))
+    assert len(base64.b64decode(wire["audio"])) == 4 * 4  # the trailing silence stays home
+    assert _same(decode_observation(exact, wire), observation)
+    pcm16 = decode_observation(
+        observation_codecs(space), encode_observation(observation_codecs(space), observation)
+    )
+    assert np.max(np.abs(pcm16["audio"] - sounding)) <= 0.5 / 32767 + 1e-7 and pcm16["audio"][
+        4:
+    ].tobytes() == bytes(16)
+    box = observation_codecs(spaces.Box(0, 1, (3,), np.float32))  # not a Dict: one field
+    assert decode_observation(box, encode_observation(box, np.ones(3, np.float32))).tolist() == [1, 1, 1]
+    with pytest.raises(TypeError, match="Tuple spaces cannot be served"):
+        observation_codecs(spaces.Dict({"pair": spaces.Tuple((spaces.Discrete(2),))}))
+    with pytest.raises(ValueError, match="clash"):
+        observation_codecs(spaces.Dict({"reward": spaces.Discrete(2)}))
+    with pytest.raises(ValueError, match="audio encoding"):
+        observation_codecs(space, audio="mp3")
+    with pytest.raises(TypeError, match="action spaces cannot be served"):
+        action_codec(spaces.Box(0, 1, (2,)))
+    assert action_codec(spaces.Discrete(5, start=2)).hint == {
+        "name": "action",
+        "kind": "discrete",
+        "dtype": "int64",
+        "low": 2,
+        "high": 6,
+    }

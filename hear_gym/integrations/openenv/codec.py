@@ -45,7 +45,7 @@ class FieldCodec:
 
     @property
     def hint(self) -> dict[str, Any]:
-        return {k: list(v) if k == "shape" else v for k, v in asdict(self).items() if v not in ("", None)}
+        return {k: list(v) if k == "shape" else v for k, v in asdict(self).items() if v not in ("", None, ())}
 
     @classmethod
     def from_hint(cls, hint: dict[str, Any]) -> FieldCodec:
