@@ -12,7 +12,7 @@ each playing a quarter of the seeds). The server is ``hear-gym serve`` in its ow
 shares no interpreter lock with the clients), started once per row; the sessions are opened once
 and kept, as a trainer keeps its envs, so the clock holds episodes only (resets included, not
 the building of a session's env). Every way plays its episodes once untimed first (imports,
-render caches), then the three ways alternate for ``REPEATS`` passes and each keeps its best, so
+render caches), then the three ways alternate for ``--repeats`` passes and each keeps its best, so
 drifts in machine load hit all three.
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -37,7 +38,6 @@ from hear_gym.core.run_folder import write_json_atomic
 from hear_gym.integrations.openenv import HearGymClient
 
 OUT = Path(__file__).parent / "out"
-REPEATS = 3
 SESSIONS = 4
 
 
@@ -98,7 +98,7 @@ def start_server(env_id: str, access: str) -> tuple[subprocess.Popen, str]:
     raise RuntimeError(f"hear-gym serve {env_id} ({access}) did not come up")
 
 
-async def measure_row(env_id: str, access: str, episodes: int) -> dict:
+async def measure_row(env_id: str, access: str, episodes: int, repeats: int) -> dict:
     seeds = range(episodes)
     env = gym.make(env_id, access=access)
     server, url = start_server(env_id, access)
@@ -113,7 +113,7 @@ async def measure_row(env_id: str, access: str, episodes: int) -> dict:
         await over_server(many, seeds)
         best = {"in_process": float("inf"), "server_1": float("inf"), f"server_{SESSIONS}": float("inf")}
         steps = {}
-        for _ in range(REPEATS):
+        for _ in range(repeats):
             for way in best:
                 start = time.perf_counter()
                 if way == "in_process":
@@ -132,6 +132,8 @@ async def measure_row(env_id: str, access: str, episodes: int) -> dict:
         "env_id": env_id,
         "access": access,
         "episodes": episodes,
+        "repeats": repeats,
+        "load_average_1min_after": os.getloadavg()[0],
         "steps": steps["in_process"],
         "episodes_per_s": rate,
         "server_vs_in_process": rate["server_1"] / rate["in_process"],
@@ -139,10 +141,10 @@ async def measure_row(env_id: str, access: str, episodes: int) -> dict:
     }
 
 
-def main(episodes: int) -> list[dict]:
+def main(episodes: int, repeats: int) -> list[dict]:
     registry.register_envs()
     rows = [
-        asyncio.run(measure_row(env_id, access, episodes))
+        asyncio.run(measure_row(env_id, access, episodes, repeats))
         for env_id in registry.env_ids()
         for access in ("A+T", "T")
         if access in registry.family(env_id).access_conditions
@@ -156,7 +158,7 @@ def main(episodes: int) -> list[dict]:
         f"server, {SESSIONS} sessions (ep/s)",
         "server / in process",
         f"{SESSIONS} sessions / 1",
-        title=f"OpenEnv server throughput ({episodes} episodes, best of {REPEATS} interleaved passes)",
+        title=f"OpenEnv server throughput ({episodes} episodes, best of {repeats} interleaved passes)",
     )
     for row in rows:
         rate = row["episodes_per_s"]
@@ -179,4 +181,6 @@ def main(episodes: int) -> list[dict]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=40, help="Episodes per pass (a multiple of 4).")
-    main(parser.parse_args().episodes)
+    parser.add_argument("--repeats", type=int, default=3, help="Timed passes of each way (best kept).")
+    arguments = parser.parse_args()
+    main(arguments.episodes, arguments.repeats)

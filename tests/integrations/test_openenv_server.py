@@ -288,3 +288,16 @@ def test_codecs_round_trip_every_kind_and_refuse_what_they_cannot_carry():
         "low": 2,
         "high": 6,
     }
+
+
+def test_a_session_reset_without_a_seed_plays_its_own_default_seed():
+    """The k-th env a server builds plays ``base_seed + k`` on its first seedless reset, so
+    sessions differ; later seedless resets go on from the session's own generator, as in process."""
+    served = ServedEnv("hear_gym/Onset-v0", {"access": "T"}, base_seed=10)
+    sessions = [openenv_integration.HearGymEnvironment(served) for _ in range(2)]
+    local = gym.make(served.env_id, **served.make_kwargs)
+    for k, session in enumerate(sessions):
+        codecs = served.models.observation_codecs
+        first = decode_observation(codecs, session.reset().model_dump())
+        assert _same(first, local.reset(seed=10 + k)[0]) and session.state.seed == 10 + k
+        assert _same(decode_observation(codecs, session.reset().model_dump()), local.reset()[0])
