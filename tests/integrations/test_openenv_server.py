@@ -301,3 +301,18 @@ def test_a_session_reset_without_a_seed_plays_its_own_default_seed():
         first = decode_observation(codecs, session.reset().model_dump())
         assert _same(first, local.reset(seed=10 + k)[0]) and session.state.seed == 10 + k
         assert _same(decode_observation(codecs, session.reset().model_dump()), local.reset()[0])
+
+
+@pytest.mark.slow
+def test_a_session_idle_past_the_timeout_frees_its_slot():
+    """A client that stays connected but idle: ``session_timeout`` closes its session (OpenEnv's
+    reaper looks every 5 s at the least), and the slot goes to the next client."""
+    served = ServedEnv("hear_gym/Onset-v0", {"access": "T"})
+    with serving_in_thread(served, max_concurrent_envs=1, session_timeout=0.5) as url:
+        with HearGymClient(url).sync() as idle:
+            idle.reset(seed=1)
+            with pytest.raises(RuntimeError, match="CAPACITY_REACHED"), HearGymClient(url).sync() as other:
+                other.reset(seed=2)
+            time.sleep(6)
+            with HearGymClient(url).sync() as other:
+                assert other.reset(seed=2).done is False
