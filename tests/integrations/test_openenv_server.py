@@ -316,3 +316,17 @@ def test_a_session_idle_past_the_timeout_frees_its_slot():
             time.sleep(6)
             with HearGymClient(url).sync() as other:
                 assert other.reset(seed=2).done is False
+
+
+def test_any_openenv_client_plays_it(servers):
+    """OpenEnv's own generic client (plain dicts, no hear_gym models) plays a served env too."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    served, url = servers["hear_gym/Onset-v0"]
+    with GenericEnvClient(base_url=url).sync() as env:
+        result = env.reset(seed=1)
+        assert set(result.observation) == {c.name for c in served.models.observation_codecs} | {
+            "step_metadata"
+        }
+        result = env.step({"action": _legal(result.observation, np.random.default_rng(0))})
+        assert {"terminated", "truncated", "info"} <= set(result.observation["step_metadata"])

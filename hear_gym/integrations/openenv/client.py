@@ -4,6 +4,8 @@ plain calls) over the server's WebSocket session, with models rebuilt from the s
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import httpx
@@ -48,6 +50,17 @@ class HearGymClient(EnvClient):
             self._models = models_from_schema(answer.json())
         await super().connect()
         return self
+
+    async def disconnect(self) -> None:
+        # Ask the server to end the session and wait until it closes the connection: it frees the
+        # session's slot before it closes, so a client that connects next finds the slot free.
+        if self._ws is not None:
+            try:
+                await self._ws.send(json.dumps({"type": "close"}))
+                await asyncio.wait_for(self._ws.wait_closed(), timeout=self._message_timeout)
+            except (ConnectionClosed, TimeoutError):
+                pass
+        await super().disconnect()
 
     async def _send(self, message: dict[str, Any]) -> None:
         # A server at capacity accepts the connection, sends why it refuses the session and closes
