@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
+from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from hear_gym.integrations.openenv.codec import decode_observation
@@ -35,6 +37,8 @@ class HearGymClient(EnvClient):
         super().__init__(base_url, **kwargs)
         self._http_url = base_url.rstrip("/").replace("ws://", "http://", 1).replace("wss://", "https://", 1)
         self._models: ServedModels | None = None
+        # as EnvClient does: proxies from the environment, except for a server on this machine
+        self._local = urlsplit(self._ws_url).hostname in ("localhost", "127.0.0.1", "::1")
 
     @property
     def models(self) -> ServedModels:
@@ -44,11 +48,23 @@ class HearGymClient(EnvClient):
 
     async def connect(self) -> HearGymClient:
         if self._models is None:
-            async with httpx.AsyncClient(timeout=self._connect_timeout, trust_env=False) as http:
+            async with httpx.AsyncClient(timeout=self._connect_timeout, trust_env=not self._local) as http:
                 answer = await http.get(f"{self._http_url}/schema")
                 answer.raise_for_status()
             self._models = models_from_schema(answer.json())
-        await super().connect()
+        if self._ws is None:
+            # As EnvClient.connect, without per-message deflate: base64 audio hardly compresses,
+            # and deflating it cost 3-6x the episode time of the audio conditions (measured).
+            try:
+                self._ws = await ws_connect(
+                    self._ws_url,
+                    open_timeout=self._connect_timeout,
+                    max_size=self._max_message_size,
+                    compression=None,
+                    proxy=None if self._local else True,
+                )
+            except Exception as exc:
+                raise ConnectionError(f"Failed to connect to {self._ws_url}: {exc}") from exc
         return self
 
     async def disconnect(self) -> None:
