@@ -41,7 +41,8 @@ class ServedEnv:
     make_kwargs: dict[str, Any] = field(default_factory=dict)
     audio: str = "pcm16"
     base_seed: int = 0
-    _built: itertools.count = field(default_factory=itertools.count, repr=False)
+    models: ServedModels = field(init=False, repr=False)
+    _built: itertools.count = field(default_factory=itertools.count, init=False, repr=False)
 
     def __post_init__(self) -> None:
         family(self.env_id)  # an unknown id fails here, with the registered ones listed
@@ -49,7 +50,7 @@ class ServedEnv:
         probe = self.make()  # the spaces, and any bad make kwarg refused before serving
         try:
             name = re.sub(r"\W", "", self.env_id.rpartition("/")[2].split("-")[0])
-            self.models: ServedModels = build_models(
+            self.models = build_models(
                 name,
                 observation_codecs(probe.observation_space, self.audio),
                 action_codec(probe.action_space),
