@@ -14,12 +14,12 @@ TRAIN_OPTIONS := --train-option hidden_users=resample
 PPO_STEPS ?= 150000
 PPO_OPTIONS := --policy per_option --n-envs 8 --batch-size 256 --seed 1
 
-.PHONY: run test test-slow test-learning test-all lint bench docs-check clean
+.PHONY: run test test-slow test-learning test-rllib test-all lint bench docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,agents,train]"
+	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve]"
 	touch $(STAMP)
 
 ## Train a small PPO policy on the transcript features, then evaluate its checkpoint beside the
@@ -50,6 +50,23 @@ test-slow: $(STAMP)
 test-learning: $(STAMP)
 	$(VENV)/bin/pytest -m learning
 
+# RLlib's tests in a second venv: ray[rllib] pins gymnasium exactly (2.60: gymnasium==1.2.2), so
+# the main venv keeps the newest gymnasium our range allows and this one the version RLlib pins.
+RLLIB_VENV ?= .venv-rllib
+RLLIB_STAMP := $(RLLIB_VENV)/.installed-rllib
+RLLIB_TESTS := tests/training/test_rllib_ppo.py tests/eval/test_runner_backends.py
+
+$(RLLIB_STAMP): pyproject.toml
+	test -x $(RLLIB_VENV)/bin/python || python3 -m venv $(RLLIB_VENV)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(RLLIB_VENV)/bin/python -m pip install --quiet -e ".[rllib,dev]"
+	touch $(RLLIB_STAMP)
+
+## The tests that need Ray RLlib (they skip in `make test`), in .venv-rllib; fails if RLlib does not import.
+test-rllib: $(RLLIB_STAMP)
+	$(RLLIB_VENV)/bin/python -c "import ray.rllib, gymnasium; print('ray', ray.__version__, 'gymnasium', gymnasium.__version__)"
+	$(RLLIB_VENV)/bin/pytest $(RLLIB_TESTS) -m "" -p no:cacheprovider
+
 ## Every tier: the default one, the `slow` tier and the `learning` tier.
 test-all: lint
 	$(VENV)/bin/pytest -m ""
@@ -76,4 +93,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/voicegate_shortcuts.py
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(RLLIB_VENV) runs

@@ -15,6 +15,7 @@ import typer
 from hear_gym.cli.audio import listen_command, render_command
 from hear_gym.cli.common import DEFAULT_ENV, console, fail
 from hear_gym.cli.evaluate import eval_command
+from hear_gym.cli.serve import serve_command
 from hear_gym.cli.train import train_app
 from hear_gym.cli.train_llm import train_grpo_command, train_sft_command  # noqa: F401  (train sft / grpo)
 from hear_gym.core.registry import env_ids, family
@@ -58,6 +59,7 @@ app.command("eval")(eval_command)
 app.command("listen")(listen_command)
 app.command("render")(render_command)
 app.add_typer(train_app, name="train")
+app.command("serve")(serve_command)
 
 
 @app.command("report")

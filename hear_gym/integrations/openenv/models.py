@@ -1,0 +1,93 @@
+"""OpenEnv's pydantic Action / Observation / State models for one served env, generated from its
+field codecs (server: from the env's spaces; client: from the hints in the server's ``/schema``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from openenv.core.env_server.types import Action, Observation, State
+from pydantic import Field, computed_field, create_model
+
+from hear_gym.integrations.openenv.codec import FieldCodec
+
+HINT_KEY = "x-hear-gym"  # where a field's codec hint sits in its JSON schema
+
+
+class ServedObservation(Observation):
+    """OpenEnv's observation, with ``metadata`` (``terminated``, ``truncated`` and the env's
+    ``info``) also on the wire: OpenEnv's serializer leaves ``metadata`` out of what it sends, so
+    this read-only field carries it, and the client puts it back into ``metadata``."""
+
+    @computed_field
+    @property
+    def step_metadata(self) -> dict[str, Any]:
+        return self.metadata
+
+
+class ServedState(State):
+    """OpenEnv's state (``episode_id``, ``step_count``) plus the env id, the ``gym.make`` kwargs
+    and the seed of the session's last seeded reset."""
+
+    env_id: str = ""
+    make_kwargs: dict[str, Any] = Field(default_factory=dict)
+    seed: int | None = None
+
+
+def _schema_extra(codec: FieldCodec) -> dict[str, Any]:
+    return {HINT_KEY: codec.hint}
+
+
+def _observation_field(codec: FieldCodec) -> tuple[Any, Any]:
+    kind_type = {"text": str, "discrete": int, "audio": str, "array": list}[codec.kind]
+    description = {
+        "text": "text, as the env gives it",
+        "discrete": "an integer",
+        "audio": f"base64 of the valid samples, {codec.encoding} little-endian, 16 kHz mono",
+        "array": f"{codec.dtype} values, shape {list(codec.shape)}, as nested lists",
+    }[codec.kind]
+    return kind_type, Field(..., description=description, json_schema_extra=_schema_extra(codec))
+
+
+def _action_field(codec: FieldCodec) -> tuple[Any, Any]:
+    extra = _schema_extra(codec)
+    if codec.kind == "discrete":
+        return int, Field(..., ge=codec.low, le=codec.high, strict=True, json_schema_extra=extra)
+    return str, Field(
+        ..., min_length=codec.min_length, max_length=codec.max_length, strict=True, json_schema_extra=extra
+    )
+
+
+@dataclass(frozen=True)
+class ServedModels:
+    observation_codecs: tuple[FieldCodec, ...]
+    action_codec: FieldCodec
+    action: type[Action]
+    observation: type[ServedObservation]
+
+
+def build_models(
+    name: str, observation_codecs: tuple[FieldCodec, ...], action_codec: FieldCodec
+) -> ServedModels:
+    """The Action and Observation classes of one served env (``name`` prefixes their class names)."""
+    action = create_model(f"{name}Action", __base__=Action, action=_action_field(action_codec))
+    observation = create_model(
+        f"{name}Observation",
+        __base__=ServedObservation,
+        **{codec.name: _observation_field(codec) for codec in observation_codecs},
+    )
+    return ServedModels(observation_codecs, action_codec, action, observation)
+
+
+def models_from_schema(schema: dict[str, Any]) -> ServedModels:
+    """The models a server built, rebuilt from its ``/schema`` answer (the hints of its fields)."""
+
+    def hints(part: str) -> list[FieldCodec]:
+        properties = schema[part].get("properties", {})
+        return [FieldCodec.from_hint(p[HINT_KEY]) for p in properties.values() if HINT_KEY in p]
+
+    (action,) = hints("action") or (None,)
+    if action is None:
+        raise ValueError("the server's /schema has no hear_gym action: is it a hear-gym serve server?")
+    title = schema["observation"].get("title", "ServedObservation")
+    return build_models(title.removesuffix("Observation"), tuple(hints("observation")), action)
