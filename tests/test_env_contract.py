@@ -154,7 +154,6 @@ BAD_RESETS = {
         {"item_id": "vr-999"},
         {"seed_me": 1},
     ],
-
     "ambiguity": [{"index": 1.9}, {"index": True}, {"index": 10**6}, {"item_id": "nope"}, {"seed_me": 1}],
 }
 

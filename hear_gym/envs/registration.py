@@ -6,7 +6,6 @@ FAMILIES: dict[str, str] = {
     "hear_gym/VoiceGate-v0": "hear_gym.envs.voicegate.family:FAMILY",
     "hear_gym/Onset-v0": "hear_gym.envs.onset.family:FAMILY",
     "hear_gym/DeliveryPlan-v0": "hear_gym.envs.deliveryplan.family:FAMILY",
-
     "hear_gym/Ambiguity-v0": "hear_gym.envs.ambiguity.family:FAMILY",
 }
 ENV_IDS = tuple(FAMILIES)
