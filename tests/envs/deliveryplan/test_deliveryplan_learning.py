@@ -10,8 +10,8 @@ as in the paper's construction: the split partitions cases by their original key
 policy's consistency must have a case-bootstrap CI above zero, and exceed both prior-only's
 (zero, measured on the same pairs) and the same run's untrained policy (learning rate 0).
 
-This is the PPO-on-features check. A tiny language model trained with the family's SFT
-demonstrations or GRPO task is not checked here (see the note in ``docs/deliveryplan.md``).
+This is the PPO-on-features check; ``test_deliveryplan_llm_learning.py`` checks a tiny language
+model trained on the family's SFT demonstrations.
 About 90 s of CPU.
 """
 
