@@ -13,10 +13,14 @@ Audio cells (``--audio``) play the phonological test pairs only (rendering every
 takes long on a shared CPU): any agent registered under ``hear_gym.agents.ambiguity`` named with
 ``--audio-agent NAME@ACCESS``.
 
+Chat models (``--llm LABEL=MODEL``, a local model folder played by ``TransformersChatClient``
+through the family's chat agent under ``T-nopunct``) play every ``--llm-every``-th test episode
+(a spread over every phenomenon; a tiny CPU model plays about 50 episodes a minute here).
+
 Writes run folders under benchmarks/out/ambiguity/ and benchmarks/out/ambiguity.md (the tables
 for RESULTS.md); prints the tables.
 
-    python benchmarks/ambiguity_table.py [--audio-agent prosodic@A]
+    python benchmarks/ambiguity_table.py [--audio-agent prosodic@A+T] [--llm tiny=PATH --llm-every 13]
 """
 
 from __future__ import annotations
@@ -48,13 +52,14 @@ def agent_factory(name: str):
     return found[0].load()
 
 
-def run_cell(spec: str, episode_ids: tuple[str, ...]) -> dict:
+def run_cell(spec: str, episode_ids: tuple[str, ...], factory=None) -> dict:
+    """One cell (``agent@ACCESS``) on ``episode_ids``; ``factory`` builds the agent (default: the
+    registered agent of that name)."""
     cell = Cell.from_spec(spec, "T-nopunct")
     config = RunConfig(ENV_ID, (cell,), episode_ids)
     start = time.perf_counter()
-    metadata = evaluate(
-        OUT / spec.replace("@", "_at_"), config, {cell.agent: agent_factory(cell.agent)}, progress=False
-    )
+    agents = {cell.agent: factory or agent_factory(cell.agent)}
+    metadata = evaluate(OUT / spec.replace("@", "_at_"), config, agents, progress=False, batch_size=16)
     print(f"{spec}: {len(episode_ids)} episodes in {time.perf_counter() - start:.0f} s")
     return metadata["cells"][cell.name]
 
@@ -82,16 +87,28 @@ def main() -> None:
     parser.add_argument(
         "--audio-agent", action="append", default=[], help="NAME@ACCESS on the phonological pairs"
     )
+    parser.add_argument(
+        "--llm", action="append", default=[], help="LABEL=MODEL_FOLDER, a chat model under T-nopunct"
+    )
+    parser.add_argument("--llm-every", type=int, default=13, help="chat models play every N-th test episode")
     args = parser.parse_args()
     shutil.rmtree(OUT, ignore_errors=True)
     test = FAMILY.episode_ids("test")
     phonological = tuple(e for e in test if episodes_by_id()[e].phenomenon.value == "phonological")
     cells = {spec: run_cell(spec, test) for spec in TEXT_CELLS}
     pair_cells = {spec: run_cell(spec, phonological) for spec in args.audio_agent}
+    llm_cells = {}
+    for label, _, model in (spec.partition("=") for spec in args.llm):
+        from agents.ambiguity.llm import AmbiguityChatAgent
+
+        factory = AmbiguityChatAgent.from_client_spec(f"hf:{model}")
+        llm_cells[f"{label}@T-nopunct"] = run_cell(f"{label}@T-nopunct", test[:: args.llm_every], factory)
     tables = [language_table(cells, lang, PAPER_ROWS + CONTRAST_ROWS) for lang in ("en", "zh", "all")]
     tables.append(pair_table({**{s: cells[s] for s in TEXT_CELLS[2:]}, **pair_cells}))
     if pair_cells:
         tables.append(language_table(pair_cells, "all", ("phonological", *CONTRAST_ROWS)))
+    if llm_cells:
+        tables.append(language_table(llm_cells, "all", PAPER_ROWS))
     print_tables(tables)
     (OUT.parent / "ambiguity.md").write_text(to_markdown(tables))
 

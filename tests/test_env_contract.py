@@ -147,6 +147,7 @@ BAD_RESETS = {
     ],
     "voicegate": [{"index": 1.9}, {"index": True}, {"index": 10**6}, {"item_id": "nope"}, {"seed_me": 1}],
     "onset": [{"index": 1.9}, {"index": np.True_}, {"index": -1}, {"item_id": "nope"}, {"seed_me": 1}],
+    "ambiguity": [{"index": 1.9}, {"index": True}, {"index": 10**6}, {"item_id": "nope"}, {"seed_me": 1}],
 }
 
 
