@@ -15,9 +15,16 @@ averaged within a pair), the paired effect size d_z = mean / sd, and the share i
 direction. A reference row measures what eSpeak NG does alone (no Praat: forced pinyin tones,
 "?" vs "." endings), the reason the renderers draw tones and reinforce the final contour.
 
-    python -m benchmarks.ambiguity_cues [--voices m1 f2 m3 f4]
+With ``--part classifier``: the prosodic-feature classifier
+(``agents.ambiguity.prosodic_classifier``) trained on the train split's pairs and scored on held-out
+items, accuracy per contrast class with 95% item-bootstrap CIs, per renderer.
 
-Prints the tables and writes benchmarks/out/ambiguity_cues.{json,md}.
+With ``--part shortcuts``: the single-scalar shortcut audit (``agents.ambiguity.acoustic_shortcuts``):
+every utterance scalar's held-out balanced accuracy per contrast class, against its bound.
+
+    python -m benchmarks.ambiguity_cues [--voices m1 f2 m3 f4] [--part cues|classifier|shortcuts]
+
+Prints the tables and writes benchmarks/out/ambiguity_{cues,classifier,shortcuts}.{json,md}.
 """
 
 from __future__ import annotations
@@ -156,17 +163,61 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def classifier_markdown(results: list[dict]) -> str:
+    lines = [
+        "| renderer | voices | contrast | held-out clips (pairs) | accuracy [95% item CI] |",
+        "|---|---|---|---:|---|",
+    ]
+    for result in results:
+        for contrast, s in result["accuracy"].items():
+            lines.append(
+                f"| {result['renderer']} | {', '.join(result['voices'])} | {contrast} | {s['n']} ({s['items']}) "
+                f"| {s['accuracy']:.2f} [{s['ci95'][0]:.2f}, {s['ci95'][1]:.2f}] |"
+            )
+    weights = "; ".join(f"{r['renderer']}: {r['weights']}" for r in results)
+    return "\n".join([*lines, "", f"Weights: {weights}"])
+
+
+def shortcuts_markdown(by_renderer: dict) -> str:
+    lines = [
+        "| renderer | contrast | held-out pairs | bound | forbidden scalars (balanced accuracy) | best scalar |",
+        "|---|---|---:|---:|---|---|",
+    ]
+    for renderer, report in by_renderer.items():
+        for contrast, r in report.items():
+            accuracy = r["balanced_accuracy"]
+            forbidden = ", ".join(f"{n} {accuracy[n]:.2f}" for n in r["forbidden"])
+            best = max(accuracy, key=accuracy.get)
+            lines.append(
+                f"| {renderer} | {contrast} | {r['held_out_pairs']} | {r['bound']:.2f} | {forbidden} "
+                f"| {best} {accuracy[best]:.2f} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--voices", nargs="+", default=list(DEFAULT_VOICES))
+    parser.add_argument("--part", choices=("cues", "classifier", "shortcuts"), default="cues")
     args = parser.parse_args()
     started = time.time()
-    result = measure(tuple(args.voices))
-    result["seconds"] = round(time.time() - started, 1)
     OUT.mkdir(exist_ok=True)
-    (OUT / "ambiguity_cues.json").write_text(json.dumps(result, indent=2))
-    table = markdown(result)
-    (OUT / "ambiguity_cues.md").write_text(table + "\n")
+    if args.part == "cues":
+        result = measure(tuple(args.voices))
+        table = markdown(result)
+    elif args.part == "shortcuts":  # single-scalar rules per contrast class, per renderer
+        from agents.ambiguity.acoustic_shortcuts import audit, clips
+
+        result = {"shortcuts": {r: audit(clips(tuple(args.voices), r)) for r in RENDERERS}}
+        table = shortcuts_markdown(result["shortcuts"])
+    else:  # the prosodic classifier: train split -> dev + test items, per renderer
+        from agents.ambiguity.prosodic_classifier import evaluate
+
+        result = {"classifier": [evaluate(tuple(args.voices), renderer) for renderer in RENDERERS]}
+        table = classifier_markdown(result["classifier"])
+    result["seconds"] = round(time.time() - started, 1)
+    (OUT / f"ambiguity_{args.part}.json").write_text(json.dumps(result, indent=2))
+    (OUT / f"ambiguity_{args.part}.md").write_text(table + "\n")
     print(table)
     print(f"\n{result['seconds']} s")
 

@@ -17,21 +17,25 @@ The feature vector is the difference between the two candidates' scores; a logis
 without intercept (swapping the candidates flips the sign of the features and of the answer) is
 trained on the train split's items and evaluated on held-out items (``evaluate``: accuracy per
 contrast class with 95% item-bootstrap CIs). ``ProsodicClassifierAgent`` plays it in the env
-under ``A+T`` or ``A`` (the clip; it finds the pair by its options).
+under ``A+T`` or ``A`` (the clip; it finds the pair by its options); ``prosodic_agent.py``
+registers it, fitted on the train split, as the ``prosodic`` agent of ``hear-gym eval``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
 from hear_gym.envs.ambiguity import cues
 from hear_gym.envs.ambiguity.items.generator import all_items
 from hear_gym.envs.ambiguity.items.model import AUDIO_DECIDED, PhonologicalPair
 from hear_gym.envs.ambiguity.spoken import SpokenReading
+
+if TYPE_CHECKING:  # scikit-learn is a dev extra: imported where the classifier is fitted
+    from sklearn.linear_model import LogisticRegression
 
 FEATURES: tuple[str, ...] = (
     "pause_silence_s",
@@ -108,6 +112,8 @@ class ProsodicClassifier:
     model: LogisticRegression | None = None
 
     def fit(self, rows: np.ndarray, said_first: np.ndarray) -> ProsodicClassifier:
+        from sklearn.linear_model import LogisticRegression
+
         # both orders of every example: the rule cannot prefer a candidate for its position
         x = np.concatenate([rows, -rows])
         y = np.concatenate([said_first, 1 - said_first])
@@ -121,11 +127,12 @@ class ProsodicClassifier:
 
 
 # -- data from the suite --------------------------------------------------------------------------
-def suite_pairs(split: str) -> list[PhonologicalPair]:
+def suite_pairs(*splits: str) -> list[PhonologicalPair]:
+    """The audio-decided minimal pairs of these splits."""
     return [
         item
         for item in all_items()
-        if isinstance(item, PhonologicalPair) and item.contrast in AUDIO_DECIDED and item.split == split
+        if isinstance(item, PhonologicalPair) and item.contrast in AUDIO_DECIDED and item.split in splits
     ]
 
 
@@ -165,12 +172,14 @@ def item_bootstrap_ci(
 
 
 def evaluate(
-    voices: tuple[str, ...] = ("m1", "f2", "m3", "f4"), renderer: str = "espeak", test_split: str = "test"
+    voices: tuple[str, ...] = ("m3", "f2"),
+    renderer: str = "espeak",
+    held_out_splits: tuple[str, ...] = ("dev", "test"),
 ) -> dict:
-    """Train on the train split's pairs, evaluate on ``test_split``'s: accuracy per contrast class
-    (and overall) with 95% item-bootstrap CIs."""
+    """Train on the train split's pairs, evaluate on the held-out splits' pairs: accuracy per
+    contrast class (and overall) with 95% item-bootstrap CIs."""
     train = examples(suite_pairs("train"), voices, renderer)
-    held_out = examples(suite_pairs(test_split), voices, renderer)
+    held_out = examples(suite_pairs(*held_out_splits), voices, renderer)
     classifier = ProsodicClassifier().fit(
         np.stack([e.features for e in train]), np.array([1 - e.said for e in train])
     )

@@ -78,8 +78,8 @@ class Realization:
 
 REALIZATIONS: MappingProxyType[str, Realization] = MappingProxyType(
     {
-        "espeak": Realization("espeak", "1", True, 4.0, 1.3, 4.0, 0.0, 1.0, 3.0, 0.4, 2.5),
-        "praat": Realization("praat", "1", False, 6.0, 1.4, 3.0, -2.0, 1.25, 7.0, 0.35, 2.5),
+        "espeak": Realization("espeak", "2", True, 4.0, 1.3, 4.0, 0.0, 1.0, 3.0, 0.4, 2.5),
+        "praat": Realization("praat", "2", False, 6.0, 1.4, 3.0, -2.0, 1.25, 7.0, 0.35, 2.5),
     }
 )
 
@@ -174,33 +174,35 @@ class ReadingRenderer:
 
     def render(self, request: RenderRequest) -> Rendering:
         reading = decode(request.text)
-        key = f"{request.voice}\x1f{request.text}".encode()
-        seed = int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "little") & 0x7FFFFFFF
-        waveform, spans = _render(reading, request.voice, self.realization, seed)
+        waveform, spans = _render(reading, request.voice, self.realization)
         # token times are known only to a fresh rendering (a disk hit has just the samples)
         return Rendering(waveform, SAMPLE_RATE, {**self.describe(request), "token_spans_s": spans})
 
 
 def _render(
-    reading: SpokenReading, voice: str, how: Realization, seed: int
+    reading: SpokenReading, voice: str, how: Realization
 ) -> tuple[np.ndarray, tuple[tuple[float, float], ...]]:
     """The waveform and each token's (start, end) in it, in seconds."""
     language = ESPEAK_LANGUAGE[reading.language]
     plan = script(reading, how.native_phrasing)
     samples, words = espeak.synthesize_words(plan.text, voice, language, NEUTRAL_SETTINGS)
+    # Praat's noise is seeded by what eSpeak said, not by how the text is spelled: two spellings
+    # eSpeak says alike (a heterograph pair) sound alike
+    marks = f"{reading.pause_after}{reading.stress}{reading.contour}".encode()
+    digest = hashlib.blake2b(samples.tobytes() + marks, digest_size=4).digest()
+    seed = int.from_bytes(digest, "little") & 0x7FFFFFFF
     head, tail = speech_bounds(samples)
     starts = [min(max(s, head), tail) for s in token_starts(plan.spans, words, len(samples))]
     bounds = [*starts[1:], tail]  # token i spans [starts[i], bounds[i])
     rate = espeak.ESPEAK_RATE
     gaps = [(gap_before(samples, starts[i + 1]), starts[i + 1]) for i in reading.pause_after]
 
-    # every reading of this text lasts as long as its plain synthesis plus the boundary budget
-    plain = SpokenReading(reading.text, reading.language)
+    # every reading of this text lasts as long as its plain synthesis plus LENGTH_BUDGET_S
+    plain = SpokenReading(reading.text, reading.language, pronounce=reading.pronounce)
     plain_head, plain_tail = speech_bounds(
         espeak.synthesize(script(plain, True).text, voice, language, NEUTRAL_SETTINGS)
     )
     target_s = (plain_tail - plain_head) / rate + LENGTH_BUDGET_S
-    pause_s = PAUSE_S
 
     ends = [max(start + 1, gap_before(samples, bound)) for start, bound in zip(starts, bounds, strict=True)]
     spans = [edit.DurationSpan(starts[i] / rate, ends[i] / rate, how.stress_duration) for i in reading.stress]
@@ -211,7 +213,7 @@ def _render(
     ]
     kept_s = (tail - head - sum(b - a for a, b in gaps)) / rate
     stretched_s = sum((s.end - s.start) * (s.factor - 1) for s in spans)
-    base = (target_s - pause_s * len(gaps)) / (kept_s + stretched_s)
+    base = (target_s - PAUSE_S * len(gaps)) / (kept_s + stretched_s)
     spans = [edit.DurationSpan(s.start, s.end, s.factor * base) for s in spans]
 
     reference = edit.median_f0_st(samples[head:tail] * REFERENCE_SCALE, rate)
@@ -232,7 +234,7 @@ def _render(
 
     for i in reading.stress:
         _apply_gain(shaped, at(starts[i]), at(ends[i]), how.stress_gain_db, rate)
-    pause = int(round(pause_s * rate))
+    pause = int(round(PAUSE_S * rate))
     pieces, cursor, shifts = [], at(head), []  # shifts: (mapped sample, output offset from there on)
     for a, b in gaps:
         pieces += [shaped[cursor : at(a)], np.zeros(pause)]
@@ -251,8 +253,8 @@ def _render(
     speech = resample_to_16k(np.concatenate(pieces))
     edge = np.zeros(int(EDGE_S * SAMPLE_RATE))
     out = np.concatenate([edge, speech, edge]).astype(np.float32)
-    spans = tuple((seconds(s), seconds(e, is_end=True)) for s, e in zip(starts, ends, strict=True))
-    return np.clip(out, -1.0, 1.0, out=out), spans
+    token_spans = tuple((seconds(s), seconds(e, is_end=True)) for s, e in zip(starts, ends, strict=True))
+    return np.clip(out, -1.0, 1.0, out=out), token_spans
 
 
 def _f0_edits(
