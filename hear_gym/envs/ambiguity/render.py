@@ -197,13 +197,12 @@ def _render(
     rate = espeak.ESPEAK_RATE
     gaps = [(gap_before(samples, starts[i + 1]), starts[i + 1]) for i in reading.pause_after]
 
-    # every reading of this text lasts as long as its plain synthesis plus the boundary budget
+    # every reading of this text lasts as long as its plain synthesis plus LENGTH_BUDGET_S
     plain = SpokenReading(reading.text, reading.language, pronounce=reading.pronounce)
     plain_head, plain_tail = speech_bounds(
         espeak.synthesize(script(plain, True).text, voice, language, NEUTRAL_SETTINGS)
     )
     target_s = (plain_tail - plain_head) / rate + LENGTH_BUDGET_S
-    pause_s = PAUSE_S
 
     ends = [max(start + 1, gap_before(samples, bound)) for start, bound in zip(starts, bounds, strict=True)]
     spans = [edit.DurationSpan(starts[i] / rate, ends[i] / rate, how.stress_duration) for i in reading.stress]
@@ -214,7 +213,7 @@ def _render(
     ]
     kept_s = (tail - head - sum(b - a for a, b in gaps)) / rate
     stretched_s = sum((s.end - s.start) * (s.factor - 1) for s in spans)
-    base = (target_s - pause_s * len(gaps)) / (kept_s + stretched_s)
+    base = (target_s - PAUSE_S * len(gaps)) / (kept_s + stretched_s)
     spans = [edit.DurationSpan(s.start, s.end, s.factor * base) for s in spans]
 
     reference = edit.median_f0_st(samples[head:tail] * REFERENCE_SCALE, rate)
@@ -235,7 +234,7 @@ def _render(
 
     for i in reading.stress:
         _apply_gain(shaped, at(starts[i]), at(ends[i]), how.stress_gain_db, rate)
-    pause = int(round(pause_s * rate))
+    pause = int(round(PAUSE_S * rate))
     pieces, cursor, shifts = [], at(head), []  # shifts: (mapped sample, output offset from there on)
     for a, b in gaps:
         pieces += [shaped[cursor : at(a)], np.zeros(pause)]
@@ -254,8 +253,8 @@ def _render(
     speech = resample_to_16k(np.concatenate(pieces))
     edge = np.zeros(int(EDGE_S * SAMPLE_RATE))
     out = np.concatenate([edge, speech, edge]).astype(np.float32)
-    spans = tuple((seconds(s), seconds(e, is_end=True)) for s, e in zip(starts, ends, strict=True))
-    return np.clip(out, -1.0, 1.0, out=out), spans
+    token_spans = tuple((seconds(s), seconds(e, is_end=True)) for s, e in zip(starts, ends, strict=True))
+    return np.clip(out, -1.0, 1.0, out=out), token_spans
 
 
 def _f0_edits(
