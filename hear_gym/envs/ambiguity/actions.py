@@ -44,7 +44,7 @@ def format_options(options: tuple[str, ...]) -> str:
     return "\n".join(f"{LETTERS[i]}) {option}" for i, option in enumerate(options))
 
 
-def letter_choice(reply: str, n_options: int) -> int | None:
+def parse_reply(reply: str, n_options: int) -> int | None:
     """The option a letter reply names, or None when the reply is not exactly one letter in range."""
     match = _LETTER_REPLY.match(reply)
     if not match:

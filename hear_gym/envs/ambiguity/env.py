@@ -36,7 +36,7 @@ from hear_gym.core.env_checks import require_finite, require_running
 from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import AUDIO_RATE, discrete_index
 from hear_gym.core.text import TEXT_CHARSET
-from hear_gym.envs.ambiguity.actions import LETTERS, Decision, format_options, letter_choice, option_mask
+from hear_gym.envs.ambiguity.actions import LETTERS, Decision, format_options, option_mask, parse_reply
 from hear_gym.envs.ambiguity.items.generator import all_episodes, episode_ids, episodes_by_id
 from hear_gym.envs.ambiguity.items.model import LANGUAGES, MAX_OPTIONS, Episode, Phenomenon
 from hear_gym.envs.ambiguity.scoring import is_correct, match_free_text, reward
@@ -158,7 +158,7 @@ class AmbiguityEnv(gym.Env):
         """A text reply as a decision (the grammar in ``actions.py``)."""
         self._require_running()
         options = self._asked().options
-        choice = letter_choice(reply, len(options))
+        choice = parse_reply(reply, len(options))
         if choice is not None:
             return Decision(choice, "option", reply)
         if self.episode.phenomenon == Phenomenon.MULTI_TURN:

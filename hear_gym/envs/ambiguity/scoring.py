@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from hear_gym.envs.ambiguity.actions import Decision, letter_choice
+from hear_gym.envs.ambiguity.actions import Decision, parse_reply
 
 REWARDS = {"correct": 1.0, "wrong": 0.0, "invalid": 0.0}
 
@@ -40,7 +40,7 @@ def mentions(reply: str, option: str) -> bool:
 def match_free_text(reply: str, options: tuple[str, ...]) -> int | None:
     """The option a free-text reply names: a letter reply's option, else the one option whose words
     it contains (None when it contains none or several)."""
-    letter = letter_choice(reply, len(options))
+    letter = parse_reply(reply, len(options))
     if letter is not None:
         return letter
     named = [i for i, option in enumerate(options) if mentions(reply, option)]
