@@ -240,3 +240,52 @@ def test_a_row_can_name_a_twin_user_and_the_seed_fixes_a_resampled_one():
 
     assert drawn_user(0) == drawn_user(0)  # a group shares its resampled twin
     assert len({str(drawn_user(seed)) for seed in range(6)}) > 1  # the seed draws it
+
+
+def test_deliveryplan_plan_tool_scores_as_the_oracles_json_reply():
+    import json
+
+    from agents.deliveryplan.baselines import OracleAgent
+
+    env_id = "hear_gym/DeliveryPlan-v0"
+    for row in episode_rows(env_id, n=2, seed=0):
+        env, _ = in_process(env_id, row, "text", "T")
+        env.reset(seed=row["seed"], options=family(env_id).reset_options(row["episode_id"]))
+        oracle, replies = OracleAgent(), []
+        observation, _ = env.reset(seed=row["seed"], options=family(env_id).reset_options(row["episode_id"]))
+        done = False
+        while not done:
+            replies.append(oracle.act(observation))
+            observation, _, terminated, truncated, _ = env.step(replies[-1])
+            done = terminated or truncated
+        expected, _, _ = play(in_process(env_id, row, "text", "T")[0], replies)
+        environment = environment_factory(env_id)()
+        environment.reset(**row)
+        for reply in replies:
+            data = json.loads(reply)
+            plan = data["plan"]
+            environment.plan(
+                evidence=",".join(data["evidence"]),
+                emphasis=",".join(map(str, plan.pop("emphasis"))),
+                **plan,
+            )
+        assert environment.done and environment.get_reward() == pytest.approx(expected)
+        assert expected > 0  # the oracle earns something to compare
+    environment = environment_factory(env_id)()
+    environment.reset(**episode_rows(env_id, n=1, seed=0)[0])
+    fields = {name: "mid" for name in ("rate", "pitch_level", "pitch_range", "energy", "pause")}
+    result = environment.plan(evidence="", emphasis="one", contour="fall", voice_quality="modal", **fields)
+    assert result.startswith("Invalid call:") and "emphasis" in result
+
+
+def test_ambiguity_answer_tool_names_the_option_a_letter_reply_names():
+    env_id = "hear_gym/Ambiguity-v0"
+    rows = [r for r in episode_rows(env_id, n=6, seed=0)]
+    for row in rows:
+        for letter in "AB":
+            environment = environment_factory(env_id)()
+            environment.reset(**row)
+            while not environment.done:
+                environment.answer(option=letter)
+            expected, done, _ = play(in_process(env_id, row, "text", "T-nopunct")[0], [letter] * 8)
+            assert done and environment.get_reward() == expected

@@ -47,4 +47,5 @@ FAMILY = EnvFamily(
     splits=SPLITS,
     episode_scalars=episode_scalars,
     cli="hear_gym.envs.ambiguity.cli",
+    tools="hear_gym.envs.ambiguity.tools:TOOLS",
 )

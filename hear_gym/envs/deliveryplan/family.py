@@ -67,4 +67,5 @@ FAMILY = EnvFamily(
     action_formats=DECLARED_FORMATS,
     episode_scalars=report.episode_scalars,
     cli="hear_gym.envs.deliveryplan.cli",
+    tools="hear_gym.envs.deliveryplan.tools:TOOLS",
 )
