@@ -68,23 +68,8 @@ def _tails():
     return [np.stack([tail_scalars(r.waveform()) for r in rows]) for rows in (train, test)]
 
 
-# The one tail scalar measured at the probe's level (benchmarks/RESULTS.md, "Onset: probe vs
-# matched controls"): the bound fails there, so the test is kept, strict, and fails if it passes.
-F0_RANGE_REACHES_THE_PROBE = pytest.mark.xfail(
-    strict=True,
-    reason="tail F0 std (the delivery's pitch range) scores 35.7% [30.3, 41.2] post-onset, "
-    "above the bound: in deliveries.json pitch range alone tells the actions apart",
-)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "column",
-    [
-        pytest.param(n, marks=F0_RANGE_REACHES_THE_PROBE) if n == "tail_f0_std_st" else n
-        for n in TAIL_SCALAR_NAMES
-    ],
-)
+@pytest.mark.parametrize("column", TAIL_SCALAR_NAMES)
 def test_no_tail_scalar_reaches_the_audio_probe(column):
     """Each scalar of the last 300 ms (``agents.onset.tail_scalars``), as its own probe, F0
     statistics included: the issue's bound is that no single scalar reaches the probe."""
