@@ -11,7 +11,9 @@ test split (80 groups, 4 held-out families) is scored on its clean and 15 dB noi
 * paired differences audio probe minus each control (same draws);
 * the 100-permutation within-prefix check of the audio probe (labels permuted within prefix
   position, seeds 0-99, refit each time), reported apart from the bootstrap;
-* every single scalar (the five scalar acoustics and the 12 prosodic features) as its own probe;
+* every single scalar (the five scalar acoustics and the 12 prosodic features) as its own probe,
+  and each scalar of the last 300 ms (``agents.onset.tail_scalars``) as its own probe, with its
+  interval and the audio probe's paired difference from it;
 * the audio probe with its prior corrected (the balanced class weights undone at prediction);
 * the issue-25 two-stage scalar rule (duration and tail harmonicity time the onset, six F0
   scalars name the label), and onset timing from each tail scalar (``agents.onset.tail_scalars``)
@@ -170,6 +172,14 @@ def main(n_permutations: int = 100) -> dict:
         kind = f"single:{name}"
         single_records = trajectory_records(test, Probe(kind).fit(train, train_blocks).predict(test_blocks))
         singles[name] = post_onset(single_records)
+    tail_singles = {}
+    for i, name in enumerate(TAIL_SCALAR_NAMES):
+        probe = Probe("scalar").fit(train, {"scalar": tails[0][:, [i]]})
+        tail_records = trajectory_records(test, probe.predict({"scalar": tails[1][:, [i]]}))
+        tail_singles[name] = {
+            **metric_table(tail_records)["all"]["post_onset_accuracy"].as_dict(),
+            "audio_minus": paired_difference(records["audio"], tail_records, "post_onset_accuracy").as_dict(),
+        }
     result = {
         "generator": VERSION,
         "table1": table1(),
@@ -178,6 +188,7 @@ def main(n_permutations: int = 100) -> dict:
         "differences": differences,
         "permutation": permutation,
         "single_scalars_post_onset": singles,
+        "tail_scalars_post_onset": tail_singles,
         "tail_timing": timing,
         "seconds": round(time.perf_counter() - start, 1),
     }
@@ -234,6 +245,13 @@ def to_markdown(result: dict) -> str:
     for name, e in result["tail_timing"].items():
         if name != "elapsed":
             lines.append(f"| {name} | {_pct(e)} | {_pct(e['minus_elapsed'], signed=True)} |")
+    lines += [
+        "",
+        "| one scalar of the last 300 ms as the probe's input | post-onset acc. | audio probe minus it |",
+        "|---|---|---|",
+    ]
+    for name, e in result["tail_scalars_post_onset"].items():
+        lines.append(f"| {name} | {_pct(e)} | {_pct(e['audio_minus'], signed=True)} |")
     best = max(result["single_scalars_post_onset"].items(), key=lambda kv: kv[1])
     lines += [
         "",

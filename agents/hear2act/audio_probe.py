@@ -262,6 +262,18 @@ def affect_classifier(path: str | Path) -> AffectPredictor:
     return AffectPredictor(AudioProbe.load(path))
 
 
+def channel_rates(probe: AudioProbe) -> tuple[float, float]:
+    """(recall, false_resolved) of the probe's verdict on the calibration split's shared
+    assents, from its report."""
+    figures = probe.report.get(CALIBRATION_REPORT)
+    if figures is None:
+        raise ValueError(
+            f"a concern probe without {CALIBRATION_REPORT!r} figures in its report: train it with an "
+            "operating point (hear-gym train probe --max-false-resolved ...) for the planner to weigh it"
+        )
+    return figures["resolved"], 1.0 - figures["unresolved"]
+
+
 class ConcernInferrer:
     """``StateInferrer`` for T+S^: one sentence about the current recommendation's status."""
 
@@ -274,6 +286,10 @@ class ConcernInferrer:
         if probe.config.task != "concern":
             raise ValueError("ConcernInferrer needs a concern probe")
         self.probe = probe
+
+    def verdict_rates(self) -> tuple[float, float]:
+        """(recall, false_resolved) of its verdicts: the probe's ``channel_rates``."""
+        return channel_rates(self.probe)
 
     def infer(
         self, waveform: np.ndarray, sample_rate: int, transcript: str, reference: np.ndarray | None = None

@@ -53,12 +53,16 @@ Choices the rule makes:
 The env's ``turn_cost``, ``reward``, ``feedback`` and ``max_turns`` are not in the observation.
 The agent takes them as keyword arguments with the env's defaults, and ``configure`` (the
 evaluation runner's hook, ``hear_gym.eval.runner``) sets them from the cell's env kwargs, so
-``hear-gym eval --cell planner@T --option turn_cost=0.1`` plans at the run's cost.
+``hear-gym eval --cell planner@T --option turn_cost=0.1`` plans at the run's cost. Given a
+state probe (``--state-probe``), ``hear-gym eval`` builds its planners with
+``through_state_inferrer``, so ``planner@T+S^`` weighs the probe's verdicts at the probe's dev
+rates, as the listening-value benchmark does, not as exact.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from agents.hear2act.baselines import STATE_ACCESS, STATE_CHANNELS, reads_resolved, state_channel
@@ -243,6 +247,19 @@ class PlannerAgent:
         self._set_env_options(turn_cost, reward, feedback, max_turns)
         self.channel = StateChannel(state_recall, state_false_resolved)
         self.reset()
+
+    @classmethod
+    def through_state_inferrer(cls, inferrer: Any) -> Callable[[], PlannerAgent]:
+        """A factory of planners that weigh a T+S^ inferrer's verdicts at its ``verdict_rates``
+        (a concern probe's recall and false-resolved share on the dev assents,
+        ``agents.hear2act.audio_probe.channel_rates``; ``ValueError`` for a probe without them).
+        An inferrer without rates is taken as exact. The rates are the T+S^ channel's: a run
+        that also plays the planner under T+SER must not share them (``hear-gym eval`` refuses)."""
+        rates = getattr(inferrer, "verdict_rates", None)
+        if rates is None:
+            return cls
+        recall, false_resolved = rates()
+        return partial(cls, state_recall=recall, state_false_resolved=false_resolved)
 
     def configure(self, env_options: Mapping[str, Any]) -> None:
         """The evaluation runner's hook: the cell's env kwargs. Takes the env's ``turn_cost``,

@@ -24,24 +24,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents.hear2act.audio_probe import CALIBRATION_REPORT, AudioProbe, ConcernInferrer
+from agents.hear2act.audio_probe import AudioProbe, ConcernInferrer, channel_rates
 from agents.hear2act.planner import PlannerAgent
 from hear_gym.speech.renderers import SAMPLE_RATE
 
 AUDIO_KEYS = ("audio", "audio_length")
 REFERENCE_FREE = ("prosody", "logmel")  # probe features of one turn alone
-
-
-def channel_rates(probe: AudioProbe) -> tuple[float, float]:
-    """(recall, false_resolved) of the probe's verdict on the calibration split's shared
-    assents, from its report."""
-    figures = probe.report.get(CALIBRATION_REPORT)
-    if figures is None:
-        raise ValueError(
-            f"a concern probe without {CALIBRATION_REPORT!r} figures in its report: train it with an "
-            "operating point (hear-gym train probe --max-false-resolved ...) for the planner to weigh it"
-        )
-    return figures["resolved"], 1.0 - figures["unresolved"]
 
 
 class ProbePlannerAgent:

@@ -2,11 +2,14 @@
 audio must play exactly as the planner reading the same probe's sentence under T+S^ (the env
 running the probe), with the probe's calibration-split figures as its channel."""
 
+import json
 from dataclasses import replace
 from functools import partial
 from importlib.metadata import entry_points
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
 from agents.hear2act.audio_probe import (
     CALIBRATION_REPORT,
@@ -20,6 +23,9 @@ from agents.hear2act.audio_probe import (
 )
 from agents.hear2act.planner import PlannerAgent
 from agents.hear2act.probe_planner import ProbePlannerAgent, channel_rates
+from hear_gym.cli.app import app
+from hear_gym.core.run_config import RunConfig
+from hear_gym.envs.hear2act.cli import _through_state_probe
 from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.eval.pipeline import evaluate
@@ -110,3 +116,50 @@ def test_a_probe_that_needs_the_request_as_reference_is_refused(probe):
 def test_it_is_registered_as_a_hear2act_agent():
     found = {ep.name: ep.value for ep in entry_points(group="hear_gym.agents.hear2act")}
     assert found["probe_planner"] == "agents.hear2act.probe_planner:ProbePlannerAgent"
+
+
+def test_hear_gym_eval_plays_planner_t_s_hat_at_the_probes_dev_rates(probe, tmp_path):
+    """``hear-gym eval --cell planner@T+S^`` weighs the probe as the listening-value benchmark
+    does (its calibration-split rates), not as an exact channel: the CLI's dialogues are those of
+    the planner built with ``channel_rates``; and the planner under T+SER may not share them."""
+    inferrer = ConcernInferrer(probe)
+    built = PlannerAgent.through_state_inferrer(inferrer)()
+    assert (built.channel.recall, built.channel.false_resolved) == channel_rates(probe)
+    assert PlannerAgent.through_state_inferrer(_NoProbe()) is PlannerAgent
+    path = tmp_path / "probe.safetensors"
+    probe.save(path)
+    flags = ("--limit", "2", "--no-progress", "--feedback", "prosody", "--option", "turn_cost=0.1")
+    cli = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--out",
+            str(tmp_path / "cli"),
+            "--cell",
+            "planner@T+S^",
+            "--state-probe",
+            str(path),
+            *flags,
+        ],
+        catch_exceptions=False,
+    )
+    assert cli.exit_code == 0, cli.output
+    config = RunConfig.from_json(json.loads((tmp_path / "cli" / "run_config.json").read_text()))
+    recall, false_resolved = channel_rates(probe)
+    rated = partial(PlannerAgent, state_recall=recall, state_false_resolved=false_resolved)
+    evaluate(
+        tmp_path / "rated",
+        config,
+        {"planner": rated},
+        progress=False,
+        env_objects={"state_inferrer": inferrer},
+    )
+    assert dialogues(tmp_path / "cli", "planner") == dialogues(tmp_path / "rated", "planner")
+    cells = [cell("planner", "T+S^", "prosody"), cell("planner", "T+SER", "prosody")]
+    with pytest.raises(typer.BadParameter, match="T\\+SER in its own folder"):
+        _through_state_probe("planner", PlannerAgent, cells, {"state_inferrer": inferrer})
+
+
+class _NoProbe:
+    def infer(self, waveform, sample_rate, transcript, reference=None) -> str:
+        return ConcernInferrer.SENTENCES["resolved"]

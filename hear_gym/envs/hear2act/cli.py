@@ -100,8 +100,29 @@ def plan_eval(request) -> tuple[Any, dict, dict]:
     factories = {}
     for name in {c.agent for c in cells}:
         entry, checkpoint = agent_spec(name)
-        factories[name] = agent_factory(registered[entry], request.llm_client, checkpoint)
+        factory = agent_factory(registered[entry], request.llm_client, checkpoint)
+        factories[name] = _through_state_probe(name, factory, cells, objects)
     return config, factories, objects
+
+
+def _through_state_probe(name: str, factory, cells: list, objects: dict):
+    """The factory of an agent that weighs the T+S^ channel at the state probe's calibration
+    (``through_state_inferrer``, e.g. the planner) when the run has a state probe; as is
+    otherwise. Its rates are the T+S^ channel's, so the same agent under T+SER is refused."""
+    through = getattr(factory, "through_state_inferrer", None)
+    inferrer = objects.get("state_inferrer")
+    if not callable(through) or inferrer is None:
+        return factory
+    if any(c.agent == name and c.access == "T+SER" for c in cells):
+        raise typer.BadParameter(
+            f"{name} weighs T+S^ at the state probe's rates, which are not the affect probe's: "
+            f"run {name}@T+SER in its own folder",
+            param_hint="--cell",
+        )
+    try:
+        return through(inferrer)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--state-probe") from None
 
 
 def _probe_plugins(checkpoints: dict[str, Path | None]) -> tuple[dict, tuple[tuple[str, str], ...]]:

@@ -2,6 +2,7 @@
 encode the action, and a generator that is a pure function of its version and data."""
 
 from collections import Counter
+from itertools import combinations
 
 from hear_gym.envs.onset.groups import generator
 from hear_gym.envs.onset.groups.generator import all_groups, episode_ids, select_groups, transcripts
@@ -71,3 +72,24 @@ def test_episode_ids_parse_and_bad_ones_are_refused():
             assert "not an Onset episode id" in str(exc)
         else:
             raise AssertionError(bad)
+
+
+def test_pitch_range_alone_does_not_name_the_action_but_the_whole_delivery_does():
+    """Every action shares its pitch range with another action, within one utterance's jitter
+    (in onset-1 the five ranges sat apart, and the F0 spread of a prefix's tail alone named the
+    action as well as the audio probe); every two actions still differ in contour, or in pitch
+    level or range by more than a speaker's and an utterance's variation together."""
+    spec = generator.deliveries()
+    actions, jitter, speaker = spec["actions"], spec["utterance_jitter"], spec["speaker"]
+    for name, delivery in actions.items():
+        assert any(
+            abs(delivery["range"] - other["range"]) <= jitter["range"]
+            for other_name, other in actions.items()
+            if other_name != name
+        ), name
+    for (name, a), (other_name, b) in combinations(actions.items(), 2):
+        assert (
+            a["contour"] != b["contour"]
+            or abs(a["pitch"] - b["pitch"]) > speaker["pitch_offset"] + jitter["pitch"]
+            or abs(a["range"] - b["range"]) > speaker["range_offset"] + jitter["range"]
+        ), (name, other_name)

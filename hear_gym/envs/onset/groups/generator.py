@@ -1,4 +1,6 @@
-"""Generate the Onset contrast groups: a pure function of ``GENERATOR_VERSION`` and the data files.
+"""Generate the Onset contrast groups: a pure function of ``SEED_KEY`` and the data files, named by
+``GENERATOR_VERSION`` (bumped with any change to either, so runs and caches of older groups
+never resume).
 
 Per family (``data/families.json``) there are ``GROUPS_PER_FAMILY`` groups: every unordered pair
 of the five source actions twice, each with its own transcript (distinct within the family), a
@@ -6,7 +8,7 @@ voice and rate shared by both utterances, and per-utterance deliveries (``data/d
 Held-out families form the test split; of every other family ``DEV_PER_FAMILY`` groups go to dev
 and the rest to train. The onset fraction (0.4, 0.6, 0.8) is then assigned so that it is balanced
 within every (split, action pair) bucket, and, through a running offset, within every split.
-All draws come from ``StableRng`` streams keyed by version, family and bucket.
+All draws come from ``StableRng`` streams keyed by ``SEED_KEY``, family and bucket.
 """
 
 from __future__ import annotations
@@ -30,7 +32,11 @@ from hear_gym.envs.onset.groups.model import (
 )
 from hear_gym.speech.espeak import VOICES
 
-GENERATOR_VERSION = "onset-1"
+# onset-2: the deliveries were redrawn so that no single prosodic control names the action
+# (data/deliveries.json); the draws are onset-1's (``SEED_KEY``), so every group keeps its
+# transcript, voice, rate, action pair, onset and jitter, and only the deliveries differ.
+GENERATOR_VERSION = "onset-2"
+SEED_KEY = "onset-1"
 GROUPS_PER_FAMILY = 2 * len(ACTION_PAIRS)
 DEV_PER_FAMILY = 4
 
@@ -77,7 +83,7 @@ def _delivery(action: str, pitch_offset: float, range_offset: float, rng: Stable
 
 def _family_specs(family: str) -> list[dict]:
     """The family's groups before onsets are assigned."""
-    rng = StableRng(f"{GENERATOR_VERSION}|{family}")
+    rng = StableRng(f"{SEED_KEY}|{family}")
     texts = rng.sample(transcripts(family), GROUPS_PER_FAMILY)
     pairs = rng.shuffled([pair for pair in ACTION_PAIRS for _ in range(2)])
     dev = set(rng.sample(range(GROUPS_PER_FAMILY), DEV_PER_FAMILY))
@@ -116,7 +122,7 @@ def all_groups() -> tuple[Group, ...]:
                 for s in specs
                 if s["split"] == split and pair_key(b.action for b in s["branches"]) == pair
             )
-            bucket = StableRng(f"{GENERATOR_VERSION}|onset|{split}|{'+'.join(pair)}").shuffled(bucket)
+            bucket = StableRng(f"{SEED_KEY}|onset|{split}|{'+'.join(pair)}").shuffled(bucket)
             for j, group_id in enumerate(bucket):
                 onset[group_id] = PREFIX_FRACTIONS.index(ONSET_FRACTIONS[(offset + j) % len(ONSET_FRACTIONS)])
             offset += len(bucket)
