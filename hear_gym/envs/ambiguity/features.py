@@ -17,22 +17,19 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import OrderedDict
 from functools import lru_cache
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hear_gym.core.spaces import AUDIO_RATE
 from hear_gym.envs.ambiguity.env import MAX_TURNS
 from hear_gym.envs.ambiguity.items.model import MAX_OPTIONS
-from hear_gym.speech.features import FEATURE_NAMES, N_MELS, pooled_log_mel, prosodic_features
+from hear_gym.wrappers.features import BIG, PROSODY_AND_MEL_NAMES, FeatureWrapper, prosody_and_mel
 
 TEXT_BINS, TRANSCRIPT_BINS = 256, 256
-N_ACOUSTIC = len(FEATURE_NAMES) + 2 * N_MELS
+N_ACOUSTIC = len(PROSODY_AND_MEL_NAMES)
 KEPT_REPRESENTATIONS = 2048
-_BIG = np.float32(1e4)
 _TOKEN = re.compile(r"[a-z0-9']+|[\u4e00-\u9fff]|[?!,.\uff0c\u3002\uff1f\uff01]")
 
 
@@ -48,36 +45,20 @@ def token_bits(text: str, bins: int) -> np.ndarray:
     return out
 
 
-def acoustic_representation(waveform: np.ndarray) -> np.ndarray:
-    return np.concatenate(
-        [prosodic_features(waveform, AUDIO_RATE), pooled_log_mel(waveform, AUDIO_RATE)]
-    ).astype(np.float32)
-
-
-class FeatureObservation(gym.Wrapper):
+class FeatureObservation(FeatureWrapper):
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
-        self.hears = "audio" in env.observation_space.spaces
+        super().__init__(env, KEPT_REPRESENTATIONS)
         leaves = {
             "question": spaces.Box(0.0, 1.0, (TEXT_BINS,), np.float32),
             "transcript": spaces.Box(0.0, 1.0, (TRANSCRIPT_BINS,), np.float32),
             "turn": spaces.Box(0.0, 1.0, (MAX_TURNS,), np.float32),
         }
         if self.hears:
-            leaves["acoustic"] = spaces.Box(-_BIG, _BIG, (N_ACOUSTIC,), np.float32)
+            leaves["acoustic"] = spaces.Box(-BIG, BIG, (N_ACOUSTIC,), np.float32)
         leaves["action_mask"] = spaces.Box(0.0, 1.0, (MAX_OPTIONS,), np.float32)
         self.observation_space = spaces.Dict(leaves)
-        self._acoustic: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        return self._features(obs, info), info
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        return self._features(obs, info), reward, terminated, truncated, info
-
-    def _features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
+    def features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
         turn = np.zeros(MAX_TURNS, dtype=np.float32)
         turn[int(obs["turn"][0])] = 1.0
         out = {
@@ -86,17 +67,8 @@ class FeatureObservation(gym.Wrapper):
             "turn": turn,
         }
         if self.hears:
-            out["acoustic"] = self._acoustic_features(obs, info)
+            wave = obs["audio"][: int(obs["audio_length"][0])]
+            # the episode and its turn fix the turn's audio
+            out["acoustic"] = self.kept((info["item_id"], int(obs["turn"][0])), lambda: prosody_and_mel(wave))
         out["action_mask"] = np.asarray(obs["action_mask"], dtype=np.float32)
         return out
-
-    def _acoustic_features(self, obs: dict, info: dict) -> np.ndarray:
-        key = (info["item_id"], int(obs["turn"][0]))  # what fixes the turn's audio
-        if key not in self._acoustic:
-            wave = obs["audio"][: int(obs["audio_length"][0])]
-            self._acoustic[key] = np.clip(acoustic_representation(wave), -_BIG, _BIG).astype(np.float32)
-            if len(self._acoustic) > KEPT_REPRESENTATIONS:
-                self._acoustic.popitem(last=False)
-        else:
-            self._acoustic.move_to_end(key)
-        return self._acoustic[key].copy()

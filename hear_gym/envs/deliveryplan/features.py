@@ -17,7 +17,6 @@ side-specific mappings (held-out keys appear in training only as edits of their 
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 
 import gymnasium as gym
 import numpy as np
@@ -26,10 +25,10 @@ from gymnasium import spaces
 from hear_gym.core.text import hashed_words
 from hear_gym.envs.deliveryplan.actions import N_CATALOGUE
 from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
+from hear_gym.wrappers.features import BIG, FeatureWrapper
 
 WORD_BINS = 256  # the suite's 54 prompt words (cue ids left out) fall in distinct bins
 CUE_ID = re.compile(r"\[[a-z]{3}-[0-9a-f]{6}\]")
-_BIG = np.float32(1e4)
 KEPT_CLIPS = 512  # two sides of every case, with room
 
 
@@ -37,39 +36,21 @@ def prompt_words(text: str) -> np.ndarray:
     return hashed_words(CUE_ID.sub(" ", text), WORD_BINS)
 
 
-class FeatureObservation(gym.Wrapper):
+class FeatureObservation(FeatureWrapper):
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
-        self.hears = "audio" in env.observation_space.spaces
+        super().__init__(env, KEPT_CLIPS)
         leaves = {"words": spaces.Box(0.0, 1.0, (WORD_BINS,), np.float32)}
         if self.hears:
-            leaves["acoustic"] = spaces.Box(-_BIG, _BIG, (len(FEATURE_NAMES),), np.float32)
+            leaves["acoustic"] = spaces.Box(-BIG, BIG, (len(FEATURE_NAMES),), np.float32)
         leaves["action_mask"] = spaces.Box(0.0, 1.0, (N_CATALOGUE,), np.float32)
         self.observation_space = spaces.Dict(leaves)
-        self._acoustic: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        return self._features(obs, info), info
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        return self._features(obs, info), reward, terminated, truncated, info
-
-    def _features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
+    def features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
         out = {"words": prompt_words(obs["text"])}
         if self.hears:
-            out["acoustic"] = self._acoustic_features(obs, info)
+            wave = obs["audio"][: int(obs["audio_length"][0])]
+            out["acoustic"] = self.kept(
+                (info["item_id"], info["step_index"]), lambda: prosodic_features(wave)
+            )
         out["action_mask"] = np.asarray(obs["action_mask"], dtype=np.float32)
         return out
-
-    def _acoustic_features(self, obs: dict, info: dict) -> np.ndarray:
-        key = (info["item_id"], info["step_index"])
-        if key not in self._acoustic:
-            wave = obs["audio"][: int(obs["audio_length"][0])]
-            self._acoustic[key] = np.clip(prosodic_features(wave), -_BIG, _BIG).astype(np.float32)
-            if len(self._acoustic) > KEPT_CLIPS:
-                self._acoustic.popitem(last=False)
-        else:
-            self._acoustic.move_to_end(key)
-        return self._acoustic[key].copy()

@@ -17,8 +17,6 @@ and prefix index, which fix the audio), so a prefix seen before costs no hashing
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
@@ -27,16 +25,11 @@ from hear_gym.core.spaces import AUDIO_RATE
 from hear_gym.core.text import hashed_words
 from hear_gym.envs.onset.actions import N_ACTIONS
 from hear_gym.envs.onset.groups.model import N_PREFIXES
-from hear_gym.speech.features import FEATURE_NAMES, N_MELS, pooled_log_mel, prosodic_features
+from hear_gym.wrappers.features import BIG, PROSODY_AND_MEL_NAMES, FeatureWrapper, prosody_and_mel
 
 WORD_BINS = 128
-REPRESENTATION_NAMES: tuple[str, ...] = (
-    *FEATURE_NAMES,
-    *(f"log_mel_mean_{i}" for i in range(N_MELS)),
-    *(f"log_mel_std_{i}" for i in range(N_MELS)),
-)
+REPRESENTATION_NAMES = PROSODY_AND_MEL_NAMES
 SCALAR_NAMES: tuple[str, ...] = ("duration_s", "rms", "mean_abs", "zero_crossing_rate", "crest_factor")
-_BIG = np.float32(1e4)
 # Prefix representations a FeatureObservation keeps (560 floats each): every prefix of a test
 # split's 320 episodes is 1,600.
 KEPT_REPRESENTATIONS = 4096
@@ -44,9 +37,7 @@ KEPT_REPRESENTATIONS = 4096
 
 def prefix_representation(waveform: np.ndarray, sample_rate: int = AUDIO_RATE) -> np.ndarray:
     """Prosodic features and pooled log-mel of one prefix (float32, ``REPRESENTATION_NAMES``)."""
-    return np.concatenate(
-        [prosodic_features(waveform, sample_rate), pooled_log_mel(waveform, sample_rate)]
-    ).astype(np.float32)
+    return prosody_and_mel(waveform, sample_rate)
 
 
 def scalar_acoustics(waveform: np.ndarray, sample_rate: int = AUDIO_RATE) -> np.ndarray:
@@ -67,44 +58,27 @@ def scalar_acoustics(waveform: np.ndarray, sample_rate: int = AUDIO_RATE) -> np.
     )
 
 
-class FeatureObservation(gym.Wrapper):
+class FeatureObservation(FeatureWrapper):
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
-        self.hears = "audio" in env.observation_space.spaces
+        super().__init__(env, KEPT_REPRESENTATIONS)
         leaves = {
             "prefix": spaces.Box(0.0, 1.0, (N_PREFIXES,), np.float32),
             "words": spaces.Box(0.0, 1.0, (WORD_BINS,), np.float32),
         }
         if self.hears:
-            leaves["acoustic"] = spaces.Box(-_BIG, _BIG, (len(REPRESENTATION_NAMES),), np.float32)
+            leaves["acoustic"] = spaces.Box(-BIG, BIG, (len(REPRESENTATION_NAMES),), np.float32)
         leaves["action_mask"] = spaces.Box(0.0, 1.0, (N_ACTIONS,), np.float32)
         self.observation_space = spaces.Dict(leaves)
-        self._acoustic: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        return self._features(obs, info), info
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        return self._features(obs, info), reward, terminated, truncated, info
-
-    def _features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
+    def features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
         position = np.zeros(N_PREFIXES, dtype=np.float32)
         position[int(obs["prefix_index"][0])] = 1.0
         out = {"prefix": position, "words": hashed_words(obs["text"], WORD_BINS)}
         if self.hears:
-            out["acoustic"] = self._acoustic_features(obs, info)
+            wave = obs["audio"][: int(obs["audio_length"][0])]
+            # the item and the prefix fix the prefix's audio
+            out["acoustic"] = self.kept(
+                (info["item_id"], info["prefix_index"]), lambda: prefix_representation(wave)
+            )
         out["action_mask"] = np.asarray(obs["action_mask"], dtype=np.float32)
         return out
-
-    def _acoustic_features(self, obs: dict, info: dict) -> np.ndarray:
-        key = (info["item_id"], info["prefix_index"])  # what fixes the prefix's audio
-        if key not in self._acoustic:
-            wave = obs["audio"][: int(obs["audio_length"][0])]
-            self._acoustic[key] = np.clip(prefix_representation(wave), -_BIG, _BIG).astype(np.float32)
-            if len(self._acoustic) > KEPT_REPRESENTATIONS:
-                self._acoustic.popitem(last=False)
-        else:
-            self._acoustic.move_to_end(key)
-        return self._acoustic[key].copy()
