@@ -19,6 +19,7 @@ from rich.markup import escape
 from hear_gym.core.family import EnvFamily
 from hear_gym.core.paths import writable_file
 from hear_gym.core.registry import env_ids, family
+from hear_gym.core.run_config import Cell
 from hear_gym.speech.plans import PROSODY_TABLES, check_prosody
 
 console = Console(width=None if Console().is_terminal else 200)
@@ -209,3 +210,26 @@ def component(name: str):
         return found[name].load()
     except ImportError as exc:
         fail(f"{name!r} needs hear-gym[agents] ({exc})")
+
+
+def registered_cells(
+    env_family: EnvFamily, specs, default_access: str, llm_client: str | None
+) -> tuple[list[Cell], dict[str, Any]]:
+    """The cells ``specs`` name (``agent@ACCESS``; ``agent`` may be ``NAME:CHECKPOINT``) and a
+    factory per agent, from the family's registered agents; a bad spec or an unknown agent is a
+    ``--cell`` error."""
+    registered = available_agents(env_family)
+    cells, factories = [], {}
+    for spec in specs:
+        try:
+            cell = Cell.from_spec(spec, default_access=default_access)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--cell") from None
+        name, checkpoint = agent_spec(cell.agent)
+        if name not in registered:
+            raise typer.BadParameter(
+                f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--cell"
+            )
+        factories[cell.agent] = agent_factory(registered[name], llm_client, checkpoint)
+        cells.append(cell)
+    return cells, factories

@@ -10,9 +10,9 @@ from typing import Any
 import typer
 
 from hear_gym.cli.audio import ListenRequest
-from hear_gym.cli.common import agent_factory, agent_spec, available_agents
+from hear_gym.cli.common import registered_cells
 from hear_gym.cli.evaluate import EvalRequest
-from hear_gym.core.run_config import Cell, RunConfig
+from hear_gym.core.run_config import RunConfig
 from hear_gym.envs.ambiguity.family import ENV_ID, FAMILY
 from hear_gym.envs.ambiguity.items.generator import episodes_by_id
 from hear_gym.envs.ambiguity.items.model import LANGUAGES, Phenomenon
@@ -36,20 +36,9 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     phenomena = _chosen(request, "phenomenon", PHENOMENA)
     languages = _chosen(request, "language", LANGUAGES)
     request.refuse_the_rest()
-    registered = available_agents(FAMILY)
-    cells, factories = [], {}
-    for spec in request.cells or list(DEFAULT_CELLS):
-        try:
-            cell = Cell.from_spec(spec, default_access="T-nopunct")
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--cell") from None
-        name, checkpoint = agent_spec(cell.agent)
-        if name not in registered:
-            raise typer.BadParameter(
-                f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--cell"
-            )
-        factories[cell.agent] = agent_factory(registered[name], request.llm_client, checkpoint)
-        cells.append(cell)
+    cells, factories = registered_cells(
+        FAMILY, request.cells or DEFAULT_CELLS, "T-nopunct", request.llm_client
+    )
     by_id = episodes_by_id()
     chosen = [
         e

@@ -12,9 +12,9 @@ from typing import Any
 
 import typer
 
-from hear_gym.cli.common import agent_factory, agent_spec, available_agents
+from hear_gym.cli.common import registered_cells
 from hear_gym.cli.evaluate import EvalRequest
-from hear_gym.core.run_config import Cell, RunConfig
+from hear_gym.core.run_config import RunConfig
 from hear_gym.envs.deliveryplan.env import REWARD_OPTIONS
 from hear_gym.envs.deliveryplan.family import ENV_ID, FAMILY
 
@@ -31,20 +31,7 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     if reward not in REWARD_OPTIONS:
         raise typer.BadParameter(f"reward must be one of {REWARD_OPTIONS}", param_hint="--option reward=")
     request.refuse_the_rest()
-    registered = available_agents(FAMILY)
-    cells, factories = [], {}
-    for spec in request.cells or list(DEFAULT_CELLS):
-        try:
-            cell = Cell.from_spec(spec, default_access="T")
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--cell") from None
-        name, checkpoint = agent_spec(cell.agent)
-        if name not in registered:
-            raise typer.BadParameter(
-                f"unknown agent {name!r}; agents: {sorted(registered)}", param_hint="--cell"
-            )
-        factories[cell.agent] = agent_factory(registered[name], request.llm_client, checkpoint)
-        cells.append(cell)
+    cells, factories = registered_cells(FAMILY, request.cells or DEFAULT_CELLS, "T", request.llm_client)
     partition = request.split.partition("/")[0] if "/" in request.split else "public"
     try:
         config = RunConfig(
