@@ -4,7 +4,9 @@ and the question with its lettered options; the reply is parsed by the env's str
 
 The paper prompts each phenomenon with its own instruction (Section 3.2.2); here that instruction
 is the first line of the observation's ``question``, and ``AMBIGUITY_INSTRUCTION`` adds only the
-answer format. A text model reads the transcript (``T``, ``T-nopunct`` or the words of ``A+T``).
+answer format. A text model reads the transcript (``T``, ``T-nopunct`` or the words of ``A+T``);
+an audio-language model (``AmbiguityAudioChatAgent``, ``audio_llm``) hears the turn's audio, with
+its words under ``A+T`` and the transcript's ``[speech]`` placeholders under ``A``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.llm.chat import ChatAgent
-from agents.llm.clients import ChatClient
+from agents.llm.clients import ChatClient, TransformersAudioChatClient
 
 AMBIGUITY_INSTRUCTION = (
     "You are a spoken dialogue assistant. You get what the user said and a question about it with "
@@ -29,6 +31,18 @@ def ambiguity_messages(observation: dict[str, Any]) -> list[dict[str, str]]:
     ]
 
 
+def audio_ambiguity_messages(observation: dict[str, Any]) -> tuple[list[dict[str, Any]], list]:
+    """The audio model's chat and its clip: the instruction, the turn's audio, then the transcript
+    as the condition shows it (words under A+T, placeholders under A) and the question."""
+    length = int(observation["audio_length"][0])
+    text = f"{observation['transcript']}\n\n{observation['question']}"
+    messages = [
+        {"role": "system", "content": AMBIGUITY_INSTRUCTION},
+        {"role": "user", "content": [{"type": "audio"}, {"type": "text", "text": text}]},
+    ]
+    return messages, [observation["audio"][:length]]
+
+
 class AmbiguityChatAgent(ChatAgent):
     """A text model reading the transcript."""
 
@@ -39,3 +53,15 @@ class AmbiguityChatAgent(ChatAgent):
 
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
         return self.client.complete([ambiguity_messages(o) for o in observations])
+
+
+class AmbiguityAudioChatAgent(ChatAgent):
+    """An audio-language model hearing the user's turn (A: audio only; A+T: audio and words)."""
+
+    required_access = ("A", "A+T")
+
+    def __init__(self, client: TransformersAudioChatClient) -> None:
+        self.client = client
+
+    def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
+        return self.client.complete_audio([audio_ambiguity_messages(o) for o in observations])

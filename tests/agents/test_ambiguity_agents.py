@@ -4,6 +4,7 @@ the baselines' actions, and the family's summary and tables of a run."""
 from importlib.metadata import entry_points
 
 import gymnasium as gym
+import pytest
 
 from agents.ambiguity.baselines import FirstOptionAgent
 from agents.ambiguity.llm import AMBIGUITY_INSTRUCTION, AmbiguityChatAgent
@@ -16,7 +17,7 @@ from hear_gym.eval.pipeline import evaluate
 
 def test_every_registered_agent_loads():
     names = {ep.name for ep in entry_points(group=FAMILY.agent_group)}
-    assert {"random", "first_option", "text_only", "llm", "ppo"} <= names
+    assert {"random", "first_option", "text_only", "llm", "audio_llm", "ppo"} <= names
 
 
 def test_the_chat_agent_sends_the_transcript_and_question_and_its_letter_is_scored():
@@ -54,3 +55,46 @@ def test_a_run_is_summarized_per_language_and_row(tmp_path):
     (table,) = FAMILY.tables(metadata)
     labels = [r[0] for r in rows(table)]
     assert "overall" in labels and "omission/detection" in labels
+
+
+class _RecordingAudioClient:
+    """Answers every audio chat with one letter and keeps what it was sent."""
+
+    def __init__(self, letter: str) -> None:
+        self.letter, self.sent = letter, []
+
+    def complete_audio(self, chats):
+        self.sent += chats
+        return [self.letter] * len(chats)
+
+
+def test_the_audio_chat_agent_hears_the_turn_and_reads_what_the_condition_shows():
+    from agents.ambiguity.llm import AmbiguityAudioChatAgent
+
+    for access in ("A", "A+T"):
+        client = _RecordingAudioClient("A")
+        env = gym.make(ENV_ID, access=access, actions="text", split="test", phenomena=["coreference"])
+        obs, _ = env.reset(seed=1)
+        _, reward, _, _, info = env.step(AmbiguityAudioChatAgent(client).act(obs))
+        ((messages, clips),) = client.sent
+        assert len(clips) == 1 and len(clips[0]) == int(obs["audio_length"][0]) > 0
+        assert (clips[0] == obs["audio"][: len(clips[0])]).all()
+        text = messages[1]["content"][1]["text"]
+        assert obs["transcript"] in text and obs["question"] in text
+        assert ("[speech]" in text) == (access == "A")  # A shows no words
+        assert info["decision"] == 0 and reward == float(info["answer"] == 0)
+
+
+@pytest.mark.slow
+def test_the_audio_chat_agent_on_a_tiny_offline_audio_model(tmp_path):
+    from agents.ambiguity.llm import AmbiguityAudioChatAgent
+    from agents.llm.clients import TransformersAudioChatClient
+    from training.tiny_model import build_tiny_audio_lm
+
+    client = TransformersAudioChatClient(str(build_tiny_audio_lm(tmp_path / "tiny_audio")), max_new_tokens=4)
+    env = gym.make(ENV_ID, access="A+T", actions="text", split="test", phenomena=["phonological"])
+    obs, _ = env.reset(seed=0)
+    first, second = AmbiguityAudioChatAgent(client).act_batch([obs, obs])
+    assert first == second  # greedy
+    _, reward, terminated, _, info = env.step(first)
+    assert terminated and reward in (0.0, 1.0)
