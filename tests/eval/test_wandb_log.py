@@ -151,6 +151,7 @@ def test_a_wrong_key_is_one_line(tmp_path):
     assert "user is not logged in" in errors[0] and "WANDB_API_KEY" in errors[0]
 
 
+@pytest.mark.slow  # about 14 s: the SDK's own start-up dwarfs the 3 s timeout
 def test_an_unreachable_server_fails_within_the_init_timeout(tmp_path):
     with socket.socket() as sock:  # a local port nothing listens on
         sock.bind(("127.0.0.1", 0))
