@@ -14,15 +14,12 @@ import argparse
 import json
 from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 import hear_gym  # noqa: F401  (registers the envs)
-from agents.deliveryplan.play import mean_rows, play_control
-from agents.ppo import GreedyPPOAgent
-from hear_gym.envs.deliveryplan.report import case_metric_rows
+from agents.deliveryplan.play import mean_rows, play_checkpoint, play_control
 from hear_gym.envs.deliveryplan.splits import split_ids
 from hear_gym.stats.bootstrap import bootstrap
 from training.ppo.train import PPOSettings, train
@@ -48,21 +45,6 @@ RUNS = {  # the first is the learning test's run (tests/envs/deliveryplan/test_d
 }
 
 
-def greedy_rows(checkpoint) -> list[dict]:
-    agent = GreedyPPOAgent.from_checkpoint(checkpoint)
-    ids = split_ids("test", PARTITION)
-    env = gym.make("hear_gym/DeliveryPlan-v0", access="T", observation="features", item_ids=list(ids))
-    rows = []
-    for case_id in ids:
-        obs, _ = env.reset(seed=0, options={"item_id": case_id})
-        agent.reset(seed=0)
-        done = False
-        while not done:
-            obs, _, done, _, info = env.step(agent.act(obs))
-        rows.append(case_metric_rows(info["episode"]))
-    return rows
-
-
 def summary(rows: list[dict]) -> dict:
     consistency = np.array([r["counterfactual_consistency"] for r in rows])
     ci = bootstrap(lambda idx: consistency[idx].mean(axis=-1), len(consistency)).as_dict()
@@ -81,7 +63,10 @@ def main() -> None:
             **COMMON,
             **settings,
         )
-        results[f"ppo ({reward})"] = {**summary(greedy_rows(train(run)["checkpoint"])), **settings}
+        results[f"ppo ({reward})"] = {
+            **summary(play_checkpoint(train(run)["checkpoint"], split_ids("test", PARTITION))),
+            **settings,
+        }
     table = Table(
         "policy",
         *SHOWN,

@@ -1,5 +1,6 @@
-"""Play a DeliveryPlan control over chosen cases through the env (access T, strict JSON text
-actions) and return each case's metric row: what the benchmark and the shortcut tests share."""
+"""Play a DeliveryPlan control (access T, strict JSON text actions) or a PPO checkpoint (greedy,
+feature observation) over chosen cases through the env and return each case's metric row: what
+the benchmarks, the shortcut tests and the learning test share."""
 
 from __future__ import annotations
 
@@ -24,6 +25,23 @@ def play_control(
     for case_id in case_ids:
         obs, _ = env.reset(seed=seed, options={"item_id": case_id})
         agent.reset()
+        done = False
+        while not done:
+            obs, _, done, _, info = env.step(agent.act(obs))
+        rows.append(case_metric_rows(info["episode"]))
+    return rows
+
+
+def play_checkpoint(checkpoint, case_ids: Sequence[str], seed: int = 0) -> list[dict]:
+    """A PPO checkpoint played greedily on the T feature observation."""
+    from agents.ppo import GreedyPPOAgent
+
+    agent = GreedyPPOAgent.from_checkpoint(checkpoint)
+    env = gym.make("hear_gym/DeliveryPlan-v0", access="T", observation="features", item_ids=list(case_ids))
+    rows = []
+    for case_id in case_ids:
+        obs, _ = env.reset(seed=seed, options={"item_id": case_id})
+        agent.reset(seed=seed)
         done = False
         while not done:
             obs, _, done, _, info = env.step(agent.act(obs))

@@ -17,15 +17,12 @@ About 90 s of CPU.
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
 pytest.importorskip("sb3_contrib")
 import hear_gym  # noqa: E402,F401
-from agents.deliveryplan.play import mean_rows, play_control  # noqa: E402
-from agents.ppo import GreedyPPOAgent  # noqa: E402
-from hear_gym.envs.deliveryplan.report import case_metric_rows  # noqa: E402
+from agents.deliveryplan.play import mean_rows, play_checkpoint, play_control  # noqa: E402
 from hear_gym.envs.deliveryplan.splits import split_ids  # noqa: E402
 from hear_gym.stats.bootstrap import bootstrap  # noqa: E402
 from training.ppo.train import PPOSettings, train  # noqa: E402
@@ -51,18 +48,8 @@ RUN = dict(
 
 
 def held_out_consistency(checkpoint) -> np.ndarray:
-    agent = GreedyPPOAgent.from_checkpoint(checkpoint)
-    ids = split_ids("test", PARTITION)
-    env = gym.make("hear_gym/DeliveryPlan-v0", access="T", observation="features", item_ids=list(ids))
-    values = []
-    for case_id in ids:
-        obs, _ = env.reset(seed=0, options={"item_id": case_id})
-        agent.reset(seed=0)
-        done = False
-        while not done:
-            obs, _, done, _, info = env.step(agent.act(obs))
-        values.append(case_metric_rows(info["episode"])["counterfactual_consistency"])
-    return np.array(values)
+    rows = play_checkpoint(checkpoint, split_ids("test", PARTITION))
+    return np.array([r["counterfactual_consistency"] for r in rows])
 
 
 def test_ppo_beats_prior_only_on_counterfactual_consistency_on_held_out_keys(tmp_path):
