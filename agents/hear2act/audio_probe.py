@@ -127,6 +127,7 @@ def turn_features(kind: str, waveform: np.ndarray, reference: np.ndarray | None)
 class ProbeData:
     x: np.ndarray
     y: np.ndarray
+    scenario_ids: np.ndarray  # each row's scenario: the unit a scenario bootstrap resamples
 
 
 def build_data(
@@ -137,7 +138,7 @@ def build_data(
     rng = np.random.default_rng(seed)
     scenarios = scenarios_for(split)[: config.max_scenarios]
     feedbacks, draws = ((Feedback.PROSODY,), ASSENT_DRAWS) if assents else (tuple(Feedback), 1)
-    rows, labels = [], []
+    rows, labels, scenario_ids = [], [], []
     what = "assents" if assents else "audio"
     for scenario in track(scenarios, description=f"{config.task} probe: {split} {what}"):
         domain, speaker = domain_by_id(scenario.domain), scenario.scenario_id
@@ -156,7 +157,10 @@ def build_data(
                     wave = cache.render(user_turn_request(speaker, text, delivery, config.prosody)).waveform
                     rows.append(turn_features(config.features, wave, reference))
                     labels.append(config.classes.index(label_of(config.task, delivery)))
-    return ProbeData(np.array(rows, dtype=np.float32), np.array(labels, dtype=np.int64))
+                    scenario_ids.append(speaker)
+    return ProbeData(
+        np.array(rows, dtype=np.float32), np.array(labels, dtype=np.int64), np.array(scenario_ids)
+    )
 
 
 class AudioProbe(NormalizedMLP):

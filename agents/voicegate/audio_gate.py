@@ -89,8 +89,8 @@ def _side_talk(split: str, config: GateConfig) -> list[tuple[Item, int]]:
 TRAINING_SETS = {"switch": (_switch_pairs, _side_talk), "cue_balanced": (_cue_balanced, _side_talk)}
 
 
-def examples(split: str, cache: RenderCache, config: GateConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(features, labels, family of each row) of ``split``."""
+def labelled_items(split: str, config: GateConfig) -> list[tuple[Item, int]]:
+    """The (item, label) rows of ``split`` under ``config.training`` (label 0: for me)."""
     if config.training not in TRAINING_SETS:
         raise ValueError(f"training must be one of {sorted(TRAINING_SETS)}, got {config.training!r}")
     labelled = []
@@ -101,6 +101,12 @@ def examples(split: str, cache: RenderCache, config: GateConfig) -> tuple[np.nda
             keep = np.linspace(0, len(rows) - 1, config.limit_per_family).round().astype(int)
             rows = [rows[i] for i in keep]
         labelled += rows
+    return labelled
+
+
+def examples(split: str, cache: RenderCache, config: GateConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(features, labels, family of each row) of ``split`` (rows in ``labelled_items`` order)."""
+    labelled = labelled_items(split, config)
     x = [
         gate_features(render_item(item, cache)[0])
         for item, _ in track(labelled, description=f"gate features ({split})")

@@ -1,0 +1,171 @@
+"""Cross-renderer generalization: does a probe trained on one renderer's speech hear another's?
+
+For each probe of ``benchmarks.cross_renderer_probes.FAMILIES`` (the Hear2Act concern probe,
+the VoiceGate audio gate, the Onset audio probe) and every renderer of the registry
+(``hear_gym.speech.renderers.RENDERERS``, so a renderer added there joins the table):
+
+1. train the probe on the training split rendered by renderer A, once per renderer;
+2. featurize the held-out test split rendered by renderer B, once per renderer (featurized
+   splits are kept under benchmarks/out/cross_renderer/, keyed by probe, split, renderer and its
+   version, the family's generator version and the sizes, so adding a renderer renders only its
+   own speech; delete the folder after changing a probe's features);
+3. score every trained probe on every renderer's held-out rows: a train x test table, the
+   diagonal being the within-renderer held-out figure;
+4. the transfer cost of each off-diagonal cell: (trained on A, tested on B) minus (trained on B,
+   tested on B), paired on the same held-out rows.
+
+Intervals: 95% percentile bootstrap (``hear_gym.stats.bootstrap``, 2,000 resamples, seed 0)
+over each probe's groups (Hear2Act test scenarios, VoiceGate item groups, Onset contrast
+groups); the transfer costs reuse the same draws for both terms. A renderer a probe cannot hear
+in this version is left out of that probe's table, with the reason. Writes
+benchmarks/out/cross_renderer.{json,md}.
+
+    python -m benchmarks.cross_renderer                                   # every probe and renderer
+    python -m benchmarks.cross_renderer --renderers espeak praat --probes hear2act_concern voicegate_gate
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import pickle
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from benchmarks.cross_renderer_probes import FAMILIES, ProbeFamily, Sizes, Terms
+from hear_gym.speech.renderers import RENDERERS, make_renderer
+from hear_gym.stats.bootstrap import Estimate, contrast_ci
+
+OUT = Path(__file__).parent / "out"
+ROW_CACHE = OUT / "cross_renderer"
+
+
+@dataclass
+class CrossTable:
+    """One probe's train x test table (keys: (trained on, tested on))."""
+
+    probe: str
+    metric: str
+    group_unit: str
+    renderers: tuple[str, ...]  # the ones the probe could hear, in registry order
+    skipped: dict[str, str] = field(default_factory=dict)  # renderer -> why
+    cells: dict[tuple[str, str], Estimate] = field(default_factory=dict)
+    transfer: dict[tuple[str, str], Estimate] = field(default_factory=dict)  # off-diagonal only
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "probe": self.probe,
+            "metric": self.metric,
+            "group_unit": self.group_unit,
+            "renderers": list(self.renderers),
+            "skipped": self.skipped,
+            "cells": {f"{a}->{b}": e.as_dict() for (a, b), e in self.cells.items()},
+            "transfer_minus_within": {f"{a}->{b}": e.as_dict() for (a, b), e in self.transfer.items()},
+            "seconds": round(self.seconds, 1),
+        }
+
+
+def cached_rows(family: ProbeFamily, split: str, renderer: str, key: str, folder: Path | None) -> object:
+    """``family.rows(split, renderer)``, kept in ``folder`` (``None``: not kept)."""
+    if folder is None:
+        return family.rows(split, renderer)
+    version = make_renderer(renderer).version
+    digest = hashlib.blake2b(f"{family.version}|{key}".encode(), digest_size=6).hexdigest()
+    path = folder / f"{family.name}-{split}-{renderer}-v{version}-{digest}.pkl"
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    rows = family.rows(split, renderer)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    partial.write_bytes(pickle.dumps(rows))
+    partial.replace(path)
+    return rows
+
+
+def cross_table(
+    family: ProbeFamily,
+    renderers: tuple[str, ...],
+    console: Console | None = None,
+    row_cache: Path | None = None,
+    cache_key: str = "",
+) -> CrossTable:
+    """``family``'s table over ``renderers`` (steps 1-4 of the module docstring); featurized
+    splits kept in ``row_cache`` under ``cache_key`` (the sizes). A probe that can hear fewer than
+    two of the renderers gets no cells: there is nothing to transfer."""
+    console = console or Console(quiet=True)
+    start = time.perf_counter()
+    skipped = {r: reason for r in renderers if (reason := family.unsupported(r)) is not None}
+    usable = tuple(r for r in renderers if r not in skipped)
+    table = CrossTable(family.name, family.metric, family.group_unit, usable, skipped)
+    for renderer, reason in skipped.items():
+        console.print(f"[yellow]{family.name}: skipping {renderer}: {reason}")
+    if len(usable) < 2:
+        console.print(f"[yellow]{family.name}: fewer than two renderers it can hear; no table")
+        table.renderers = ()
+        return table
+    models, held_out = {}, {}
+    for renderer in usable:
+        console.log(f"{family.name}: training on {renderer}")
+        train_rows = cached_rows(family, "train", renderer, cache_key, row_cache)
+        models[renderer] = family.fit(renderer, train_rows)
+        console.log(f"{family.name}: held-out rows of {renderer}")
+        held_out[renderer] = cached_rows(family, "test", renderer, cache_key, row_cache)
+    terms: dict[tuple[str, str], Terms] = {
+        (a, b): family.score(models[a], held_out[b]) for a in usable for b in usable
+    }
+    for (a, b), cell in terms.items():
+        table.cells[a, b] = contrast_ci(cell)
+        if a != b:
+            table.transfer[a, b] = contrast_ci(cell + [(-w, sums) for w, sums in terms[b, b]])
+    table.seconds = time.perf_counter() - start
+    return table
+
+
+def to_markdown(table: CrossTable) -> str:
+    lines = [
+        f"**{table.probe}**: {table.metric}; 95% CIs over {table.group_unit} ({table.seconds:.0f} s)",
+        "",
+    ]
+    if table.skipped:
+        lines += [*(f"- skipped {r}: {reason}" for r, reason in table.skipped.items()), ""]
+    if not table.cells:
+        return "\n".join([*lines, "No table: fewer than two renderers this probe can hear.", ""])
+    header = "| trained on \\ tested on | " + " | ".join(table.renderers) + " |"
+    rule = "|---|" + "---|" * len(table.renderers)
+    lines += [header, rule]
+    for a in table.renderers:
+        lines.append(f"| {a} | " + " | ".join(table.cells[a, b].percent() for b in table.renderers) + " |")
+    lines += ["", "Transfer cost: (trained on A, tested on B) minus (trained on B, tested on B), paired.", ""]
+    lines += [header, rule]
+    for a in table.renderers:
+        shown = ("" if a == b else table.transfer[a, b].percent(signed=True) for b in table.renderers)
+        lines.append(f"| {a} | " + " | ".join(shown) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(probes: tuple[str, ...], renderers: tuple[str, ...], sizes: Sizes = Sizes()) -> list[CrossTable]:
+    console = Console(width=160)
+    tables = []
+    for name in probes:
+        console.rule(name)
+        table = cross_table(FAMILIES[name](sizes), renderers, console, ROW_CACHE, repr(sizes))
+        console.print(to_markdown(table))
+        tables.append(table)
+    OUT.mkdir(exist_ok=True)
+    (OUT / "cross_renderer.md").write_text("\n".join(to_markdown(t) for t in tables), encoding="utf-8")
+    record = {"sizes": sizes.__dict__, "tables": [t.as_dict() for t in tables]}
+    (OUT / "cross_renderer.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return tables
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--probes", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
+    parser.add_argument("--renderers", nargs="+", choices=list(RENDERERS), default=list(RENDERERS))
+    args = parser.parse_args()
+    main(tuple(args.probes), tuple(args.renderers))

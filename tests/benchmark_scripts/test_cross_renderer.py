@@ -1,0 +1,103 @@
+"""The cross-renderer table's plumbing (``benchmarks/cross_renderer.py``): cells keyed (trained
+on, tested on), transfer costs paired against the tested renderer's own probe, renderers a probe
+cannot hear left out with their reason, the Markdown layout. A stand-in probe family with a
+renderer-dependent feature shift stands in for rendering (the real probes at full size are the
+benchmark's run, figures in benchmarks/RESULTS.md); one tiny real run checks that the three
+probe families plug in (slow tier: about a minute on a loaded 2-core machine)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks.cross_renderer import cross_table, to_markdown
+from benchmarks.cross_renderer_probes import FAMILIES, Sizes, balanced_terms
+from hear_gym.speech.renderers import RENDERERS
+from hear_gym.stats.bootstrap import contrast_ci
+
+SHIFT = {"espeak": 0.0, "praat": 1.5, "far": 6.0}  # where each stand-in renderer moves the feature
+
+
+class ShiftedThreshold:
+    """Two classes one unit apart on one feature; each renderer adds its own offset, so a
+    threshold learned on one renderer misplaces the other's classes in proportion to the shift."""
+
+    name, metric, group_unit, version = "stand_in", "balanced accuracy", "groups", "stand-in-1"
+
+    def __init__(self, unheard: tuple[str, ...] = ()) -> None:
+        self.unheard, self.featurized = unheard, []
+
+    def unsupported(self, renderer: str) -> str | None:
+        return "cannot hear it" if renderer in self.unheard else None
+
+    def rows(self, split: str, renderer: str):
+        self.featurized.append((split, renderer))
+        rng = np.random.default_rng({"train": 0, "test": 1}[split])
+        y = np.repeat([0, 1], 200)
+        x = y + SHIFT[renderer] + rng.normal(0, 0.25, len(y))
+        return x, y, np.arange(len(y)) % 40
+
+    def fit(self, renderer: str, train_rows) -> float:
+        x, y, _ = train_rows
+        return (x[y == 0].mean() + x[y == 1].mean()) / 2
+
+    def score(self, threshold: float, rows):
+        x, y, groups = rows
+        return balanced_terms(((x > threshold) == y).astype(float), y, groups)
+
+
+def test_cells_and_paired_transfer_costs():
+    table = cross_table(ShiftedThreshold(), ("espeak", "praat", "far"))
+    assert set(table.cells) == {(a, b) for a in SHIFT for b in SHIFT}
+    assert set(table.transfer) == {(a, b) for a in SHIFT for b in SHIFT if a != b}
+    for r in SHIFT:
+        assert table.cells[r, r].point > 0.95  # within renderer: the classes are 4 SD apart
+    # a larger shift costs more: espeak's threshold sits 1.5 below praat's classes, 6 below far's
+    assert table.cells["espeak", "praat"].point < table.cells["praat", "praat"].point
+    assert table.cells["espeak", "far"].point == pytest.approx(0.5)
+    for (a, b), cost in table.transfer.items():
+        assert cost.point == pytest.approx(table.cells[a, b].point - table.cells[b, b].point)
+        assert cost.low <= cost.point <= cost.high
+    assert table.transfer["espeak", "far"].high < 0
+
+
+def test_balanced_terms_give_the_mean_of_class_accuracies():
+    y = np.array([0, 0, 0, 1, 1, 1, 1, 1])
+    correct = np.array([1, 1, 0, 1, 0, 0, 0, 0], dtype=float)
+    estimate = contrast_ci(balanced_terms(correct, y, np.array(list("aabbccdd"))))
+    assert estimate.point == pytest.approx((2 / 3 + 1 / 5) / 2)
+
+
+def test_unheard_renderers_are_left_out_with_their_reason():
+    table = cross_table(ShiftedThreshold(unheard=("far",)), ("espeak", "praat", "far"))
+    assert table.renderers == ("espeak", "praat") and table.skipped == {"far": "cannot hear it"}
+    text = to_markdown(table)
+    assert "skipped far: cannot hear it" in text
+    assert "| espeak |" in text and "| far |" not in text
+
+    alone = cross_table(ShiftedThreshold(unheard=("praat",)), ("espeak", "praat"))
+    assert not alone.cells and not alone.renderers
+    assert "No table: fewer than two renderers" in to_markdown(alone)
+
+
+def test_featurized_splits_are_kept_per_renderer(tmp_path):
+    first = ShiftedThreshold()
+    table = cross_table(first, ("espeak", "praat"), row_cache=tmp_path, cache_key="sizes")
+    again = ShiftedThreshold()
+    assert cross_table(again, ("espeak", "praat"), row_cache=tmp_path, cache_key="sizes").cells == table.cells
+    assert len(first.featurized) == 4 and not again.featurized
+    other_sizes = ShiftedThreshold()
+    cross_table(other_sizes, ("espeak", "praat"), row_cache=tmp_path, cache_key="other sizes")
+    assert len(other_sizes.featurized) == 4
+
+
+@pytest.mark.slow
+def test_the_real_probes_plug_in_at_tiny_size():
+    """Each family trains and scores on the registry's renderers at toy size (nothing about
+    accuracy: two scenarios or a few items cannot say much)."""
+    sizes = Sizes(hear2act_scenarios=1, voicegate_per_family=3, onset_groups=1)
+    renderers = tuple(r for r in ("espeak", "praat") if r in RENDERERS)
+    for name in ("hear2act_concern", "voicegate_gate"):
+        table = cross_table(FAMILIES[name](sizes), renderers)
+        assert table.renderers == renderers and len(table.cells) == len(renderers) ** 2
+        assert all(0.0 <= e.point <= 1.0 for e in table.cells.values())
