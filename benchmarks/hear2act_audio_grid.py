@@ -14,12 +14,17 @@ All audio uses the delivery plan table ``PROSODY`` (the default, "paper").
    contrasts (same scenarios, same episode seeds) across runs.
 
 Writes run folders and probes under benchmarks/out/audio_grid/, the Markdown tables to
-benchmarks/out/audio_grid.md and the ladder figure to benchmarks/out/label_ladder.png. A rerun
-resumes the finished runs and loads the saved probes.
+benchmarks/out/audio_grid.md and the ladder figure to benchmarks/out/label_ladder.png (with
+``--renderer``, a subset of the registered renderers: ``audio_grid_<renderers>.md`` and
+``label_ladder_<renderers>.png``). A rerun resumes the finished runs and loads the saved probes.
+
+    python benchmarks/hear2act_audio_grid.py                     # every registered renderer
+    python benchmarks/hear2act_audio_grid.py --renderer neural   # one of them
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from pathlib import Path
@@ -142,12 +147,12 @@ LADDER = (
 )
 
 
-def main() -> None:
+def main(renderers: tuple[str, ...] = tuple(RENDERERS)) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
     console = Console(width=170)
     lines, record, ladders = [], {}, {}
-    for renderer in RENDERERS:
+    for renderer in renderers:
         start = time.perf_counter()
         probes = train_probes(renderer)
         records = {}
@@ -209,10 +214,18 @@ def main() -> None:
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
         console.print("\n".join(lines[-(len(ROWS) + len(CONTRASTS) + 8) :]))
-    (OUT.parent / "audio_grid.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ladder_plot(ladders, OUT.parent / "label_ladder.png")
-    (OUT.parent / "audio_grid.json").write_text(json.dumps(record, indent=2) + "\n")
+    suffix = "" if set(renderers) == set(RENDERERS) else "_" + "_".join(renderers)
+    (OUT.parent / f"audio_grid{suffix}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ladder_plot(ladders, OUT.parent / f"label_ladder{suffix}.png")
+    (OUT.parent / f"audio_grid{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--renderer",
+        action="append",
+        choices=list(RENDERERS),
+        help="a renderer to run (repeatable; default: every registered one)",
+    )
+    main(tuple(parser.parse_args().renderer or RENDERERS))

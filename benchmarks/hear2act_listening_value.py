@@ -25,11 +25,14 @@ the same planner reading the ground-truth concern state.
 3. Returns with scenario-bootstrap CIs and paired contrasts (same scenarios, same episode seeds)
    against ``planner@T`` (every row) and, for the paper's comparison, ``ask_until_disclosed@T``.
 
-Writes run folders and probes under benchmarks/out/listening_value/ and the figures to
-benchmarks/out/listening_value.json; a rerun resumes finished runs and loads saved probes.
+Every user turn, the probes' training audio included, is rendered by ``--renderer`` (eSpeak by
+default). Writes run folders and probes under benchmarks/out/listening_value/ and the figures to
+benchmarks/out/listening_value.json (another renderer: ``listening_value_<renderer>``); a rerun
+resumes finished runs and loads saved probes.
 
     python benchmarks/hear2act_listening_value.py               # full size: 3 rollouts
     python benchmarks/hear2act_listening_value.py --rollouts 1  # a third of the episodes
+    python benchmarks/hear2act_listening_value.py --rollouts 1 --renderer neural
 """
 
 from __future__ import annotations
@@ -70,10 +73,11 @@ from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import file_fingerprint
 from hear_gym.eval.results import read_results
 from hear_gym.speech.cache import RenderCache
-from hear_gym.speech.renderers import make_renderer
+from hear_gym.speech.renderers import RENDERERS, make_renderer
 from hear_gym.stats.bootstrap import Estimate, contrast_ci
 
-OUT = Path(__file__).parent / "out" / "listening_value"
+OUT = Path(__file__).parent / "out"
+DEFAULT_RENDERER = "espeak"
 OPERATING_POINTS = (0.005, 0.01, 0.02, 0.05)
 LISTENER_FEATURES = "prosody_relative"  # each turn against the opening request (T+S^)
 AUDIO_FEATURES, AUDIO_POINT = "prosody", 0.01  # probe_planner@A+T's probe: the turn alone
@@ -97,17 +101,25 @@ PAPER_TRANSCRIPT_POLICY = "ask_until_disclosed@T"  # the paper's comparison, for
 METRICS = ("return", "1st%", "premature closure%")
 
 
+def out_dir(renderer: str) -> Path:
+    """Where a renderer's probes and run folders go (eSpeak's keep their first name)."""
+    return OUT / ("listening_value" if renderer == DEFAULT_RENDERER else f"listening_value_{renderer}")
+
+
 def calibrated_probes(
     cache: RenderCache, features: str, points: tuple[float, ...]
 ) -> dict[float, AudioProbe]:
-    """One probe on ``features`` trained, calibrated at every operating point of ``points``
-    (saved, or loaded if saved with its calibration-split figures)."""
-    paths = {point: probe_path(features, point) for point in points}
+    """One probe on ``features`` trained on ``cache``'s renderer, calibrated at every operating
+    point of ``points`` (saved, or loaded if saved with its calibration-split figures)."""
+    renderer = cache.renderer.name
+    paths = {point: probe_path(renderer, features, point) for point in points}
     if all(path.exists() for path in paths.values()):
         loaded = {point: AudioProbe.load(path) for point, path in paths.items()}
         if all(CALIBRATION_REPORT in probe.report for probe in loaded.values()):
             return loaded
-    config = ProbeConfig(task="concern", features=features, assents_only=True, max_false_resolved=points[0])
+    config = ProbeConfig(
+        task="concern", features=features, renderer=renderer, assents_only=True, max_false_resolved=points[0]
+    )
     trained = fit(config, build_data(config, "train", cache, seed=config.seed, assents=True))
     dev = build_data(config, CALIBRATION_SPLIT, cache, seed=config.seed + 2, assents=True)
     test = build_data(config, "test", cache, seed=config.seed + 3, assents=True)
@@ -126,9 +138,9 @@ def calibrated_probes(
     return probes
 
 
-def probe_path(features: str, point: float) -> Path:
+def probe_path(renderer: str, features: str, point: float) -> Path:
     kind = "" if features == LISTENER_FEATURES else f"{features}_"
-    return OUT / f"concern_assents_{kind}{point}.safetensors"
+    return out_dir(renderer) / f"concern_assents_{kind}{point}.safetensors"
 
 
 def runs(
@@ -145,22 +157,33 @@ def runs(
             [cell("planner", "T+S^", "prosody"), cell("ask_unless_resolved", "T+S^", "prosody")],
             {"planner": planner, **RULE_AGENTS},
             {"state_inferrer": ConcernInferrer(probe)},
-            (("state_inferrer", file_fingerprint(probe_path(LISTENER_FEATURES, point))),),
+            (
+                (
+                    "state_inferrer",
+                    file_fingerprint(probe_path(probe.config.renderer, LISTENER_FEATURES, point)),
+                ),
+            ),
         )
     out[f"audio_{AUDIO_FEATURES}_{AUDIO_POINT}"] = (
         [cell("probe_planner", "A+T", "prosody")],
         {"probe_planner": partial(ProbePlannerAgent, audio_probe)},
         {},
-        (("probe_planner", file_fingerprint(probe_path(AUDIO_FEATURES, AUDIO_POINT))),),
+        (
+            (
+                "probe_planner",
+                file_fingerprint(probe_path(audio_probe.config.renderer, AUDIO_FEATURES, AUDIO_POINT)),
+            ),
+        ),
     )
     return out
 
 
-def main(rollouts: int = ROLLOUTS) -> dict:
-    OUT.mkdir(parents=True, exist_ok=True)
+def main(rollouts: int = ROLLOUTS, renderer: str = DEFAULT_RENDERER) -> dict:
+    out = out_dir(renderer)
+    out.mkdir(parents=True, exist_ok=True)
     console = Console(width=180)
     start = time.perf_counter()
-    cache = RenderCache(make_renderer("espeak"), max_bytes=512 * 2**20)
+    cache = RenderCache(make_renderer(renderer), max_bytes=512 * 2**20)
     probes = calibrated_probes(cache, LISTENER_FEATURES, OPERATING_POINTS)
     audio_probe = calibrated_probes(cache, AUDIO_FEATURES, (AUDIO_POINT,))[AUDIO_POINT]
     probe_table = Table(
@@ -173,7 +196,7 @@ def main(rollouts: int = ROLLOUTS) -> dict:
         "reluctant taken (test)",
         title="concern probe on the shared assents",
     )
-    report: dict = {"rollouts": rollouts, "probes": {}, "turn_costs": {}}
+    report: dict = {"renderer": renderer, "rollouts": rollouts, "probes": {}, "turn_costs": {}}
     for probe in (*probes.values(), audio_probe):
         point, features = probe.config.max_false_resolved, probe.config.features
         dev, test = probe.report[CALIBRATION_REPORT], probe.report["test assents"]
@@ -191,9 +214,15 @@ def main(rollouts: int = ROLLOUTS) -> dict:
         sums = {}
         for name, (cells, agents, objects, plugins) in runs(probes, audio_probe).items():
             config = run_config(
-                cells, scenario_ids, rollouts=rollouts, plugins=plugins, turn_cost=turn_cost, reward="success"
+                cells,
+                scenario_ids,
+                rollouts=rollouts,
+                plugins=plugins,
+                turn_cost=turn_cost,
+                reward="success",
+                renderer=renderer,
             )
-            folder = OUT / f"cost{turn_cost}_r{rollouts}_{name}"
+            folder = out / f"cost{turn_cost}_r{rollouts}_{name}"
             evaluate(folder, config, agents, progress=True, env_objects=objects)
             for record_cell, episodes in _by_cell(read_results(folder / "results.jsonl")).items():
                 label = record_cell.removesuffix("/prosody")
@@ -206,7 +235,7 @@ def main(rollouts: int = ROLLOUTS) -> dict:
             "cell",
             *METRICS,
             *(f"return - {t}" for t in against),
-            title=f"turn cost {turn_cost}: {len(scenario_ids)} test scenarios x {rollouts} rollouts",
+            title=f"turn cost {turn_cost}: {len(scenario_ids)} test scenarios x {rollouts} rollouts, {renderer}",
         )
         for label, by_metric in sums.items():
             row = {m: contrast_ci([(1.0, by_metric[m])]) for m in METRICS}
@@ -218,7 +247,7 @@ def main(rollouts: int = ROLLOUTS) -> dict:
             table.add_row(label, *(_show(k, v) for k, v in row.items()))
         console.print(table)
     report["seconds"] = time.perf_counter() - start
-    (OUT.parent / "listening_value.json").write_text(json.dumps(report, indent=2) + "\n")
+    (OUT / f"{out.name}.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 
 
@@ -246,4 +275,8 @@ def rollouts_arg(text: str) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rollouts", type=rollouts_arg, default=ROLLOUTS, help="rollouts per test scenario")
-    main(parser.parse_args().rollouts)
+    parser.add_argument(
+        "--renderer", choices=list(RENDERERS), default=DEFAULT_RENDERER, help="who speaks the user"
+    )
+    args = parser.parse_args()
+    main(args.rollouts, args.renderer)
