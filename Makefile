@@ -19,7 +19,7 @@ PPO_OPTIONS := --policy per_option --n-envs 8 --batch-size 256 --seed 1
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve]"
+	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve,neural]"
 	touch $(STAMP)
 
 ## Train a small PPO policy on the transcript features, then evaluate its checkpoint beside the

@@ -176,6 +176,22 @@ def test_listen_writes_a_dialogue_and_a_label_gallery(tmp_path):
     assert invoke("listen", "nope-00", "--out", str(tmp_path / "x")).exit_code == 2
 
 
+@pytest.mark.slow  # three renderers' worth of a dialogue
+def test_listen_on_neural_writes_the_dialogue_in_every_renderer(tmp_path):
+    import soundfile as sf
+
+    out = tmp_path / "dialogue"
+    result = invoke("listen", "budget_airline_tickets-00", "--renderer", "neural", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    turns = sorted(out.glob("turn_*_user.wav"))
+    sidecar = (out / "dialogue.txt").read_text()
+    assert len(turns) >= 3 and "renderer neural" in sidecar
+    for turn in turns:
+        voices = {name: sf.read(out / f"{turn.stem}{name}.wav")[0] for name in ("", ".espeak", ".praat")}
+        assert f"{turn.stem}.praat.wav" in sidecar
+        assert len({len(v) for v in voices.values()}) == 3  # three voices, not one file thrice
+
+
 def test_render_fills_the_disk_cache_for_eval(tmp_path):
     cache = tmp_path / "cache"
     result = invoke(

@@ -202,6 +202,7 @@ def listen(request) -> str:
     import gymnasium as gym
 
     from hear_gym.envs.hear2act.listen import write_dialogue, write_label_gallery
+    from hear_gym.speech.renderers import RENDERERS
 
     every_label = request.take("every_label")
     spec = request.take("cell", "state_aware@T+S")
@@ -230,7 +231,11 @@ def listen(request) -> str:
                 prosody=prosody,
             )
             agent = registered[listener.agent].load()()
-            paths = write_dialogue(env, agent, request.episode_id, out, request.seed, renderer, prosody)
+            # the neural voice's dialogue comes with the same turns in the other renderers
+            side_by_side = tuple(r for r in RENDERERS if r != renderer) if renderer == "neural" else ()
+            paths = write_dialogue(
+                env, agent, request.episode_id, out, request.seed, renderer, prosody, side_by_side
+            )
         else:
             raise typer.BadParameter("give an EPISODE_ID (a scenario id) or --every-label TEXT")
     except (KeyError, ValueError) as exc:

@@ -2,7 +2,9 @@
 
 * ``write_dialogue``: one episode of an agent in one scenario; every user turn becomes
   ``turn_NN_user.wav``, and ``dialogue.txt`` lists each turn with its text, delivery label and
-  concern state, so the contrast between words and delivery can be heard and checked.
+  concern state, so the contrast between words and delivery can be heard and checked. With
+  ``side_by_side`` renderers, each user turn is also written as each of them speaks it
+  (``turn_NN_user.<renderer>.wav``), the same words and delivery plan, for comparing voices.
 * ``write_label_gallery``: one sentence under every delivery label (``<label>.wav``), with
   ``labels.txt`` giving each label's prosody plan.
 
@@ -36,10 +38,12 @@ def write_dialogue(
     seed: int = 0,
     renderer: str = "espeak",
     prosody: str = DEFAULT_PROSODY,
+    side_by_side: tuple[str, ...] = (),
 ) -> list[Path]:
     """Play one episode and write its user turns; returns the WAV paths in turn order."""
     out_dir.mkdir(parents=True, exist_ok=True)
     audio = TurnAudio(RenderCache(make_renderer(renderer)), prosody)
+    others = {name: TurnAudio(RenderCache(make_renderer(name)), prosody) for name in side_by_side}
     obs, info = env.reset(seed=seed, options={"scenario_id": scenario_id})
     agent.reset(seed=seed)
     done = False
@@ -62,8 +66,12 @@ def write_dialogue(
         path = out_dir / f"turn_{index:02d}_user.wav"
         _write_wav(path, audio.waveform(env, turn=index))
         paths.append(path)
+        for name, other in others.items():
+            paths.append(out_dir / f"{path.stem}.{name}.wav")
+            _write_wav(paths[-1], other.waveform(env, turn=index))
+        also = "".join(f", {path.stem}.{name}.wav" for name in others)
         lines.append(
-            f"USER ({path.name}; delivery {record['delivery_label']}; "
+            f"USER ({path.name}{also}; delivery {record['delivery_label']}; "
             f"state {record['concern_state'] or 'request'}): {record['user_text']}"
         )
     (out_dir / "dialogue.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
