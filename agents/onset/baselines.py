@@ -5,9 +5,11 @@
   indicator is the observation's ``prefix_index``), where it emits the training split's most
   frequent source action.
 * ``ProbeAgent`` subclasses: a ``Probe`` of one kind fitted on the training split's clean prefix
-  records when the agent is built (features are cached on disk after the first time), then
+  records before its first decision (features are cached on disk after the first time), then
   applied to each prefix on show: ``audio_probe``, ``shuffled_probe``, ``scalar_probe``,
-  ``elapsed_probe``, ``text_probe``, ``audio_text_probe``.
+  ``elapsed_probe``, ``text_probe``, ``audio_text_probe``. The training prefixes are spoken by
+  the renderer of the env it plays (``hear-gym eval --renderer``, told through ``configure``),
+  eSpeak otherwise.
 * ``EncoderProbeAgent`` (``encoder_probe:FOLDER``): the same probe on a pretrained speech
   encoder's representation, the encoder loaded from a local folder (``agents.onset.encoder``).
 """
@@ -15,12 +17,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from agents.onset.probes import Probe, prefix_rows
 from hear_gym.envs.onset.actions import SOURCE_ACTIONS, WAIT
 from hear_gym.envs.onset.groups.generator import select_groups
 from hear_gym.envs.onset.groups.model import N_PREFIXES
+from hear_gym.envs.onset.scenes import DEFAULT_RENDERER
 
 _AUDIO = ("A", "A+T")
 
@@ -61,7 +65,15 @@ class ProbeAgent:
     required_access: tuple[str, ...] = _AUDIO
 
     def __init__(self, probe: Probe | None = None) -> None:
-        self.probe = probe or Probe(self.kind).fit(prefix_rows("train"))
+        self.probe = probe  # fitted before the first decision unless given
+        self.renderer = DEFAULT_RENDERER
+
+    def unfitted_probe(self) -> Probe:
+        return Probe(self.kind)
+
+    def configure(self, env_options: Mapping[str, Any]) -> None:
+        """Learn from the training prefixes as the env's renderer speaks them."""
+        self.renderer = env_options.get("renderer", DEFAULT_RENDERER)
 
     def reset(self, seed: int | None = None) -> None:
         pass
@@ -69,6 +81,8 @@ class ProbeAgent:
     def act(self, observation: dict[str, Any]) -> int:
         from hear_gym.envs.onset.actions import index_of
 
+        if self.probe is None:
+            self.probe = self.unfitted_probe().fit(prefix_rows("train", renderer=self.renderer))
         audio = observation.get("audio")
         wave = audio[: int(observation["audio_length"][0])] if audio is not None else None
         label = self.probe.predict_prefix(wave, observation["text"])
@@ -104,10 +118,20 @@ class AudioTextProbeAgent(ProbeAgent):
 class EncoderProbeAgent(ProbeAgent):
     kind = "encoder"
 
+    def __init__(self, encoder, probe: Probe | None = None) -> None:
+        super().__init__(probe)
+        self.encoder = encoder
+
+    def unfitted_probe(self) -> Probe:
+        return Probe("encoder", encoder=self.encoder)
+
     @classmethod
     def from_checkpoint(cls, path, rows=None) -> EncoderProbeAgent:
-        """Fit on the training split's clean prefixes (or ``rows``) through the encoder at ``path``."""
+        """The probe through the encoder at ``path``, fitted on ``rows`` now if given, else on the
+        training split's clean prefixes before its first decision."""
         from agents.onset.encoder import SpeechEncoder
 
-        probe = Probe("encoder", encoder=SpeechEncoder(path))
-        return cls(probe.fit(rows if rows is not None else prefix_rows("train")))
+        agent = cls(SpeechEncoder(path))
+        if rows is not None:
+            agent.probe = agent.unfitted_probe().fit(rows)
+        return agent

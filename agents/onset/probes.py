@@ -1,7 +1,8 @@
 """Prefix records, their feature blocks, and the probe every learned control shares.
 
 ``prefix_rows(split)`` lists the prefix records of a split (one per trajectory, rendering and
-crop, with its target: Wait before the onset, the source utterance's action from it). Feature
+crop, with its target: Wait before the onset, the source utterance's action from it), spoken by
+one renderer (``renderer=``, eSpeak by default). Feature
 blocks per record: ``representation`` (the frozen speech representation of the prefix, see
 ``hear_gym.envs.onset.features``), ``scalar`` (duration, RMS, mean |x|, zero-crossing rate,
 crest factor), ``elapsed`` (prefix duration) and ``text`` (the authored token-fraction text).
@@ -43,7 +44,7 @@ from hear_gym.envs.onset.features import (
 )
 from hear_gym.envs.onset.groups.generator import groups_by_id, select_groups
 from hear_gym.envs.onset.groups.model import N_PREFIXES
-from hear_gym.envs.onset.scenes import rendered_group
+from hear_gym.envs.onset.scenes import DEFAULT_RENDERER, rendered_group
 
 KINDS = ("audio", "shuffled", "scalar", "elapsed", "text", "audio_text")  # no model needed
 _BLOCKS = {
@@ -65,13 +66,17 @@ class PrefixRow:
     k: int
     target: str
     text: str
+    renderer: str = DEFAULT_RENDERER
 
     def waveform(self) -> np.ndarray:
-        return rendered_group(self.group_id).prefix(self.branch, self.rendering, self.k)
+        return rendered_group(self.group_id, self.renderer).prefix(self.branch, self.rendering, self.k)
 
 
 def prefix_rows(
-    split: str, renderings: tuple[str, ...] | None = None, limit_groups: int | None = None
+    split: str,
+    renderings: tuple[str, ...] | None = None,
+    limit_groups: int | None = None,
+    renderer: str = DEFAULT_RENDERER,
 ) -> list[PrefixRow]:
     rows = []
     for group in select_groups(split)[:limit_groups]:
@@ -82,7 +87,9 @@ def prefix_rows(
                     continue
                 for k in range(N_PREFIXES):
                     text = token_fraction_text(group.transcript, k)
-                    rows.append(PrefixRow(group.group_id, branch.branch_id, rendering, k, targets[k], text))
+                    rows.append(
+                        PrefixRow(group.group_id, branch.branch_id, rendering, k, targets[k], text, renderer)
+                    )
     return rows
 
 

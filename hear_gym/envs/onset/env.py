@@ -9,6 +9,10 @@ the fifth decision, so every trajectory is scored at every prefix, as the paper 
 ``reset`` draws an episode with the env's seeded generator, or takes ``options={"item_id": ...}``
 or ``options={"index": i}`` (position in ``env.episodes``).
 
+The speech comes from ``renderer`` (a name of ``hear_gym.speech.renderers.RENDERERS``: ``espeak``,
+the default, or ``praat``, ...; see ``scenes``); ``audio_cache_dir`` keeps its source renderings
+on disk, which pays for the slower renderers across processes.
+
 Observation (Dict) of the base env, which is the text-only access condition T:
 
 * ``text``: the authored token-fraction text of the prefix (the first ``round(f * n)`` words of
@@ -40,6 +44,7 @@ An invalid Discrete index raises ``ValueError``; an unparseable text reply is re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -53,7 +58,7 @@ from hear_gym.core.text import TEXT_CHARSET
 from hear_gym.envs.onset.actions import ACTIONS, EXPOSED, INTERNAL, INVALID, N_ACTIONS, WAIT, action_mask
 from hear_gym.envs.onset.groups.generator import episode_ids, groups_by_id
 from hear_gym.envs.onset.groups.model import N_PREFIXES, PREFIX_FRACTIONS, RENDERINGS, parse_episode_id
-from hear_gym.envs.onset.scenes import RenderedGroup, rendered_group
+from hear_gym.envs.onset.scenes import DEFAULT_RENDERER, RenderedGroup, rendered_group, source_cache
 
 MAX_TEXT_CHARS = 200
 REWARDS = {"correct": 1.0, "exposed": -1.0, "internal": -0.25, "late_wait": -0.25, "invalid": -1.0}
@@ -86,10 +91,17 @@ class OnsetEnv(gym.Env):
         renderings: Sequence[str] | None = None,
         item_ids: Sequence[str] | None = None,
         render_mode: str | None = None,
+        renderer: str = DEFAULT_RENDERER,
+        audio_cache_dir: str | Path | None = None,
     ) -> None:
         require_finite(locals())
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if not isinstance(renderer, str):
+            raise ValueError(f"renderer must be a renderer name, got {renderer!r}")
+        self.renderer = renderer
+        self.audio_cache_dir = Path(audio_cache_dir) if audio_cache_dir is not None else None
+        source_cache(renderer, self.audio_cache_dir)  # an unknown renderer (or missing extra) fails here
         if item_ids is not None:
             for item in item_ids:
                 group_id, _, _ = parse_episode_id(item)
@@ -191,7 +203,7 @@ class OnsetEnv(gym.Env):
         if self.episode_id is None:
             raise RuntimeError("call reset() first")
         if self._rendered is None:
-            self._rendered = rendered_group(self.group_id)
+            self._rendered = rendered_group(self.group_id, self.renderer, self.audio_cache_dir)
         wave = self._rendered.prefix(self.branch_id, self.rendering, self.k)
         return wave, {"prefix_samples": len(wave)}
 

@@ -23,9 +23,9 @@ VERSION = f"{GENERATOR_VERSION}+{SCENE_VERSION}"
 
 def make(access: str = "A", actions: str = "discrete", observation: str = "dict", **env_kwargs) -> gym.Env:
     """Build Onset: base env (``env_kwargs`` go to ``OnsetEnv``: split, renderings, item_ids,
-    render_mode), the action format (``"discrete"`` or ``"text"``: a reply naming one label), the
-    access condition (``"A"``, ``"A+T"``, ``"T"``) and the observation format (``"dict"`` or
-    SB3-ready ``"features"``)."""
+    render_mode, renderer, audio_cache_dir), the action format (``"discrete"`` or ``"text"``: a
+    reply naming one label), the access condition (``"A"``, ``"A+T"``, ``"T"``) and the
+    observation format (``"dict"`` or SB3-ready ``"features"``)."""
     check_formats(actions, observation)
     check_access(access, ACCESS_CONDITIONS, "Onset")
     return wrap_env(

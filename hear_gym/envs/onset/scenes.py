@@ -6,13 +6,15 @@ paper's shared prefix averages the two branches' samples, which is audibly two v
 (a tail-harmonicity scalar timed the onset in three trajectories of four). Here the shared
 prefix is one rendering of one voice, and each branch's own rendering is spliced in after it.
 
-1. Three renderings of the transcript by eSpeak NG, all with the group's voice, rate and clause
-   pauses: each branch's source utterance with its delivery (pitch level, pitch range, final
-   contour), and the *shared* utterance with the ``shared_delivery``: the mean of the two
-   deliveries' pitch level and range, and a level ending (only its samples before the splice
-   are heard, so its ending never sounds). Each is normalized to ``SPEECH_DBFS`` RMS, so loudness
-   carries no action. eSpeak's timing depends on the text, voice and rate, not on pitch, so the
-   three renderings are aligned to within a frame until the final clause.
+1. Three renderings of the transcript by the chosen renderer (``renderer=``, any name of
+   ``hear_gym.speech.renderers.RENDERERS``; eSpeak NG by default), all with the group's voice,
+   rate and clause pauses: each branch's source utterance with its delivery (pitch level, pitch
+   range, final contour), and the *shared* utterance with the ``shared_delivery``: the mean of
+   the two deliveries' pitch level and range, and a level ending (only its samples before the
+   splice are heard, so its ending never sounds). Each is normalized to ``SPEECH_DBFS`` RMS, so
+   loudness carries no action. Every renderer's timing depends on the text, voice and rate, not
+   on pitch, so the three renderings are aligned closely until the final clause (eSpeak: to
+   within a frame). The renderings go through a ``RenderCache`` (``source_cache``; see there).
 2. All three are laid on one timeline of ``N`` samples: ``LEAD_MS`` of lead-in, the speech, and
    a tail padding the branches to the longer one plus ``TAIL_MS``; both branches therefore have
    the same duration, and prefix ``k`` ends at ``round(PREFIX_FRACTIONS[k] * N)`` in both.
@@ -30,21 +32,25 @@ prefix is one rendering of one voice, and each branch's own rendering is spliced
    two clean branches, one scale per group), *before* cropping, so prefixes stay nested and the
    pre-onset prefixes of a pair stay byte-identical.
 
-Every random draw comes from a ``numpy.random.Generator`` seeded by a stable hash of the group id.
+Every random draw comes from a ``numpy.random.Generator`` seeded by a stable hash of the group id;
+the draws do not depend on the renderer, so two renderers' groups differ only in their speech.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import asdict, dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from hear_gym.envs.onset.groups.generator import groups_by_id
 from hear_gym.envs.onset.groups.model import CLEAN, NOISY, PREFIX_FRACTIONS, Delivery, Group
+from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import ProsodyPlan
-from hear_gym.speech.renderers import SAMPLE_RATE, EspeakRenderer, assemble, clauses, spoken_text
+from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest, make_renderer
 from hear_gym.speech.scene import normalize_loudness, pink_noise, rms_dbfs
 
 SPEECH_DBFS = -20.0
@@ -61,6 +67,29 @@ SCENE_VERSION = "onset-scene-2"  # part of every seed key: change it with any ch
 # branches x clean and noise15, ~4 s of float32 each) is ~1.1 MB, a train or dev group (clean
 # only) ~0.33 MB: a whole split is at most ~90 MB, all three splits together ~175 MB.
 RENDERED_GROUPS = 256
+DEFAULT_RENDERER = "espeak"
+# Onset's source renderings in memory (``source_cache``): the group cache above is Onset's memory
+# layer, so this one needs to hold only the renderings of the group being built (three of ~0.2 MB).
+SOURCE_CACHE_BYTES = 8 * 2**20
+SOURCE_PROSODY = "onset-source"  # the plan comes from the group, not from a plan table
+
+
+@dataclass(frozen=True)
+class SourceRequest(RenderRequest):
+    """A render request for one source utterance of a group: ``delivery`` is its whole prosody
+    plan as sorted JSON, so the plan is part of the render cache's key (``cache_key``) and every
+    renderer realizes it through ``plan()`` as it realizes a plan table's plans."""
+
+    prosody: str = SOURCE_PROSODY
+
+    def __post_init__(self) -> None:
+        if self.prosody != SOURCE_PROSODY:
+            raise ValueError(f"an Onset source request uses {SOURCE_PROSODY!r}, got {self.prosody!r}")
+        self.plan()  # a whole plan, or a clear error
+        RenderRequest(self.text, "neutral", self.voice, self.language)  # the text, voice and language checks
+
+    def plan(self) -> ProsodyPlan:
+        return ProsodyPlan(**json.loads(self.delivery))
 
 
 @dataclass(frozen=True)
@@ -84,8 +113,8 @@ def shared_delivery(group: Group) -> Delivery:
     return Delivery("shared", round((a.pitch + b.pitch) / 2, 2), round((a.range + b.range) / 2, 2), "level")
 
 
-def synthesize(group: Group, delivery: Delivery) -> np.ndarray:
-    """One rendering of the group's transcript (speech only), normalized to ``SPEECH_DBFS``."""
+def source_request(group: Group, delivery: Delivery) -> SourceRequest:
+    """The render request of the group's transcript under one delivery."""
     plan = ProsodyPlan(
         label=delivery.style,
         rate=group.rate,
@@ -96,9 +125,24 @@ def synthesize(group: Group, delivery: Delivery) -> np.ndarray:
         clause_pause_ms=CLAUSE_PAUSE_MS,
         final_contour=delivery.contour,  # type: ignore[arg-type]
     )
-    renderer = EspeakRenderer()
-    text = spoken_text(group.transcript, "en", delivery.contour)
-    speech = assemble(clauses(text, group.voice, "en", renderer.settings(plan)), plan)
+    return SourceRequest(group.transcript, json.dumps(plan.as_dict(), sort_keys=True), group.voice, "en")
+
+
+@cache
+def source_cache(renderer: str = DEFAULT_RENDERER, cache_dir: Path | None = None) -> RenderCache:
+    """This process's cache of source renderings for one renderer (and disk store). Not the
+    process-wide ``shared_render_cache``: its 256 MB memory would hold every group's sources a
+    second time beside the group cache (~235 MB for all groups); what Onset takes from the render
+    cache is the content address (renderer name and version, the whole plan) and the optional
+    disk store, where a slow renderer's sources outlive the process (``audio_cache_dir=``)."""
+    return RenderCache(make_renderer(renderer), max_bytes=SOURCE_CACHE_BYTES, disk_dir=cache_dir)
+
+
+def synthesize(
+    group: Group, delivery: Delivery, renderer: str = DEFAULT_RENDERER, cache_dir: Path | None = None
+) -> np.ndarray:
+    """One rendering of the group's transcript (speech only), normalized to ``SPEECH_DBFS``."""
+    speech = source_cache(renderer, cache_dir).render(source_request(group, delivery)).waveform
     return normalize_loudness(speech, SPEECH_DBFS)
 
 
@@ -126,10 +170,13 @@ def splice_point(laid: list[np.ndarray], before: int, onset_end: int) -> int:
     return int(starts[int(np.argmin(loudest))])
 
 
-def build_group(group: Group) -> RenderedGroup:
-    """The group's branch waveforms and renderings (steps 1-5 of the module docstring)."""
-    sources = [synthesize(group, b.delivery).astype(np.float64) for b in group.branches]
-    shared_source = synthesize(group, shared_delivery(group)).astype(np.float64)
+def build_group(
+    group: Group, renderer: str = DEFAULT_RENDERER, cache_dir: Path | None = None
+) -> RenderedGroup:
+    """The group's branch waveforms and renderings (steps 1-5 of the module docstring) with the
+    speech of ``renderer`` (its source renderings stored in ``cache_dir`` if given)."""
+    sources = [synthesize(group, b.delivery, renderer, cache_dir).astype(np.float64) for b in group.branches]
+    shared_source = synthesize(group, shared_delivery(group), renderer, cache_dir).astype(np.float64)
     lead, tail = (int(round(SAMPLE_RATE * ms / 1000)) for ms in (LEAD_MS, TAIL_MS))
     total = lead + max(len(s) for s in sources) + tail
     shared, *laid = (np.zeros(total) for _ in range(3))
@@ -163,8 +210,10 @@ def build_group(group: Group) -> RenderedGroup:
         out = np.clip(wave, -1.0, 1.0).astype(np.float32)
         out.flags.writeable = False
         frozen[key] = out
+    engine = source_cache(renderer, cache_dir).renderer
     manifest = {
         "group_id": group.group_id,
+        "renderer": {"name": engine.name, "version": engine.version},
         "sample_rate": SAMPLE_RATE,
         "samples": total,
         "duration_s": total / SAMPLE_RATE,
@@ -186,6 +235,9 @@ def build_group(group: Group) -> RenderedGroup:
 
 
 @lru_cache(maxsize=RENDERED_GROUPS)
-def rendered_group(group_id: str) -> RenderedGroup:
-    """``build_group`` of a group id, kept for the next episodes (``RENDERED_GROUPS``)."""
-    return build_group(groups_by_id()[group_id])
+def rendered_group(
+    group_id: str, renderer: str = DEFAULT_RENDERER, cache_dir: Path | None = None
+) -> RenderedGroup:
+    """``build_group`` of a group id, kept for the next episodes (``RENDERED_GROUPS``, all
+    renderers together)."""
+    return build_group(groups_by_id()[group_id], renderer, cache_dir)
