@@ -7,7 +7,7 @@ the VoiceGate audio gate, the Onset audio probe) and every renderer of the regis
 1. train the probe on the training split rendered by renderer A, once per renderer;
 2. featurize the held-out test split rendered by renderer B, once per renderer (featurized
    splits are kept under benchmarks/out/cross_renderer/, keyed by probe, split, renderer and its
-   version, the family's generator version and the sizes, so adding a renderer renders only its
+   version, the family's generator version and its size, so adding a renderer renders only its
    own speech; delete the folder after changing a probe's features);
 3. score every trained probe on every renderer's held-out rows: a train x test table, the
    diagonal being the within-renderer held-out figure;
@@ -16,12 +16,13 @@ the VoiceGate audio gate, the Onset audio probe) and every renderer of the regis
 
 Intervals: 95% percentile bootstrap (``hear_gym.stats.bootstrap``, 2,000 resamples, seed 0)
 over each probe's groups (Hear2Act test scenarios, VoiceGate item groups, Onset contrast
-groups); the transfer costs reuse the same draws for both terms. A renderer a probe cannot hear
-in this version is left out of that probe's table, with the reason. Writes
+groups); the transfer costs reuse the same draws for both terms. A renderer that cannot speak
+here (``neural`` without its optional extra) is left out, with the reason. Writes
 benchmarks/out/cross_renderer.{json,md}.
 
     python -m benchmarks.cross_renderer                                   # every probe and renderer
     python -m benchmarks.cross_renderer --renderers espeak praat --probes hear2act_concern voicegate_gate
+    python -m benchmarks.cross_renderer --hear2act-scenarios 40 --voicegate-per-family 120 --onset-groups 24
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import hashlib
 import json
 import pickle
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from rich.console import Console
@@ -51,7 +52,7 @@ class CrossTable:
     probe: str
     metric: str
     group_unit: str
-    renderers: tuple[str, ...]  # the ones the probe could hear, in registry order
+    renderers: tuple[str, ...]  # the ones that could speak, in the order asked
     skipped: dict[str, str] = field(default_factory=dict)  # renderer -> why
     cells: dict[tuple[str, str], Estimate] = field(default_factory=dict)
     transfer: dict[tuple[str, str], Estimate] = field(default_factory=dict)  # off-diagonal only
@@ -70,12 +71,12 @@ class CrossTable:
         }
 
 
-def cached_rows(family: ProbeFamily, split: str, renderer: str, key: str, folder: Path | None) -> object:
+def cached_rows(family: ProbeFamily, split: str, renderer: str, folder: Path | None) -> object:
     """``family.rows(split, renderer)``, kept in ``folder`` (``None``: not kept)."""
     if folder is None:
         return family.rows(split, renderer)
     version = make_renderer(renderer).version
-    digest = hashlib.blake2b(f"{family.version}|{key}".encode(), digest_size=6).hexdigest()
+    digest = hashlib.blake2b(family.version.encode(), digest_size=6).hexdigest()
     path = folder / f"{family.name}-{split}-{renderer}-v{version}-{digest}.pkl"
     if path.exists():
         return pickle.loads(path.read_bytes())
@@ -87,34 +88,42 @@ def cached_rows(family: ProbeFamily, split: str, renderer: str, key: str, folder
     return rows
 
 
+def unavailable(renderer: str) -> str | None:
+    """Why ``renderer`` cannot speak here (its optional extra is missing); ``None``: it can."""
+    try:
+        make_renderer(renderer)
+    except ImportError as missing:
+        return str(missing)
+    return None
+
+
 def cross_table(
     family: ProbeFamily,
     renderers: tuple[str, ...],
     console: Console | None = None,
     row_cache: Path | None = None,
-    cache_key: str = "",
 ) -> CrossTable:
     """``family``'s table over ``renderers`` (steps 1-4 of the module docstring); featurized
-    splits kept in ``row_cache`` under ``cache_key`` (the sizes). A probe that can hear fewer than
-    two of the renderers gets no cells: there is nothing to transfer."""
+    splits kept in ``row_cache``. With fewer than two renderers
+    that can speak there are no cells: nothing to transfer."""
     console = console or Console(quiet=True)
     start = time.perf_counter()
-    skipped = {r: reason for r in renderers if (reason := family.unsupported(r)) is not None}
+    skipped = {r: reason for r in renderers if (reason := unavailable(r)) is not None}
     usable = tuple(r for r in renderers if r not in skipped)
     table = CrossTable(family.name, family.metric, family.group_unit, usable, skipped)
     for renderer, reason in skipped.items():
         console.print(f"[yellow]{family.name}: skipping {renderer}: {reason}")
     if len(usable) < 2:
-        console.print(f"[yellow]{family.name}: fewer than two renderers it can hear; no table")
+        console.print(f"[yellow]{family.name}: fewer than two renderers can speak; no table")
         table.renderers = ()
         return table
     models, held_out = {}, {}
     for renderer in usable:
         console.log(f"{family.name}: training on {renderer}")
-        train_rows = cached_rows(family, "train", renderer, cache_key, row_cache)
+        train_rows = cached_rows(family, "train", renderer, row_cache)
         models[renderer] = family.fit(renderer, train_rows)
         console.log(f"{family.name}: held-out rows of {renderer}")
-        held_out[renderer] = cached_rows(family, "test", renderer, cache_key, row_cache)
+        held_out[renderer] = cached_rows(family, "test", renderer, row_cache)
     terms: dict[tuple[str, str], Terms] = {
         (a, b): family.score(models[a], held_out[b]) for a in usable for b in usable
     }
@@ -134,7 +143,7 @@ def to_markdown(table: CrossTable) -> str:
     if table.skipped:
         lines += [*(f"- skipped {r}: {reason}" for r, reason in table.skipped.items()), ""]
     if not table.cells:
-        return "\n".join([*lines, "No table: fewer than two renderers this probe can hear.", ""])
+        return "\n".join([*lines, "No table: fewer than two renderers can speak.", ""])
     header = "| trained on \\ tested on | " + " | ".join(table.renderers) + " |"
     rule = "|---|" + "---|" * len(table.renderers)
     lines += [header, rule]
@@ -153,19 +162,30 @@ def main(probes: tuple[str, ...], renderers: tuple[str, ...], sizes: Sizes = Siz
     tables = []
     for name in probes:
         console.rule(name)
-        table = cross_table(FAMILIES[name](sizes), renderers, console, ROW_CACHE, repr(sizes))
+        table = cross_table(FAMILIES[name](sizes), renderers, console, ROW_CACHE)
         console.print(to_markdown(table))
         tables.append(table)
+        write(tables, sizes)  # after every probe: a long run keeps what it finished
+    return tables
+
+
+def write(tables: list[CrossTable], sizes: Sizes) -> None:
     OUT.mkdir(exist_ok=True)
     (OUT / "cross_renderer.md").write_text("\n".join(to_markdown(t) for t in tables), encoding="utf-8")
-    record = {"sizes": sizes.__dict__, "tables": [t.as_dict() for t in tables]}
+    record = {"sizes": asdict(sizes), "tables": [t.as_dict() for t in tables]}
     (OUT / "cross_renderer.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    return tables
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--probes", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
     parser.add_argument("--renderers", nargs="+", choices=list(RENDERERS), default=list(RENDERERS))
+    for size in fields(Sizes):
+        flag = "--" + size.name.replace("_", "-")
+        parser.add_argument(flag, type=int, default=size.default, help=f"default: {size.default or 'all'}")
     args = parser.parse_args()
-    main(tuple(args.probes), tuple(args.renderers))
+    main(
+        tuple(args.probes),
+        tuple(args.renderers),
+        Sizes(**{f.name: getattr(args, f.name) for f in fields(Sizes)}),
+    )

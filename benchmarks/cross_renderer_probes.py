@@ -3,7 +3,7 @@ interface: featurize a split as one renderer speaks it (``rows``), train on trai
 (``fit``), and score a trained probe on held-out rows as a linear combination of per-group ratio
 sums (``hear_gym.stats.bootstrap``), so every cell and every paired contrast gets a
 group-bootstrap interval from the same helpers. ``version`` names what the rows are built from
-(the family's generator), for the table's row cache.
+(the family's generator and its share of ``Sizes``), for the table's row cache.
 
 * ``hear2act_concern``: the T+S^ concern probe of the Hear2Act condition grid
   (``agents.hear2act.audio_probe``: resolved vs unresolved, prosodic features relative to the
@@ -20,24 +20,20 @@ group-bootstrap interval from the same helpers. ``version`` names what the rows 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from rich.progress import track
 
 from agents.classifier import train_mlp
 from agents.hear2act.audio_probe import ProbeConfig, ProbeData, build_data
 from agents.hear2act.audio_probe import fit as fit_probe
-from agents.onset.probes import Probe, prefix_rows, trajectory_records
+from agents.onset.probes import Probe, prefix_rows, row_blocks, trajectory_records
 from agents.voicegate.audio_gate import GATE_CLASSES, AudioGate, GateConfig, examples, labelled_items
 from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION as HEAR2ACT_VERSION
 from hear_gym.envs.onset.family import VERSION as ONSET_VERSION
-from hear_gym.envs.onset.features import prefix_representation
 from hear_gym.envs.onset.metrics import group_sums
-from hear_gym.envs.onset.scenes import rendered_group
 from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION as VOICEGATE_VERSION
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DEFAULT_PROSODY
@@ -62,11 +58,7 @@ class ProbeFamily(Protocol):
     name: str
     metric: str  # what a cell of the table reports
     group_unit: str  # what the bootstrap resamples
-    version: str  # the generator the rows come from
-
-    def unsupported(self, renderer: str) -> str | None:
-        """Why this probe cannot hear ``renderer`` in this version (``None``: it can)."""
-        ...
+    version: str  # the generator and the sizes the rows come from
 
     def rows(self, split: str, renderer: str) -> Any:
         """``split`` ("train" or "test") spoken by ``renderer``, featurized (picklable)."""
@@ -112,10 +104,10 @@ class Hear2ActConcern:
     name = "hear2act_concern"
     metric = "balanced accuracy, resolved vs unresolved"
     group_unit = "test scenarios"
-    version = HEAR2ACT_VERSION
 
     def __init__(self, sizes: Sizes) -> None:
         self.sizes, self.caches = sizes, _Caches()
+        self.version = f"{HEAR2ACT_VERSION}|scenarios={sizes.hear2act_scenarios}"
 
     def _config(self, renderer: str):
         return ProbeConfig(
@@ -125,9 +117,6 @@ class Hear2ActConcern:
             prosody=DEFAULT_PROSODY,
             max_scenarios=self.sizes.hear2act_scenarios,
         )
-
-    def unsupported(self, renderer: str) -> str | None:
-        return None
 
     def rows(self, split: str, renderer: str) -> ProbeData:
         seed = {"train": 0, "test": 1}[split]  # the condition grid's draws
@@ -146,16 +135,13 @@ class VoiceGateGate:
     name = "voicegate_gate"
     metric = "balanced accuracy, for me vs not for me"
     group_unit = "item groups"
-    version = VOICEGATE_VERSION
 
     def __init__(self, sizes: Sizes) -> None:
         self.sizes, self.caches = sizes, _Caches()
+        self.version = f"{VOICEGATE_VERSION}|per_family={sizes.voicegate_per_family}"
 
     def _config(self, renderer: str):
         return GateConfig(renderer=renderer, limit_per_family=self.sizes.voicegate_per_family)
-
-    def unsupported(self, renderer: str) -> str | None:
-        return None
 
     def rows(self, split: str, renderer: str):
         config = self._config(renderer)
@@ -177,40 +163,18 @@ class VoiceGateGate:
 
 
 # -- Onset ------------------------------------------------------------------------------------
-def onset_renderer_kwargs(renderer: str) -> dict[str, str] | None:
-    """How to ask Onset's scenes for ``renderer`` (``None``: this version cannot). Onset renders
-    through a chosen renderer once ``rendered_group`` takes a ``renderer`` argument; before, it
-    renders with eSpeak only."""
-    if "renderer" in inspect.signature(rendered_group).parameters:
-        return {"renderer": renderer}
-    return {} if renderer == "espeak" else None
-
-
 class OnsetAudio:
     name = "onset_audio"
     metric = "post-onset accuracy (clean and noise15)"
     group_unit = "contrast groups"
-    version = ONSET_VERSION
 
     def __init__(self, sizes: Sizes) -> None:
         self.sizes = sizes
-
-    def unsupported(self, renderer: str) -> str | None:
-        if onset_renderer_kwargs(renderer) is None:
-            return (
-                f"Onset's scenes render with eSpeak only in this version "
-                f"(hear_gym.envs.onset.scenes.rendered_group takes no renderer), not {renderer!r}"
-            )
-        return None
+        self.version = f"{ONSET_VERSION}|groups={sizes.onset_groups}"
 
     def rows(self, split: str, renderer: str):
-        kwargs = onset_renderer_kwargs(renderer)
-        rows = prefix_rows(split, limit_groups=self.sizes.onset_groups)
-        features = [
-            prefix_representation(rendered_group(r.group_id, **kwargs).prefix(r.branch, r.rendering, r.k))
-            for r in track(rows, description=f"onset prefixes ({split}, {renderer})")
-        ]
-        return rows, {"representation": np.stack(features)}
+        rows = prefix_rows(split, limit_groups=self.sizes.onset_groups, renderer=renderer)
+        return rows, row_blocks(rows, ("representation",))
 
     def fit(self, renderer: str, train_rows):
         rows, blocks = train_rows
