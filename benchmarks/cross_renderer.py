@@ -18,7 +18,9 @@ Intervals: 95% percentile bootstrap (``hear_gym.stats.bootstrap``, 2,000 resampl
 over each probe's groups (Hear2Act test scenarios, VoiceGate item groups, Onset contrast
 groups); the transfer costs reuse the same draws for both terms. A renderer that cannot speak
 here (``neural`` without its optional extra) is left out, with the reason. Writes
-benchmarks/out/cross_renderer.{json,md}.
+benchmarks/out/cross_renderer.{json,md} (``--probes`` naming some probes:
+``cross_renderer_<probes>.{json,md}``); runs of different probes can go in parallel and a
+full run afterwards reuses their kept splits.
 
     python -m benchmarks.cross_renderer                                   # every probe and renderer
     python -m benchmarks.cross_renderer --renderers espeak praat --probes hear2act_concern voicegate_gate
@@ -165,15 +167,18 @@ def main(probes: tuple[str, ...], renderers: tuple[str, ...], sizes: Sizes = Siz
         table = cross_table(FAMILIES[name](sizes), renderers, console, ROW_CACHE)
         console.print(to_markdown(table))
         tables.append(table)
-        write(tables, sizes)  # after every probe: a long run keeps what it finished
+        write(tables, sizes, "" if set(probes) == set(FAMILIES) else "_" + "_".join(probes))
     return tables
 
 
-def write(tables: list[CrossTable], sizes: Sizes) -> None:
+def write(tables: list[CrossTable], sizes: Sizes, suffix: str) -> None:
+    """The tables so far (after every probe: a long run keeps what it finished); a run of some
+    probes (``suffix``) beside the full one."""
     OUT.mkdir(exist_ok=True)
-    (OUT / "cross_renderer.md").write_text("\n".join(to_markdown(t) for t in tables), encoding="utf-8")
+    text = "\n".join(to_markdown(t) for t in tables)
+    (OUT / f"cross_renderer{suffix}.md").write_text(text, encoding="utf-8")
     record = {"sizes": asdict(sizes), "tables": [t.as_dict() for t in tables]}
-    (OUT / "cross_renderer.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    (OUT / f"cross_renderer{suffix}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
