@@ -85,6 +85,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/hear2act_shortcuts.py
 	$(PY) benchmarks/speech_validation.py
 	$(PY) benchmarks/speed_speech.py
+	$(PY) -m benchmarks.neural_speed
 	$(PY) benchmarks/hear2act_audio_grid.py
 	$(PY) benchmarks/hear2act_listening_value.py
 	$(PY) -m benchmarks.speed_grid

