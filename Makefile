@@ -19,7 +19,7 @@ PPO_OPTIONS := --policy per_option --n-envs 8 --batch-size 256 --seed 1
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve]"
+	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve,neural]"
 	touch $(STAMP)
 
 ## Train a small PPO policy on the transcript features, then evaluate its checkpoint beside the
@@ -85,6 +85,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/hear2act_shortcuts.py
 	$(PY) benchmarks/speech_validation.py
 	$(PY) benchmarks/speed_speech.py
+	$(PY) -m benchmarks.neural_speed
 	$(PY) benchmarks/hear2act_audio_grid.py
 	$(PY) benchmarks/hear2act_listening_value.py
 	$(PY) -m benchmarks.speed_grid

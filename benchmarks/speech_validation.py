@@ -18,11 +18,13 @@ Per plan table (``paper``, ``clear``) and renderer (eSpeak, Praat), on the test 
 
 Balanced accuracy with 95% scenario-bootstrap CIs. Requirements for ``paper``: no scalar above
 0.75, the strongest probe between 0.80 and 0.95 (the paper's listeners: 0.92), text at chance.
-Prints the tables and writes benchmarks/out/speech_validation.{json,md}.
+Prints the tables and writes benchmarks/out/speech_validation.{json,md}; ``--renderer neural
+--prosody paper`` audits one cell (written to ``speech_validation_<renderer>_<prosody>.*``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from datetime import date
@@ -148,7 +150,7 @@ def markdown(results: dict) -> list[str]:
             f"{fmt(probe['gradient-boosted trees'])} | {fmt(probe['logistic regression'])} |"
         )
     lines += ["", f"Text classifier (bag of 1-2-grams), same items: {fmt(results['text'])}", ""]
-    for prosody in PROSODY_TABLES:
+    for prosody in dict.fromkeys(k.split("/")[0] for k in audio):
         keys = [k for k in audio if k.startswith(f"{prosody}/")]
         header = " | ".join(f"{k.split('/')[1]} {kind}" for k in keys for kind in ("abs", "rel"))
         lines += [
@@ -167,7 +169,7 @@ def markdown(results: dict) -> list[str]:
     return lines
 
 
-def main() -> dict:
+def main(renderers: tuple[str, ...] = tuple(RENDERERS), tables: tuple[str, ...] = PROSODY_TABLES) -> dict:
     start = time.perf_counter()
     train, test = assent_items("train", seed=1), assent_items("test", seed=2)
     results: dict = {
@@ -177,8 +179,8 @@ def main() -> dict:
         "generator_version": scenarios_for("test")[0].generator_version,
         "audio": {},
     }
-    for prosody in PROSODY_TABLES:
-        for renderer in RENDERERS:
+    for prosody in tables:
+        for renderer in renderers:
             results["audio"][f"{prosody}/{renderer}"] = audit(train, test, prosody, renderer)
     results["text"] = text_classifier(train, test)
     results["seconds"] = round(time.perf_counter() - start)
@@ -189,10 +191,16 @@ def main() -> dict:
         f"generator {results['generator_version']}, {results['seconds']} s"
     )
     OUT.mkdir(exist_ok=True)
-    (OUT / "speech_validation.json").write_text(json.dumps(results, indent=2) + "\n")
-    (OUT / "speech_validation.md").write_text("\n".join(lines) + "\n")
+    every = renderers == tuple(RENDERERS) and tables == PROSODY_TABLES
+    stem = "speech_validation" if every else "_".join(["speech_validation", *renderers, *tables])
+    (OUT / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (OUT / f"{stem}.md").write_text("\n".join(lines) + "\n")
     return results
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--renderer", action="append", choices=sorted(RENDERERS), help="default: every one")
+    parser.add_argument("--prosody", action="append", choices=PROSODY_TABLES, help="default: every table")
+    args = parser.parse_args()
+    main(tuple(args.renderer or RENDERERS), tuple(args.prosody or PROSODY_TABLES))

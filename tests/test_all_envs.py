@@ -62,8 +62,8 @@ def _fingerprint(obs) -> str:
     )
 
 
-def rollout(env_id, access, actions, observation, seed, steps=30):
-    env = _make(env_id, access, actions, observation, split="test")
+def rollout(env_id, access, actions, observation, seed, steps=30, **env_kwargs):
+    env = _make(env_id, access, actions, observation, split="test", **env_kwargs)
     env.action_space.seed(seed)
     obs, info = env.reset(seed=seed)
     trace = [_fingerprint(obs)]

@@ -28,7 +28,10 @@ DEFAULT_ENV = "hear_gym/Hear2Act-v0"  # what the commands of earlier versions pl
 # Options several commands share, declared once.
 EnvOption = Annotated[str, typer.Option(help=f"Env id, one of {', '.join(env_ids())}.")]
 SeedOption = Annotated[int, typer.Option(help="Run seed; episode seeds derive from it.")]
-RendererOption = Annotated[str, typer.Option(help="Speech renderer: espeak or praat.")]
+RendererOption = Annotated[
+    str,
+    typer.Option(help="Speech renderer: espeak, praat or neural (needs hear-gym[neural]; docs/speech.md)."),
+]
 AudioCacheOption = Annotated[Path | None, typer.Option(help="On-disk render cache (see hear-gym render).")]
 WorkersOption = Annotated[int, typer.Option(min=1, help="Parallel players (processes or Ray actors).")]
 BackendOption = Annotated[str, typer.Option(help="processes, or ray (needs `pip install ray`).")]

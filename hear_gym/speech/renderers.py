@@ -1,6 +1,6 @@
 """Renderers: (text, delivery label, voice, language, plan table) -> 16 kHz mono float32 speech + plan.
 
-Two mechanisms realize the same prosody plan (``plans.py``; the request names the plan table,
+Three mechanisms realize the same prosody plan (``plans.py``; the request names the plan table,
 ``prosody="paper"`` by default), for the paper's renderer-robustness condition:
 
 * ``EspeakRenderer``: eSpeak NG's own controls. The text is synthesized with the plan's rate,
@@ -13,6 +13,10 @@ Two mechanisms realize the same prosody plan (``plans.py``; the request names th
   scaled to the plan's rate, the final contour is drawn into the pitch tier; same pauses, gain.
   Praat's overlap-add draws from Praat's process-wide random generator (unvoiced stretches), so
   the renderer seeds it from the request's hash for the call and re-randomizes it afterwards.
+* ``NeuralRenderer``: a neural voice (Piper VITS, ``neural.py``; English; the optional extra
+  ``hear-gym[neural]``): the plan's rate through Piper's length scale, one synthesis per phrase
+  with the renderer's pauses, the voice id's speaker by a Praat formant and pitch shift, then
+  the Praat transform above for pitch level, range and the final contour; same gain.
 
 Other TTS systems plug in by implementing ``Renderer``. Rendering is deterministic: identical
 requests give bit-identical waveforms (see ``hear_gym.speech.espeak`` for why that needed care,
@@ -31,7 +35,7 @@ import numpy as np
 from scipy.signal import firwin, resample_poly
 
 from hear_gym.core.spaces import AUDIO_RATE
-from hear_gym.speech import espeak
+from hear_gym.speech import espeak, neural
 from hear_gym.speech.plans import DEFAULT_PROSODY, ProsodyPlan, check_prosody, plan_for
 
 SAMPLE_RATE = AUDIO_RATE  # every renderer's output rate, the rate of the envs' audio leaves
@@ -222,6 +226,7 @@ class PraatRenderer:
     # a fall this deep gives the final slope eSpeak's "." does (about -11 st/s over the last
     # voiced 0.4 s, pooled over the shared acceptance phrases)
     CONTOUR_ST = {"rise": 5.0, "fall": -7.0}
+    PITCH_RANGE_HZ = (50, 500)  # where the pitch analysis looks for F0
 
     def transform(self, plan: ProsodyPlan) -> dict[str, float]:
         return {
@@ -243,9 +248,16 @@ class PraatRenderer:
 
     def render(self, request: RenderRequest) -> Rendering:
         plan = request.plan()
-        transform = self.transform(plan)
         record = self.describe(request)
         neutral = clauses(record["spoken_text"], request.voice, request.language, NEUTRAL)
+        pieces = self._reshape([x * REFERENCE_SCALE for x in neutral], self.transform(plan), request, plan)
+        return Rendering(assemble(pieces, plan, scale=1.0), SAMPLE_RATE, record)
+
+    def _reshape(
+        self, pieces: list[np.ndarray], transform: dict, request: RenderRequest, plan: ProsodyPlan
+    ) -> list[np.ndarray]:
+        """Every clause through ``_manipulate`` (the final contour on the last), with Praat's
+        random generator seeded from the request for the call."""
         seed = (
             int.from_bytes(
                 hashlib.blake2b(request.variation_key().encode(), digest_size=4).digest(), "little"
@@ -257,15 +269,12 @@ class PraatRenderer:
         with _PRAAT_LOCK:
             run(f"random_initializeWithSeedUnsafelyButPredictably ({seed})")
             try:
-                pieces = [
-                    self._manipulate(
-                        x * REFERENCE_SCALE, transform, plan.final_contour if i == len(neutral) - 1 else None
-                    )
-                    for i, x in enumerate(neutral)
+                return [
+                    self._manipulate(x, transform, plan.final_contour if i == len(pieces) - 1 else None)
+                    for i, x in enumerate(pieces)
                 ]
             finally:
                 run("random_initializeSafelyAndUnpredictably ()")
-        return Rendering(assemble(pieces, plan, scale=1.0), SAMPLE_RATE, record)
 
     def _manipulate(self, samples: np.ndarray, transform: dict, contour: str | None) -> np.ndarray:
         import parselmouth
@@ -274,7 +283,7 @@ class PraatRenderer:
         if len(samples) < espeak.ESPEAK_RATE // 20:
             return samples
         sound = parselmouth.Sound(samples, sampling_frequency=espeak.ESPEAK_RATE)
-        manipulation = call(sound, "To Manipulation", 0.01, 50, 500)
+        manipulation = call(sound, "To Manipulation", 0.01, *self.PITCH_RANGE_HZ)
         tier = call(manipulation, "Extract pitch tier")
         if call(tier, "Get number of points") > 0:
             # One Praat formula over all points, in semitones re 100 Hz: scale the range around
@@ -308,9 +317,64 @@ class PraatRenderer:
         return f"100 * 2 ^ (({target}) / 12)"
 
 
+# -- Piper neural voice -------------------------------------------------------------------
+class NeuralRenderer(PraatRenderer):
+    """Piper VITS speech (``neural.py``), English only: the plan's rate through Piper's length
+    scale, one synthesis per phrase with the plan's pauses between them, the voice id's speaker
+    (formant shift, pitch), then ``PraatRenderer``'s delivery transform (pitch level and range,
+    the final contour drawn on a level ending) and gain."""
+
+    name = "neural"
+    version = "1"
+    # Piper's float output times this sits at eSpeak's reference level (neutral speech near
+    # -23 dBFS over five short user turns and four voices; ``benchmarks/neural_speed.py``)
+    LEVEL = 0.79
+    # The voice's F0 lies within 60-150 Hz; with the 500 Hz ceiling, Praat read octave jumps
+    # (200-450 Hz) in some frames and resynthesized them, squeaks included
+    PITCH_RANGE_HZ = (60, 300)
+
+    def __init__(self) -> None:
+        neural.check_available()  # a missing extra fails here, naming it, not mid-episode
+
+    def transform(self, plan: ProsodyPlan, voice: str = "m1") -> dict[str, float]:
+        delivery = super().transform(plan)
+        speaker = neural.NEURAL_SPEAKERS[voice]
+        return {
+            **delivery,
+            "shift_st": delivery["shift_st"] + speaker.pitch_shift_st(),
+            "duration_factor": 1.0,  # the rate is Piper's: phoneme durations, not stretched audio
+            "length_scale": delivery["duration_factor"],
+            "formant_ratio": speaker.formant_ratio,
+        }
+
+    def describe(self, request: RenderRequest) -> dict:
+        if request.language != "en":
+            raise ValueError(f'renderer="neural" speaks English only, not {request.language!r}')
+        plan = request.plan()
+        return {
+            "renderer": self.name,
+            "prosody": request.prosody,
+            **plan.as_dict(),
+            **self.transform(plan, request.voice),
+            "spoken_text": spoken_text(request.text, request.language, "level"),
+        }
+
+    def render(self, request: RenderRequest) -> Rendering:
+        plan = request.plan()
+        record = self.describe(request)
+        synthesized = neural.synthesize(record["spoken_text"], record["length_scale"])
+        phrases = [p for p in (trim_silence(x * 32768) for x in synthesized) if len(p)]
+        pieces = self._reshape([x * (self.LEVEL / 32768) for x in phrases], record, request, plan)
+        return Rendering(assemble(pieces, plan, scale=1.0), SAMPLE_RATE, record)
+
+    def _manipulate(self, samples: np.ndarray, transform: dict, contour: str | None) -> np.ndarray:
+        shaped = neural.change_formants(samples, transform["formant_ratio"], self.PITCH_RANGE_HZ)
+        return super()._manipulate(shaped, transform, contour)
+
+
 _PRAAT_LOCK = threading.Lock()
 
-RENDERERS: dict[str, type] = {"espeak": EspeakRenderer, "praat": PraatRenderer}
+RENDERERS: dict[str, type] = {"espeak": EspeakRenderer, "praat": PraatRenderer, "neural": NeuralRenderer}
 
 
 def make_renderer(name: str) -> Renderer:

@@ -190,6 +190,24 @@ def test_listen_writes_a_dialogue_in_every_renderer_side_by_side_and_a_label_gal
     assert invoke("listen", "nope-00", "--out", str(tmp_path / "x")).exit_code == 2
 
 
+@pytest.mark.slow  # three renderers' worth of a dialogue
+def test_listen_on_neural_writes_the_dialogue_in_every_renderer(tmp_path):
+    import soundfile as sf
+
+    out = tmp_path / "dialogue"
+    result = invoke("listen", "budget_airline_tickets-00", "--renderer", "neural", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    sidecar = (out / "dialogue.txt").read_text()
+    turns = sorted(out.glob("turn_*_user.neural.wav"))
+    assert len(turns) >= 3 and "played with renderer neural" in sidecar
+    for turn in turns:
+        stem = turn.name.removesuffix(".neural.wav")
+        voices = {name: sf.read(out / f"{stem}.{name}.wav")[0] for name in ("neural", "espeak", "praat")}
+        assert f"{stem}.praat.wav" in sidecar
+        assert len({len(v) for v in voices.values()}) == 3  # three voices, not one file thrice
+    assert (out / "index.html").read_text().count("<audio") == 3 * len(turns)
+
+
 def test_render_fills_the_disk_cache_for_eval(tmp_path):
     cache = tmp_path / "cache"
     result = invoke(

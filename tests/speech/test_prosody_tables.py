@@ -137,12 +137,13 @@ def test_threshold_rule_finds_the_best_cut_in_either_direction():
     assert down.direction == -1 and 2 < down.threshold < 3 and down.predict(x).sum() == 2
 
 
-@pytest.fixture(scope="module")
-def audits():
-    """prosody -> (x_train, y_train, x_test, y_test) on a fixed subset, eSpeak."""
+@pytest.fixture(scope="module", params=["espeak", "neural"])
+def audits(request):
+    """prosody -> (x_train, y_train, x_test, y_test) on a fixed subset, per renderer (the neural
+    voice must keep the paper table's calibration as eSpeak does)."""
     train = assent_items("train", seed=1, max_scenarios=TRAIN_SCENARIOS)
     test = assent_items("test", seed=2, max_scenarios=TEST_SCENARIOS)
-    cache = RenderCache(make_renderer("espeak"))
+    cache = RenderCache(make_renderer(request.param))
     out = {}
     for prosody in PROSODY_TABLES:
         x = [

@@ -12,13 +12,14 @@ from hear_gym.speech.plans import base_plans
 from hear_gym.speech.renderers import (
     SAMPLE_RATE,
     EspeakRenderer,
+    NeuralRenderer,
     PraatRenderer,
     RenderRequest,
     cache_key,
     spoken_text,
 )
 
-RENDERERS = [EspeakRenderer(), PraatRenderer()]
+RENDERERS = [EspeakRenderer(), PraatRenderer(), NeuralRenderer()]
 TEXT = "Okay, sounds good. I need a daytime flight."
 
 
@@ -69,7 +70,11 @@ def test_render_is_identical_in_another_process(renderer):
     assert out.stdout.strip() == hashlib.sha256(here.tobytes()).hexdigest()
 
 
-@pytest.mark.parametrize("renderer", RENDERERS, ids=lambda r: r.name)
+@pytest.mark.parametrize(
+    "renderer",
+    [*RENDERERS[:2], pytest.param(RENDERERS[2], marks=pytest.mark.slow)],  # neural: 4 s
+    ids=lambda r: r.name,
+)
 def test_delivery_shows_in_the_measured_prosody(renderer):
     # the clear table's labels lie far apart, so one utterance each shows that plans are realized
     names = list(FEATURE_NAMES)

@@ -91,6 +91,9 @@ class AmbiguityEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         require_finite(locals())
+        from hear_gym.envs.ambiguity.render import check_renderer  # loads the speech layer
+
+        check_renderer(renderer)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         if item_ids is not None:

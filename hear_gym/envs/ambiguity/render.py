@@ -335,14 +335,26 @@ def decode(text: str) -> SpokenReading:
     return SpokenReading(**fields)
 
 
+def check_renderer(renderer: str) -> str:
+    """A renderer that can speak readings. The speech layer's neural voice cannot: readings need
+    eSpeak's word positions (token times), its phoneme input (heteronyms) and Mandarin."""
+    if renderer not in REALIZATIONS:
+        why = (
+            " (the neural voice has no word timing, phoneme input or Mandarin)"
+            if renderer == "neural"
+            else ""
+        )
+        raise ValueError(f"Ambiguity cannot render with {renderer!r}{why}; renderers: {sorted(REALIZATIONS)}")
+    return renderer
+
+
 _CACHES: dict[str, RenderCache] = {}
 _CACHES_LOCK = threading.Lock()
 
 
 def reading_cache(renderer: str) -> RenderCache:
     """This process's render cache for readings under ``renderer`` ('espeak' or 'praat')."""
-    if renderer not in REALIZATIONS:
-        raise ValueError(f"unknown renderer {renderer!r}; renderers: {sorted(REALIZATIONS)}")
+    check_renderer(renderer)
     with _CACHES_LOCK:
         if renderer not in _CACHES:
             _CACHES[renderer] = RenderCache(ReadingRenderer(REALIZATIONS[renderer]), max_bytes=64 * 2**20)
@@ -363,8 +375,7 @@ def render_aligned(
 ) -> tuple[np.ndarray, tuple[tuple[float, float], ...]]:
     """Uncached rendering plus each token's (start, end) in seconds, for measuring cues (the
     speech of a token ends where its trailing silence starts)."""
-    if renderer not in REALIZATIONS:
-        raise ValueError(f"unknown renderer {renderer!r}; renderers: {sorted(REALIZATIONS)}")
+    check_renderer(renderer)
     request = RenderRequest(encode(reading), READING_DELIVERY, voice, ESPEAK_LANGUAGE[reading.language])
     rendering = ReadingRenderer(REALIZATIONS[renderer]).render(request)
     return rendering.waveform, rendering.plan["token_spans_s"]

@@ -2,7 +2,8 @@
 
 The base env is ``T``: the source record's emotion and intensity are written in the prompt, as
 the paper gives them. ``A+T`` adds the source record rendered as speech (its statement in its
-emotion, intensity and voice, by ``evidence_audio.render_evidence``) as ``audio``/``audio_length``.
+emotion, intensity and voice, by ``evidence_audio.render_evidence`` with the env's renderer) as
+``audio``/``audio_length``.
 ``A`` is ``A+T`` with the labels taken out of the prompt: the cue id stays (it is what the planner
 cites), so the planner must *hear* the emotion and intensity it plans from.
 """
@@ -16,16 +17,16 @@ from hear_gym.wrappers.access import apply_access_table
 from hear_gym.wrappers.audio import AudioObservation
 
 
-def _source_clip(env: gym.Env) -> tuple[np.ndarray, dict]:
+def _source_clip(env: gym.Env, renderer: str) -> tuple[np.ndarray, dict]:
     # imported here: rendering speech is only needed (and only loaded) under audio access
     from hear_gym.envs.deliveryplan.evidence_audio import render_evidence
 
     statement, emotion, intensity, voice = env.unwrapped.source_audio_request()
-    return render_evidence(statement, emotion, intensity, voice), {}
+    return render_evidence(statement, emotion, intensity, voice, renderer=renderer), {}
 
 
-def source_audio(env: gym.Env) -> gym.Env:
-    return AudioObservation(env, _source_clip)
+def source_audio(env: gym.Env, renderer: str = "espeak") -> gym.Env:
+    return AudioObservation(env, lambda inner: _source_clip(inner, renderer))
 
 
 class HiddenLabels(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
@@ -46,11 +47,11 @@ def hide_user_words(env: gym.Env) -> gym.Env:
 
 
 ACCESS_CONDITIONS = {
-    "A": lambda env: hide_user_words(source_audio(env)),
+    "A": lambda env, renderer: hide_user_words(source_audio(env, renderer)),
     "A+T": source_audio,
-    "T": lambda env: env,
+    "T": lambda env, renderer: env,
 }
 
 
-def apply_access(env: gym.Env, access: str) -> gym.Env:
-    return apply_access_table(env, access, ACCESS_CONDITIONS, "DeliveryPlan")
+def apply_access(env: gym.Env, access: str, renderer: str = "espeak") -> gym.Env:
+    return apply_access_table(env, access, ACCESS_CONDITIONS, "DeliveryPlan", renderer)

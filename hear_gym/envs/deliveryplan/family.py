@@ -14,6 +14,7 @@ from hear_gym.envs.deliveryplan.catalogue_actions import CatalogueActions
 from hear_gym.envs.deliveryplan.env import DeliveryPlanEnv
 from hear_gym.envs.deliveryplan.features import FeatureObservation
 from hear_gym.envs.deliveryplan.splits import QUALIFIED_SPLITS, SPLITS, split_ids
+from hear_gym.speech.renderers import RENDERERS
 from hear_gym.wrappers.access import check_access
 from hear_gym.wrappers.stack import check_formats, wrap_env
 
@@ -25,12 +26,20 @@ ACTION_FORMATS = ("discrete", "typed", "text")
 DECLARED_FORMATS = ("discrete", "text")
 
 
-def make(access: str = "T", actions: str = "discrete", observation: str = "dict", **env_kwargs) -> gym.Env:
+def make(
+    access: str = "T",
+    actions: str = "discrete",
+    observation: str = "dict",
+    renderer: str = "espeak",
+    **env_kwargs,
+) -> gym.Env:
     """Build DeliveryPlan: base env (``env_kwargs`` go to ``DeliveryPlanEnv``: split, partition,
     item_ids, reward, render_mode), the action format (``"discrete"``: the 30-entry catalogue;
     ``"typed"``: the Dict of citations and plan fields; ``"text"``: a strict JSON reply), the
-    access condition (``"T"``, ``"A+T"``, ``"A"``) and the observation format (``"dict"`` or
-    SB3-ready ``"features"``)."""
+    access condition (``"T"``, ``"A+T"``, ``"A"``; the source clip spoken by ``renderer``,
+    ``RENDERERS``) and the observation format (``"dict"`` or SB3-ready ``"features"``)."""
+    if renderer not in RENDERERS:
+        raise ValueError(f"unknown renderer {renderer!r}; renderers: {sorted(RENDERERS)}")
     if actions not in ACTION_FORMATS:
         raise ValueError(f"actions must be one of {ACTION_FORMATS}, got {actions!r}")
     check_formats("text" if actions == "text" else "discrete", observation)
@@ -42,7 +51,7 @@ def make(access: str = "T", actions: str = "discrete", observation: str = "dict"
         env,
         actions="text" if actions == "text" else "discrete",
         parse_reply=lambda base, reply: parse_reply(reply, len(base.case.words)),
-        access=lambda inner: apply_access(inner, access),
+        access=lambda inner: apply_access(inner, access, renderer),
         observation=observation,
         features=FeatureObservation,
     )

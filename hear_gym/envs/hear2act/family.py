@@ -39,7 +39,8 @@ def make(
     """Build Hear2Act: base env (``env_kwargs`` go to ``Hear2ActEnv``), then the action format
     (``"discrete"`` or P6a ``"text"``), the access condition (``ACCESS_CONDITIONS``), an optional
     label-fidelity ``state_intervention`` on T+S, and the observation format (``"dict"`` or
-    SB3-ready ``"features"``). Audio-based pieces render with ``renderer`` ("espeak" | "praat")
+    SB3-ready ``"features"``). Audio-based pieces render with ``renderer`` ("espeak" | "praat" |
+    "neural")
     and the delivery plan table ``prosody`` ("paper" | "clear"), optionally through an on-disk
     cache."""
     check_formats(actions, observation)

@@ -71,7 +71,7 @@ def _side_talk_cue(value: str) -> str:
 @sub_app.command("build")
 def build(
     out: Annotated[Path, typer.Option(help="Output folder (items.jsonl, audio/, manifest.jsonl).")],
-    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    renderer: Annotated[str, typer.Option(help="espeak, praat or neural.")] = "espeak",
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
     side_talk_cue: SideTalkCue = "none",
 ) -> None:
@@ -88,7 +88,7 @@ def build(
 def listen_command(
     item_id: Annotated[str, typer.Argument(help="An item id, e.g. ss-unlock_door-03/switch.")],
     out: Annotated[Path, typer.Option(help="Folder for the WAV and its manifest.")],
-    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    renderer: Annotated[str, typer.Option(help="espeak, praat or neural.")] = "espeak",
     side_talk_cue: SideTalkCue = "none",
 ) -> None:
     """Render one item to WAV, with its manifest and ground truth next to it (the same as
@@ -163,7 +163,7 @@ def render(request: RenderRequest) -> str:
 @sub_app.command("train-gate")
 def train_gate_command(
     out: Annotated[Path, typer.Option(help="Checkpoint path (.safetensors).")],
-    renderer: Annotated[str, typer.Option(help="espeak or praat.")] = "espeak",
+    renderer: Annotated[str, typer.Option(help="espeak, praat or neural.")] = "espeak",
     training: Annotated[
         str,
         typer.Option(

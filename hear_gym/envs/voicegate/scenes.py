@@ -3,7 +3,7 @@
 Each segment (one utterance by one voice, neutral delivery) is synthesized, placed in a room,
 normalized and faded, exactly as paper Appendix F describes:
 
-1. TTS through the ``RenderCache`` (eSpeak or Praat renderer, same voices as Hear2Act).
+1. TTS through the ``RenderCache`` (eSpeak, Praat or neural renderer, same voices as Hear2Act).
 2. Placement in one shoebox room (5 x 4 x 3 m, RT60 0.5 s; image-source RIR, pyroomacoustics):
    ``near`` - mouth 0.22 m from the wearable's microphone, facing it;
    ``far`` - a talker across the room, 2.4 m away;

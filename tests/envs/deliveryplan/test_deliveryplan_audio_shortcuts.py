@@ -42,7 +42,7 @@ def test_probe_clip_labels_index_each_target():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("renderer", ["espeak", "praat"])
+@pytest.mark.parametrize("renderer", ["espeak", "praat", "neural"])
 def test_no_single_acoustic_scalar_identifies_the_source_key(renderer):
     probe = held_out_accuracy(train_probe("key", "A", renderer))
     accuracies = single_scalar_accuracies("key", renderer)

@@ -62,9 +62,10 @@ FAMILY_CONTRASTS = ("self_talk vs act", "side_talk vs same_speaker")
 MAX_ZERO_RUN = 4  # samples (0.25 ms); before the room-tone bed a switch input had 9,600
 
 
-@pytest.fixture(scope="module")
-def cache():
-    return RenderCache(make_renderer("espeak"), max_bytes=256 * 2**20)
+@pytest.fixture(scope="module", params=["espeak", pytest.param("neural", marks=pytest.mark.slow)])
+def cache(request):
+    """Every rendered adversary runs on eSpeak and on the neural voice."""
+    return RenderCache(make_renderer(request.param), max_bytes=256 * 2**20)
 
 
 def _side_talk_rules(cache, cue, n_train, n_test):
