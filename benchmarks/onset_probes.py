@@ -21,13 +21,15 @@ test split (80 groups, 4 held-out families) is scored on its clean and 15 dB noi
 
 Prefix records go straight from features to predictions; their trajectory records have the
 env's ``info["episode"]`` format, so ``hear_gym.envs.onset.metrics`` scores both alike.
-Writes benchmarks/out/onset_probes.{json,md}. Usage: python benchmarks/onset_probes.py [N_PERMUTATIONS]
+Writes benchmarks/out/onset_probes.{json,md} (another renderer than eSpeak:
+onset_probes_RENDERER.{json,md}). Usage: python benchmarks/onset_probes.py [N_PERMUTATIONS]
+[--renderer NAME] (the speech of every prefix, train and test; default espeak).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -120,9 +122,9 @@ def post_onset(records: list[dict]) -> float:
     return num / den
 
 
-def main(n_permutations: int = 100) -> dict:
+def main(n_permutations: int = 100, renderer: str = "espeak") -> dict:
     start = time.perf_counter()
-    train, test = prefix_rows("train"), prefix_rows("test")
+    train, test = prefix_rows("train", renderer=renderer), prefix_rows("test", renderer=renderer)
     train_blocks, test_blocks = row_blocks(train, BLOCKS), row_blocks(test, BLOCKS)
     print(
         f"features of {len(train)} train and {len(test)} test prefixes: {time.perf_counter() - start:.0f} s"
@@ -182,6 +184,7 @@ def main(n_permutations: int = 100) -> dict:
         }
     result = {
         "generator": VERSION,
+        "renderer": renderer,
         "table1": table1(),
         "models": models,
         "counts": model_counts,
@@ -193,9 +196,10 @@ def main(n_permutations: int = 100) -> dict:
         "seconds": round(time.perf_counter() - start, 1),
     }
     OUT.mkdir(exist_ok=True)
-    (OUT / "onset_probes.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    name = "onset_probes" if renderer == "espeak" else f"onset_probes_{renderer}"
+    (OUT / f"{name}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     markdown = to_markdown(result)
-    (OUT / "onset_probes.md").write_text(markdown, encoding="utf-8")
+    (OUT / f"{name}.md").write_text(markdown, encoding="utf-8")
     print(markdown)
     return result
 
@@ -206,7 +210,12 @@ def _pct(e: dict, signed: bool = False) -> str:
 
 
 def to_markdown(result: dict) -> str:
-    lines = ["| split | families | groups | trajectories | prefix records |", "|---|---|---|---|---|"]
+    lines = [
+        f"Renderer: {result['renderer']}.",
+        "",
+        "| split | families | groups | trajectories | prefix records |",
+        "|---|---|---|---|---|",
+    ]
     for row in result["table1"]:
         lines.append(
             f"| {row['split']} | {row['families']} | {row['groups']} | {row['trajectories']} | {row['prefix_records']} |"
@@ -261,4 +270,8 @@ def to_markdown(result: dict) -> str:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n_permutations", nargs="?", type=int, default=100)
+    parser.add_argument("--renderer", default="espeak", help="speech of the prefixes (default espeak)")
+    arguments = parser.parse_args()
+    main(arguments.n_permutations, arguments.renderer)

@@ -91,9 +91,11 @@ def kind(env_id: str, access: str) -> str:
     return "audio" if has_audio else "text"
 
 
-def measure_row(env_id: str, access: str, observation: str, seconds: float) -> dict:
+def measure_row(
+    env_id: str, access: str, observation: str, seconds: float, env_kwargs: dict | None = None
+) -> dict:
     try:
-        built = gym.make(env_id, access=access, observation=observation)
+        built = gym.make(env_id, access=access, observation=observation, **(env_kwargs or {}))
     except ValueError as error:  # a condition that needs more than default kwargs (a model, ...)
         return {"env_id": env_id, "access": access, "observation": observation, "skipped": str(error)}
     cartpole = Side(gym.make("CartPole-v1"), seconds)
@@ -118,7 +120,7 @@ def measure_row(env_id: str, access: str, observation: str, seconds: float) -> d
     }
 
 
-def main(seconds: float, env_filter: list[str] | None = None) -> list[dict]:
+def main(seconds: float, env_filter: list[str] | None = None, env_kwargs: dict | None = None) -> list[dict]:
     registry.register_envs()
     rows = []
     with threadpoolctl.threadpool_limits(1):
@@ -127,7 +129,7 @@ def main(seconds: float, env_filter: list[str] | None = None) -> list[dict]:
                 continue
             for access in registry.family(env_id).access_conditions:
                 for observation in OBSERVATION_FORMATS:
-                    rows.append(measure_row(env_id, access, observation, seconds))
+                    rows.append(measure_row(env_id, access, observation, seconds, env_kwargs))
     table = Table(
         "env",
         "access",
@@ -158,7 +160,8 @@ def main(seconds: float, env_filter: list[str] | None = None) -> list[dict]:
         console.print(f"skipped {line}", highlight=False)
     OUT.mkdir(exist_ok=True)
     write_json_atomic(
-        OUT / "speed_envs.json", {"seconds_per_pass": seconds, "repeats": REPEATS, "rows": rows}
+        OUT / "speed_envs.json",
+        {"seconds_per_pass": seconds, "repeats": REPEATS, "env_kwargs": env_kwargs or {}, "rows": rows},
     )
     return rows
 
@@ -174,7 +177,17 @@ if __name__ == "__main__":
     parser.add_argument(
         "--env", action="append", help="only env ids containing this text (repeatable; default: every id)"
     )
+    parser.add_argument(
+        "--env-kwarg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="passed to every gym.make, e.g. renderer=praat (repeatable; use with --env)",
+    )
     arguments = parser.parse_args()
     if not arguments.seconds > 0:
         parser.error(f"--seconds must be a positive number of seconds, got {arguments.seconds}")
-    main(arguments.seconds, arguments.env)
+    pairs = [pair.partition("=") for pair in arguments.env_kwarg]
+    if any(not sep or not key for key, sep, _ in pairs):
+        parser.error(f"--env-kwarg takes KEY=VALUE, got {arguments.env_kwarg}")
+    main(arguments.seconds, arguments.env, {key: value for key, _, value in pairs})

@@ -1,7 +1,7 @@
 """The registered families under ``renderer="neural"`` (the optional extra ``hear-gym[neural]``, part
 of the dev install): the families that speak through the speech layer's renderers build with it
 and give identical episodes, audio included, in one process and across processes; Ambiguity, whose
-readings need eSpeak, refuses it by name. Onset's renderer comes with its own change."""
+readings need eSpeak, refuses it by name."""
 
 import json
 import subprocess
@@ -13,7 +13,12 @@ from test_all_envs import rollout
 
 from hear_gym.core.registry import env_ids
 
-NEURAL_FAMILIES = ("hear_gym/Hear2Act-v0", "hear_gym/VoiceGate-v0", "hear_gym/DeliveryPlan-v0")
+NEURAL_FAMILIES = (
+    "hear_gym/Hear2Act-v0",
+    "hear_gym/VoiceGate-v0",
+    "hear_gym/DeliveryPlan-v0",
+    "hear_gym/Onset-v0",
+)
 AUDIO_ACCESS = "A+T"
 
 

@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -157,16 +158,29 @@ def test_ray_backend_without_ray_is_refused_up_front(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_listen_writes_a_dialogue_and_a_label_gallery(tmp_path):
+def test_listen_writes_a_dialogue_in_every_renderer_side_by_side_and_a_label_gallery(tmp_path):
     import soundfile as sf
 
-    result = invoke("listen", "budget_airline_tickets-00", "--out", str(tmp_path / "dialogue"))
+    out = tmp_path / "dialogue"
+    pick = ("--option", "renderers=espeak", "--option", "renderers=praat")  # neural's cost stays out
+    result = invoke("listen", "budget_airline_tickets-00", "--out", str(out), "--renderer", "praat", *pick)
     assert result.exit_code == 0, result.output
-    wavs = sorted((tmp_path / "dialogue").glob("turn_*_user.wav"))
-    sidecar = (tmp_path / "dialogue" / "dialogue.txt").read_text()
-    assert len(wavs) >= 3 and sidecar.count("USER (") == len(wavs) and "delivery" in sidecar
-    audio, rate = sf.read(wavs[0])
-    assert rate == 16_000 and len(audio) > rate
+    wavs = {name: sorted(out.glob(f"turn_*_user.{name}.wav")) for name in ("espeak", "praat")}
+    sidecar = (out / "dialogue.txt").read_text()
+    turns = sidecar.count("USER (")
+    assert turns >= 3 and all(len(w) == turns for w in wavs.values()) and "delivery" in sidecar
+    assert "played with renderer praat" in sidecar
+    page = (out / "index.html").read_text()
+    assert page.count("<audio") == 2 * turns and "<th>espeak</th><th>praat</th>" in page
+    for first, second in zip(wavs["espeak"], wavs["praat"], strict=True):  # the same words, two voices
+        a, rate = sf.read(first)
+        b, _ = sf.read(second)
+        assert rate == 16_000 and len(a) > rate // 2 and len(b) > rate // 2
+        assert abs(len(a) - len(b)) < 0.5 * max(len(a), len(b)) and not np.array_equal(a, b)
+    bad = invoke(
+        "listen", "budget_airline_tickets-00", "--out", str(tmp_path / "y"), "--option", "renderers=nope"
+    )
+    assert bad.exit_code == 2 and "unknown renderer" in bad.output
 
     result = invoke("listen", "--out", str(tmp_path / "labels"), "--every-label", "Okay, sounds good.")
     assert result.exit_code == 0, result.output
@@ -183,13 +197,15 @@ def test_listen_on_neural_writes_the_dialogue_in_every_renderer(tmp_path):
     out = tmp_path / "dialogue"
     result = invoke("listen", "budget_airline_tickets-00", "--renderer", "neural", "--out", str(out))
     assert result.exit_code == 0, result.output
-    turns = sorted(out.glob("turn_*_user.wav"))
     sidecar = (out / "dialogue.txt").read_text()
-    assert len(turns) >= 3 and "renderer neural" in sidecar
+    turns = sorted(out.glob("turn_*_user.neural.wav"))
+    assert len(turns) >= 3 and "played with renderer neural" in sidecar
     for turn in turns:
-        voices = {name: sf.read(out / f"{turn.stem}{name}.wav")[0] for name in ("", ".espeak", ".praat")}
-        assert f"{turn.stem}.praat.wav" in sidecar
+        stem = turn.name.removesuffix(".neural.wav")
+        voices = {name: sf.read(out / f"{stem}.{name}.wav")[0] for name in ("neural", "espeak", "praat")}
+        assert f"{stem}.praat.wav" in sidecar
         assert len({len(v) for v in voices.values()}) == 3  # three voices, not one file thrice
+    assert (out / "index.html").read_text().count("<audio") == 3 * len(turns)
 
 
 def test_render_fills_the_disk_cache_for_eval(tmp_path):

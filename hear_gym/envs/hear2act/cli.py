@@ -29,6 +29,7 @@ from hear_gym.envs.hear2act.family import FAMILY, cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import SPLITS, get_scenario, scenarios_for, split_of, write_bank
 from hear_gym.eval.provenance import file_fingerprint
 from hear_gym.speech.plans import DEFAULT_PROSODY
+from hear_gym.speech.renderers import RENDERERS
 
 FEEDBACKS = ("prosody", "explicit")
 REWARD_OPTIONS = ("reward", "turn_cost", "patience")
@@ -197,18 +198,20 @@ def scenarios_show(scenario_id: str) -> None:
 # -- hear-gym listen / render ----------------------------------------------------------------
 def listen(request) -> str:
     """``hear-gym listen`` for Hear2Act: one dialogue of ``request.episode_id`` (played by
-    ``cell``, ``feedback`` realization) or, with ``every_label``, one sentence under every
-    delivery label (``voice``, ``language``); the delivery plan table is ``prosody``."""
+    ``cell``, ``feedback`` realization, with ``--renderer``), its user turns written in every
+    registered renderer side by side (``--option renderers=NAME``, repeatable, picks some) or,
+    with ``every_label``, one sentence under every delivery label (``voice``, ``language``); the
+    delivery plan table is ``prosody``."""
     import gymnasium as gym
 
     from hear_gym.envs.hear2act.listen import write_dialogue, write_label_gallery
-    from hear_gym.speech.renderers import RENDERERS
 
     every_label = request.take("every_label")
     spec = request.take("cell", "state_aware@T+S")
     feedback = request.take("feedback", "prosody")
     prosody = prosody_table(request.take("prosody", DEFAULT_PROSODY))
     voice, language = request.take("voice", "m1"), request.take("language", "en")
+    renderers = request.take("renderers", sorted(RENDERERS))
     request.refuse_the_rest()
     out, renderer = request.out, request.renderer
     try:
@@ -231,16 +234,16 @@ def listen(request) -> str:
                 prosody=prosody,
             )
             agent = registered[listener.agent].load()()
-            # the neural voice's dialogue comes with the same turns in the other renderers
-            side_by_side = tuple(r for r in RENDERERS if r != renderer) if renderer == "neural" else ()
             paths = write_dialogue(
-                env, agent, request.episode_id, out, request.seed, renderer, prosody, side_by_side
+                env, agent, request.episode_id, out, request.seed, renderers, prosody, renderer
             )
         else:
             raise typer.BadParameter("give an EPISODE_ID (a scenario id) or --every-label TEXT")
     except (KeyError, ValueError) as exc:
         fail(str(exc.args[0] if exc.args else exc))
-    return f"wrote {len(paths)} WAV files and a text sidecar to {out}"
+    if every_label is not None:
+        return f"wrote {len(paths)} WAV files and a text sidecar to {out}"
+    return f"wrote {len(paths)} WAV files, dialogue.txt and index.html (side by side) to {out}"
 
 
 def render(request) -> str:

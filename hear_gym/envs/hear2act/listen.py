@@ -1,10 +1,12 @@
 """Write what the simulated user said as WAV files a person can listen to (16 kHz PCM_16).
 
-* ``write_dialogue``: one episode of an agent in one scenario; every user turn becomes
-  ``turn_NN_user.wav``, and ``dialogue.txt`` lists each turn with its text, delivery label and
-  concern state, so the contrast between words and delivery can be heard and checked. With
-  ``side_by_side`` renderers, each user turn is also written as each of them speaks it
-  (``turn_NN_user.<renderer>.wav``), the same words and delivery plan, for comparing voices.
+* ``write_dialogue``: one episode of an agent in one scenario, every user turn spoken by each of
+  the given renderers side by side (``turn_NN_user.<renderer>.wav``; by default the CLI passes
+  every registered renderer). ``dialogue.txt`` lists each turn with its text, delivery label and
+  concern state; ``index.html`` is the same dialogue as a table with one audio player per
+  renderer in each user row, so one voice can be heard against another turn by turn. The
+  episode is played once (with the env's own renderer), so every renderer speaks the same words
+  under the same delivery labels.
 * ``write_label_gallery``: one sentence under every delivery label (``<label>.wav``), with
   ``labels.txt`` giving each label's prosody plan.
 
@@ -13,7 +15,10 @@ Both take the delivery plan table (``prosody``, "paper" by default; see ``hear_g
 
 from __future__ import annotations
 
+import html
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import gymnasium as gym
@@ -23,11 +28,37 @@ from hear_gym.envs.hear2act.audio import TurnAudio, voice_for
 from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import DEFAULT_PROSODY
-from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest, make_renderer
+from hear_gym.speech.renderers import SAMPLE_RATE, Renderer, RenderRequest, make_renderer
 
 
 def _write_wav(path: Path, waveform) -> None:
     sf.write(path, waveform, SAMPLE_RATE, subtype="PCM_16")
+
+
+@dataclass(frozen=True)
+class SpokenTurn:
+    """One user turn of a played dialogue and its WAV file per renderer."""
+
+    index: int
+    assistant_text: str
+    user_text: str
+    delivery: str
+    state: str
+    files: dict[str, str]  # renderer name -> file name
+
+
+def usable_renderers(names: Sequence[str]) -> tuple[dict[str, Renderer], dict[str, str]]:
+    """(the renderers built, {name: why not} for those whose optional extra is missing). An
+    unknown name raises ``ValueError`` naming the registered ones."""
+    built, missing = {}, {}
+    for name in dict.fromkeys(names):
+        try:
+            built[name] = make_renderer(name)
+        except ImportError as exc:  # an optional extra (e.g. the neural voice) not installed
+            missing[name] = str(exc)
+    if not built:
+        raise ValueError(f"none of the renderers {list(names)} can be used here: {missing}")
+    return built, missing
 
 
 def write_dialogue(
@@ -36,14 +67,16 @@ def write_dialogue(
     scenario_id: str,
     out_dir: Path,
     seed: int = 0,
-    renderer: str = "espeak",
+    renderers: Sequence[str] = ("espeak",),
     prosody: str = DEFAULT_PROSODY,
-    side_by_side: tuple[str, ...] = (),
+    played_with: str = "espeak",
 ) -> list[Path]:
-    """Play one episode and write its user turns; returns the WAV paths in turn order."""
+    """Play one episode in ``env`` (built with the renderer ``played_with``: what an agent that
+    hears the user heard) and write its user turns in every renderer of ``renderers``; returns
+    the WAV paths (turn order, then renderer order)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    audio = TurnAudio(RenderCache(make_renderer(renderer)), prosody)
-    others = {name: TurnAudio(RenderCache(make_renderer(name)), prosody) for name in side_by_side}
+    engines, missing = usable_renderers(renderers)
+    audio = {name: TurnAudio(RenderCache(engine), prosody) for name, engine in engines.items()}
     obs, info = env.reset(seed=seed, options={"scenario_id": scenario_id})
     agent.reset(seed=seed)
     done = False
@@ -51,31 +84,67 @@ def write_dialogue(
         obs, _, terminated, truncated, info = env.step(agent.act(obs))
         done = terminated or truncated
     base = env.unwrapped
-    paths, lines = (
-        [],
-        [
-            f"scenario {scenario_id}, voice {voice_for(scenario_id)}, renderer {renderer}, "
-            f"prosody {prosody}, "
-            f"gold option {base.scenario.gold_option}, final option {info['final_option']}",
-            "",
-        ],
-    )
+    turns, paths = [], []
     for index, record in enumerate(base.turns):
-        if record["assistant_text"]:
-            lines.append(f"ASSISTANT: {record['assistant_text']}")
-        path = out_dir / f"turn_{index:02d}_user.wav"
-        _write_wav(path, audio.waveform(env, turn=index))
-        paths.append(path)
-        for name, other in others.items():
-            paths.append(out_dir / f"{path.stem}.{name}.wav")
-            _write_wav(paths[-1], other.waveform(env, turn=index))
-        also = "".join(f", {path.stem}.{name}.wav" for name in others)
+        files = {}
+        for name, turn_audio in audio.items():
+            path = out_dir / f"turn_{index:02d}_user.{name}.wav"
+            _write_wav(path, turn_audio.waveform(env, turn=index))
+            files[name] = path.name
+            paths.append(path)
+        turns.append(
+            SpokenTurn(
+                index,
+                record["assistant_text"] or "",
+                record["user_text"],
+                record["delivery_label"],
+                record["concern_state"] or "request",
+                files,
+            )
+        )
+    heading = (
+        f"scenario {scenario_id}, voice {voice_for(scenario_id)}, prosody {prosody}, "
+        f"played with renderer {played_with}, gold option {base.scenario.gold_option}, final option {info['final_option']}"
+    )
+    notes = [f"renderers: {', '.join(engines)}"] + [
+        f"{name} left out: {why}" for name, why in missing.items()
+    ]
+    lines = [heading, *notes, ""]
+    for turn in turns:
+        if turn.assistant_text:
+            lines.append(f"ASSISTANT: {turn.assistant_text}")
         lines.append(
-            f"USER ({path.name}{also}; delivery {record['delivery_label']}; "
-            f"state {record['concern_state'] or 'request'}): {record['user_text']}"
+            f"USER ({', '.join(turn.files.values())}; delivery {turn.delivery}; state {turn.state}): "
+            f"{turn.user_text}"
         )
     (out_dir / "dialogue.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out_dir / "index.html").write_text(dialogue_page(heading, notes, list(engines), turns), encoding="utf-8")
     return paths
+
+
+def dialogue_page(heading: str, notes: list[str], renderers: list[str], turns: list[SpokenTurn]) -> str:
+    """The dialogue as one HTML table: the words, the delivery, and a player per renderer."""
+    cell = lambda text: f"<td>{html.escape(text)}</td>"  # noqa: E731
+    header = "".join(f"<th>{html.escape(name)}</th>" for name in renderers)
+    rows = []
+    for turn in turns:
+        if turn.assistant_text:
+            rows.append(f"<tr><td>assistant</td><td colspan=2>{html.escape(turn.assistant_text)}</td></tr>")
+        players = "".join(
+            f'<td><audio controls preload="none" src="{html.escape(turn.files[name])}"></audio></td>'
+            for name in renderers
+        )
+        rows.append(
+            f"<tr>{cell('user')}{cell(turn.user_text)}{cell(f'{turn.delivery} / {turn.state}')}{players}</tr>"
+        )
+    items = "".join(f"<li>{html.escape(note)}</li>" for note in notes)
+    return (
+        '<!doctype html>\n<meta charset="utf-8">\n<title>hear-gym listen</title>\n'
+        f"<p>{html.escape(heading)}</p>\n<ul>{items}</ul>\n<table border=1 cellpadding=4>\n"
+        f"<tr><th>speaker</th><th>words</th><th>delivery / state</th>{header}</tr>\n"
+        + "\n".join(rows)
+        + "\n</table>\n"
+    )
 
 
 def write_label_gallery(
