@@ -153,4 +153,6 @@ MATERIAL = TrainingMaterial(
             eval_options=assent_eval_options,
         )
     },
+    # the default env of PPO and of dialogue GRPO (its hear2act_dialogue) when a run names none
+    default_for=frozenset({"ppo_policies", "dialogue_tasks"}),
 )
