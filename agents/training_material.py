@@ -109,14 +109,28 @@ class DialogueTask:
 
 
 @dataclass(frozen=True)
+class PrivilegedInfo:
+    """What a policy's critic alone sees while it trains (an asymmetric actor-critic): ``encode``
+    turns the env's step ``info`` into ``size`` numbers in [0, 1] (e.g. the hidden state a
+    listener must infer), which the training envs add to the observation as the leaf
+    ``agents.ppo.PRIVILEGED_LEAF``. Evaluations never have it: the policy's actor must not read
+    it, and a checkpoint records the observation without it."""
+
+    size: int
+    encode: Callable[[dict[str, Any]], np.ndarray]
+
+
+@dataclass(frozen=True)
 class PPOPolicy:
     """A PPO policy network: ``load()`` returns its class (imported when used);
     ``extends``: the policy whose checkpoints it may start from (``--init-from``), with
-    ``extra_layers`` (name prefixes) keeping their initialization."""
+    ``extra_layers`` (name prefixes) keeping their initialization; ``privileged``: what its
+    critic alone sees in training (``PrivilegedInfo``)."""
 
     load: Callable[[], type]
     extends: str | None = None
     extra_layers: tuple[str, ...] = ()
+    privileged: PrivilegedInfo | None = None
 
 
 @dataclass(frozen=True)
