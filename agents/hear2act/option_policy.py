@@ -152,8 +152,8 @@ class OptionLatent(MlpExtractor):
         self.pool = nn.Sequential(nn.Linear(row_width, POOL_WIDTH), nn.Tanh())
         self.hidden_dim_pi = self.latent_dim_pi  # the scorer's context width, before the rows
         self.latent_dim_pi += carried_dim
-        if privileged_dim:  # the value MLP reads the context and the privileged numbers
-            self.value_net = value_mlp(context_dim + privileged_dim, net_arch)
+        self.context_dim, self.net_arch = context_dim, net_arch  # the value MLP reads the context
+        # (and, with privileged_dim, the privileged numbers: PerOptionPolicy._build widens it)
 
     def context(self, features: torch.Tensor) -> torch.Tensor:
         rows_end = self.order_free_dim + N_CANDIDATES * self.row_width
@@ -259,6 +259,14 @@ class PerOptionPolicy(MaskableMultiInputActorCriticPolicy):
             head.listen[0].apply(partial(self.init_weights, gain=np.sqrt(2)))
             nn.init.zeros_(head.listen[-1].weight)
             nn.init.zeros_(head.listen[-1].bias)
+        latent = self.mlp_extractor
+        if latent.privileged_dim:
+            # the wider value MLP is drawn aside, so every other weight is drawn as per_option
+            # draws it: on one seed the two policies start from the same actor
+            with torch.random.fork_rng(devices=[]):
+                latent.value_net = value_mlp(latent.context_dim + latent.privileged_dim, latent.net_arch)
+                if self.ortho_init:
+                    latent.value_net.apply(partial(self.init_weights, gain=np.sqrt(2)))
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
 

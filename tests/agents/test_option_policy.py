@@ -218,7 +218,7 @@ def test_the_listening_policy_needs_audio():
         PPOSettings(out="unused", env_options=HEAR2ACT, policy="per_option_listening")
 
 
-def _privileged_policy(access: str = "T"):
+def _privileged_policy(access: str = "T", randomized: bool = True):
     """The per_option_privileged policy on a training env's observation (with the privileged leaf)."""
     privileged = ppo_policies("hear_gym/Hear2Act-v0")["per_option_privileged"].privileged
     env = PrivilegedObservation(
@@ -229,11 +229,20 @@ def _privileged_policy(access: str = "T"):
     policy = PrivilegedCriticOptionPolicy(
         env.observation_space, env.action_space, lambda _: 3e-4, net_arch=[32, 32]
     )
-    return _randomized(policy), obs
+    return (_randomized(policy) if randomized else policy), obs
 
 
 def test_the_privileged_critic_reads_the_concern_state_and_the_actor_never_does():
-    policy, obs = _privileged_policy()
+    torch.manual_seed(3)
+    policy, obs = _privileged_policy(randomized=False)
+    torch.manual_seed(3)
+    plain, _ = _policy()
+    theirs = plain.state_dict()
+    actor = {k: v for k, v in policy.state_dict().items() if not k.startswith("mlp_extractor.value_net")}
+    assert actor.keys() <= theirs.keys()
+    for key, weights in actor.items():  # on one seed it starts from per_option's very weights
+        torch.testing.assert_close(weights, theirs[key], rtol=0, atol=0)
+    _randomized(policy)
     assert obs[PRIVILEGED_LEAF].sum() == 1.0  # the user's latest delivery label, one-hot
     logits, value = _logits_and_value(policy, obs)
     for label in range(len(obs[PRIVILEGED_LEAF])):
