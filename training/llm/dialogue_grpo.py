@@ -71,7 +71,10 @@ INTERFACES = ("tools", "text")
 # -- 1. settings -------------------------------------------------------------------------------
 @dataclass(kw_only=True)
 class DialogueGRPOSettings(TrainerSettings):
-    # model: a local transformers causal LM folder with a chat template (kept as a Path)
+    """``TrainerSettings`` (here ``model`` is a local transformers causal LM folder with a chat
+    template, kept as a Path, and ``evaluation`` may be None: no evaluation) and the dialogue
+    task's knobs; groups, the token cap and steps count whole dialogues."""
+
     # a dialogue task some family's training material declares; None: the first task of the
     # family that declares itself the dialogue default
     task: str | None = None
@@ -85,7 +88,6 @@ class DialogueGRPOSettings(TrainerSettings):
     max_steps: int = 100
     learning_rate: float = 1e-5
     temperature: float = 1.0
-    # evaluation (TrainerSettings'): None here means no evaluation
     interface: str = "tools"  # "tools": TRL's environment_factory; "text": P6a replies (rollout_func)
     max_tool_calls: int = 32  # tools: TRL's max_tool_calling_iterations (calls after the first reply)
 
