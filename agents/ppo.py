@@ -38,6 +38,9 @@ CHECKPOINT_FORMAT = "hear_gym-ppo-1"
 DEFAULT_POLICY = "mlp"
 WEIGHTS_FILE = "policy.safetensors"
 CONFIG_FILE = "policy.json"
+# the observation leaf that only a training env has: what a policy's critic alone sees
+# (agents.training_material.PrivilegedInfo); never in a checkpoint's observation
+PRIVILEGED_LEAF = "privileged"
 
 
 def _mlp_policy():
@@ -57,7 +60,8 @@ def ppo_policies(env_id: str) -> dict[str, PPOPolicy]:
 
 
 def space_shapes(space: gym.spaces.Dict) -> dict[str, list[int]]:
-    return {key: list(leaf.shape) for key, leaf in space.spaces.items()}
+    """Each leaf's shape, the training-only ``PRIVILEGED_LEAF`` aside (evaluations lack it)."""
+    return {key: list(leaf.shape) for key, leaf in space.spaces.items() if key != PRIVILEGED_LEAF}
 
 
 def save_policy(

@@ -23,7 +23,10 @@ A family declares its material the way it declares its agents: under the entry-p
   learning model's tokenizer holds as one token each (a compact prompt for small models);
 * ``audio_chat_agent``, ``audio_demos``, ``audio_grpo_tasks``: the same for audio-language models
   under A+T (``agents.audio_material``: the agent that plays them, their SFT demonstrations and
-  their GRPO tasks, each row's prompt naming its clip).
+  their GRPO tasks, each row's prompt naming its clip);
+* ``default_for``: the material (field names above, e.g. ``demos``, ``grpo_tasks``) for which
+  this family is the trainers' default when a run names no env or task (``default_env``,
+  ``default_task``); ``ppo_policies`` there makes it the default env of PPO.
 
 A family without the group has no material; a trainer then says which envs have what it needs.
 """
@@ -31,7 +34,7 @@ A family without the group has no material; a trainer then says which envs have 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -106,14 +109,28 @@ class DialogueTask:
 
 
 @dataclass(frozen=True)
+class PrivilegedInfo:
+    """What a policy's critic alone sees while it trains (an asymmetric actor-critic): ``encode``
+    turns the env's step ``info`` into ``size`` numbers in [0, 1] (e.g. the hidden state a
+    listener must infer), which the training envs add to the observation as the leaf
+    ``agents.ppo.PRIVILEGED_LEAF``. Evaluations never have it: the policy's actor must not read
+    it, and a checkpoint records the observation without it."""
+
+    size: int
+    encode: Callable[[dict[str, Any]], np.ndarray]
+
+
+@dataclass(frozen=True)
 class PPOPolicy:
     """A PPO policy network: ``load()`` returns its class (imported when used);
     ``extends``: the policy whose checkpoints it may start from (``--init-from``), with
-    ``extra_layers`` (name prefixes) keeping their initialization."""
+    ``extra_layers`` (name prefixes) keeping their initialization; ``privileged``: what its
+    critic alone sees in training (``PrivilegedInfo``)."""
 
     load: Callable[[], type]
     extends: str | None = None
     extra_layers: tuple[str, ...] = ()
+    privileged: PrivilegedInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +146,12 @@ class TrainingMaterial:
     audio_chat_agent: type | None = None
     audio_demos: AudioDemoSource | None = None
     audio_grpo_tasks: Mapping[str, AudioDecisionTask] = field(default_factory=dict)
+    default_for: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.default_for) - {f.name for f in fields(self)} - {"default_for"})
+        if unknown:
+            raise ValueError(f"default_for names {unknown}: not training material")
 
 
 NO_MATERIAL = TrainingMaterial()
@@ -170,6 +193,28 @@ def _task(kind: str, name: str):
     if name not in tasks:
         raise ValueError(f"task must be one of {sorted(tasks)}, got {name!r}")
     return tasks[name]
+
+
+def default_env(what: str) -> str:
+    """The env a trainer of ``what`` (a ``TrainingMaterial`` field: ``demos``, ``grpo_tasks``,
+    ``ppo_policies``, ...) uses when a run names none: the one whose family's material declares
+    itself the default for it (``default_for``). None or several: a clear error asking for one."""
+    claimed = [env_id for env_id in env_ids() if what in training_material(env_id).default_for]
+    if len(claimed) != 1:
+        why = "no family declares" if not claimed else f"{' and '.join(claimed)} each declare"
+        raise ValueError(
+            f"name the env: {why} itself the default for {what} (envs with it: {envs_with(what)})"
+        )
+    return claimed[0]
+
+
+def default_task(kind: str) -> str:
+    """The task a trainer of ``kind`` (``grpo_tasks``, ``audio_grpo_tasks``, ``dialogue_tasks``)
+    trains when a run names none: the first its default family (``default_env``) declares."""
+    tasks = getattr(training_material(default_env(kind)), kind)
+    if not tasks:
+        raise ValueError(f"name the task: the default family for {kind} declares none")
+    return next(iter(tasks))
 
 
 def envs_with(what: str) -> list[str]:

@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 from rich.table import Table
 
-from agents.ppo import DEFAULT_POLICY, EXTENDS
+from agents.ppo import DEFAULT_POLICY, ppo_policies
 from hear_gym.envs.hear2act.metrics import METRICS_BY_NAME, scenario_sums
 from hear_gym.envs.hear2act.user.engine import ReactionKind
 from hear_gym.envs.hear2act.user.states import ConcernState
@@ -23,7 +23,7 @@ LISTENER = "ask_unless_resolved"  # the rule listener (its own run: an env has o
 def audio_vs_transcript(records: list[dict], members: list[dict], variant: str, tag: str = "") -> dict:
     """Hear2Act, for one ``variant_of`` run played one way (``tag``: a key of ``PLAYERS``): the
     seed-averaged A+T policy minus the seed-averaged T policy (twin users; for a policy that
-    ``EXTENDS`` another with audio-only layers, that policy's T runs), paired by scenario (return
+    ``extends`` another with audio-only layers (``agents.ppo.ppo_policies``), that policy's T runs), paired by scenario (return
     and 1st%), minus ``ask_until_disclosed@T``, and each policy's return as a share of
     state_aware@T+S's. Where ``records`` hold the rule listener (``LISTENER``), also the ceiling
     of the A+T - T contrast: the listener minus the same T policies (what the best listener we
@@ -36,7 +36,8 @@ def audio_vs_transcript(records: list[dict], members: list[dict], variant: str, 
     heard = [r for r in twins if variant_of(r) == variant and r["settings"]["access"] == "A+T"]
     # a listening head has nothing to hear under T: the T twin of a policy is the one it extends
     policy = heard[0]["settings"].get("policy", DEFAULT_POLICY)
-    text_variant = variant_of({"settings": {**heard[0]["settings"], "policy": EXTENDS.get(policy, policy)}})
+    extends = ppo_policies(heard[0]["settings"]["env_id"])[policy].extends or policy
+    text_variant = variant_of({"settings": {**heard[0]["settings"], "policy": extends}})
     audio = [r["name"] + tag for r in heard]
     text = [
         r["name"] + tag for r in twins if variant_of(r) == text_variant and r["settings"]["access"] == "T"

@@ -9,7 +9,9 @@ module`` forms.
 * ``hear_gym`` never imports ``agents`` or ``training`` (the CLI finds them by entry point), and
   ``agents`` never imports ``training``;
 * ``training`` never imports a family (``hear_gym.envs.<family>`` or ``agents.<family>``): it finds
-  a family's training material through the registry (``agents.training_material``);
+  a family's training material through the registry (``agents.training_material``); nor names one
+  in a string (an env id or task as a default, an option value): docstrings may mention families
+  as examples, code may not;
 * no import cycles;
 * ``import hear_gym`` (and making every env) needs no torch.
 
@@ -19,6 +21,7 @@ Each rule is also shown to catch a violation planted in a temporary tree.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import textwrap
@@ -60,6 +63,35 @@ def _imports(root: Path, path: Path) -> set[str]:
             names.add(source)
             names.update(f"{source}.{a.name}" for a in node.names if a.name != "*")
     return {n for n in names if n.split(".")[0] in PACKAGES}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes of a module, its classes and functions."""
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+
+
+def _family_strings(path: Path, family_names: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(line, family) for each string in ``path``'s code, docstrings aside, that names a family:
+    its package name as a word of its own, any case (``"hear_gym/VoiceGate-v0"``,
+    ``"voicegate"``, ``"hear2act_dialogue"``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found += [
+                (node.lineno, name)
+                for name in family_names
+                if re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", node.value.lower())
+            ]
+    return found
 
 
 def _subpackages(root: Path, package: str) -> tuple[str, ...]:
@@ -133,6 +165,12 @@ def violations(root: Path) -> list[str]:
             if module.split(".")[0] == "training" and _within(name, families + agent_families):
                 line = f"training module {module} imports family module {_resolve(name, modules) or name}"
                 found += [line] if line not in found else []
+    family_names = tuple(f.rpartition(".")[2] for f in families)
+    for path in sorted((root / "training").rglob("*.py")) if (root / "training").is_dir() else ():
+        for line, name in _family_strings(path, family_names):
+            found.append(
+                f"training module {_module_name(root, path)} names family {name} in a string (line {line})"
+            )
     if cycle := _cycle(modules):
         found.append("import cycle: " + " -> ".join(cycle))
     return found
@@ -163,7 +201,7 @@ CLEAN = {
     "agents/beta/rule.py": "import hear_gym.envs.beta.env\n",
     "training/__init__.py": "",
     "training/ppo.py": "from agents import material\n",
-    "training/curve.py": "",
+    "training/curve.py": '"""Curves; a docstring may name a family as an example: Alpha."""\n',
 }
 
 PLANTED = {
@@ -206,6 +244,16 @@ PLANTED = {
         "training/curve.py",
         "import hear_gym.envs.alpha.env\n",
         "training module training.curve imports family module hear_gym.envs.alpha.env",
+    ),
+    "training naming a family in a string default": (
+        "training/curve.py",
+        'ENV_ID = "hear_gym/Alpha-v0"\n',
+        "training module training.curve names family alpha in a string",
+    ),
+    "training naming a family's task in a string": (
+        "training/curve.py",
+        'def run(task="alpha_dialogue"):\n    """A docstring may mention beta."""\n',
+        "training module training.curve names family alpha in a string",
     ),
     "cycle through a function-level import": (
         "training/curve.py",

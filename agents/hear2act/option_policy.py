@@ -12,6 +12,13 @@ The policy is permutation equivariant end to end: permuting the options in the o
 other logits and the value as they were; nothing about an option is learned per slot. The other
 11 actions (ask, clarify, confirm) and the value come from the context's latent.
 
+``--policy per_option_privileged`` is ``per_option`` with an asymmetric critic: in training its
+value network also reads the hidden concern state of the user's latest turn
+(``agents.hear2act.concern_state``, the training envs' ``agents.ppo.PRIVILEGED_LEAF``), so the
+advantages that teach the actor when to confirm are measured against a baseline that knows
+whether the user was satisfied. The actor's path never reads that leaf (tested), and a
+checkpoint plays without it: the critic then reads zeros, which no action depends on.
+
 ``--policy per_option_listening`` adds a listening head: the confirm logit also gets a term from
 a small network over the turn's audio leaves alone (``prosody``, ``prosody_vs_request``), so
 "confirm when the user sounds genuinely satisfied" has a path of its own instead of sharing the
@@ -39,6 +46,8 @@ from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPo
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 from torch import nn
 
+from agents.hear2act.concern_state import CONCERN_SIZE
+from agents.ppo import PRIVILEGED_LEAF
 from hear_gym.envs.hear2act.actions import CONFIRM, N_ACTIONS, RECOMMEND0
 from hear_gym.envs.hear2act.features import FIT_COLUMNS, OPTION_COLUMNS
 from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
@@ -65,21 +74,28 @@ class OptionRowsExtractor(BaseFeaturesExtractor):
     and leaves it as it was. (No parameters: SB3 shares this module between the policy and the
     value under three names, which safetensors refuses for tensors.)"""
 
-    def __init__(self, observation_space: gym.spaces.Dict, listen: bool = False) -> None:
-        leaves = observation_space.spaces
+    def __init__(self, observation_space: gym.spaces.Dict, listen: bool = False, privileged: int = 0) -> None:
+        # the training-only leaf joins the features last, for the critic alone (privileged numbers)
+        leaves = {k: leaf for k, leaf in observation_space.spaces.items() if k != PRIVILEGED_LEAF}
+        self.keys, self.privileged_dim = tuple(leaves), privileged
         self.row_width = row_width(observation_space)
         # less the rows and the recommend slice of the action mask, plus the current option's row
         total = sum(int(np.prod(leaf.shape)) for leaf in leaves.values())
         self.context_dim = total - N_CANDIDATES * (self.row_width + 1) + self.row_width
         self.audio_dim = sum(int(np.prod(leaves[key].shape)) for key in AUDIO_LEAVES) if listen else 0
-        super().__init__(observation_space, self.context_dim + N_CANDIDATES * self.row_width + self.audio_dim)
+        width = self.context_dim + N_CANDIDATES * self.row_width + self.audio_dim + privileged
+        super().__init__(observation_space, width)
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
         rows = option_rows(observations)
         current = (rows * observations["dialogue"][:, CURRENT].unsqueeze(-1)).sum(dim=1)
         audio = [observations[key].flatten(1) for key in AUDIO_LEAVES] if self.audio_dim else []
-        shared = shared_parts(observations, tuple(self._observation_space.spaces))
-        return torch.cat([*shared, current, rows.flatten(1), *audio], dim=1)
+        shared = shared_parts(observations, self.keys)
+        privileged = []
+        if self.privileged_dim:  # an evaluation has no such leaf: zeros, read by the critic only
+            leaf = observations.get(PRIVILEGED_LEAF)
+            privileged = [rows.new_zeros(len(rows), self.privileged_dim) if leaf is None else leaf.flatten(1)]
+        return torch.cat([*shared, current, rows.flatten(1), *audio, *privileged], dim=1)
 
 
 def option_rows(observations: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -127,12 +143,17 @@ class OptionLatent(MlpExtractor):
         row_width: int,
         carried_dim: int,
         net_arch: list[int] | dict[str, list[int]],
+        privileged_dim: int = 0,
     ) -> None:
-        super().__init__(order_free_dim + 2 * POOL_WIDTH, net_arch, nn.Tanh)
+        context_dim = order_free_dim + 2 * POOL_WIDTH
+        super().__init__(context_dim, net_arch, nn.Tanh)
         self.order_free_dim, self.row_width = order_free_dim, row_width
+        self.carried_dim, self.privileged_dim = carried_dim, privileged_dim
         self.pool = nn.Sequential(nn.Linear(row_width, POOL_WIDTH), nn.Tanh())
         self.hidden_dim_pi = self.latent_dim_pi  # the scorer's context width, before the rows
         self.latent_dim_pi += carried_dim
+        self.context_dim, self.net_arch = context_dim, net_arch  # the value MLP reads the context
+        # (and, with privileged_dim, the privileged numbers: PerOptionPolicy._build widens it)
 
     def context(self, features: torch.Tensor) -> torch.Tensor:
         rows_end = self.order_free_dim + N_CANDIDATES * self.row_width
@@ -141,11 +162,23 @@ class OptionLatent(MlpExtractor):
         return torch.cat([features[:, : self.order_free_dim], embedded.mean(1), embedded.amax(1)], dim=1)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        carried = features[:, self.order_free_dim :]
+        carried = features[:, self.order_free_dim : self.order_free_dim + self.carried_dim]
         return torch.cat([super().forward_actor(self.context(features)), carried], dim=1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        return super().forward_critic(self.context(features))
+        context = self.context(features)
+        if self.privileged_dim:
+            context = torch.cat([context, features[:, -self.privileged_dim :]], dim=1)
+        return super().forward_critic(context)
+
+
+def value_mlp(input_dim: int, net_arch: list[int] | dict[str, list[int]]) -> nn.Sequential:
+    """SB3's value MLP (``MlpExtractor.value_net``: tanh layers of ``net_arch``) on ``input_dim``."""
+    layers, last = [], input_dim
+    for width in net_arch.get("vf", []) if isinstance(net_arch, dict) else net_arch:
+        layers += [nn.Linear(last, width), nn.Tanh()]
+        last = width
+    return nn.Sequential(*layers)
 
 
 class OptionHead(nn.Module):
@@ -209,7 +242,9 @@ class PerOptionPolicy(MaskableMultiInputActorCriticPolicy):
     def _build_mlp_extractor(self) -> None:
         extractor = self.features_extractor
         carried = N_CANDIDATES * extractor.row_width + extractor.audio_dim
-        self.mlp_extractor = OptionLatent(extractor.context_dim, extractor.row_width, carried, self.net_arch)
+        self.mlp_extractor = OptionLatent(
+            extractor.context_dim, extractor.row_width, carried, self.net_arch, extractor.privileged_dim
+        )
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)  # the plain linear action net, then replaced with the head
@@ -224,6 +259,14 @@ class PerOptionPolicy(MaskableMultiInputActorCriticPolicy):
             head.listen[0].apply(partial(self.init_weights, gain=np.sqrt(2)))
             nn.init.zeros_(head.listen[-1].weight)
             nn.init.zeros_(head.listen[-1].bias)
+        latent = self.mlp_extractor
+        if latent.privileged_dim:
+            # the wider value MLP is drawn aside, so every other weight is drawn as per_option
+            # draws it: on one seed the two policies start from the same actor
+            with torch.random.fork_rng(devices=[]):
+                latent.value_net = value_mlp(latent.context_dim + latent.privileged_dim, latent.net_arch)
+                if self.ortho_init:
+                    latent.value_net.apply(partial(self.init_weights, gain=np.sqrt(2)))
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
 
@@ -245,3 +288,14 @@ class ListeningOptionPolicy(PerOptionPolicy):
                 f"the per_option_listening policy hears the audio leaves {list(AUDIO_LEAVES)}: train it "
                 "under access A or A+T (per_option is the same policy without them)"
             )
+
+
+class PrivilegedCriticOptionPolicy(PerOptionPolicy):
+    """``PerOptionPolicy`` whose critic also reads the hidden concern state in training (see the
+    module); the actor is ``per_option``'s, on the same leaves."""
+
+    def __init__(
+        self, observation_space: gym.spaces.Dict, action_space: gym.spaces.Discrete, *args, **kwargs
+    ):
+        kwargs["features_extractor_kwargs"] = {"privileged": CONCERN_SIZE}
+        super().__init__(observation_space, action_space, *args, **kwargs)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.audio_material import AudioDecisionTask
+from agents.hear2act.concern_state import PRIVILEGED_CONCERN
 from agents.hear2act.demos import DEMO_ACCESS, hear2act_demos
 from agents.hear2act.dialogue_task import DIALOGUE
 from agents.hear2act.llm import AudioLLMAgent, LLMAgent
@@ -118,6 +119,12 @@ def _per_option_policy() -> type:
     return PerOptionPolicy
 
 
+def _privileged_option_policy() -> type:
+    from agents.hear2act.option_policy import PrivilegedCriticOptionPolicy
+
+    return PrivilegedCriticOptionPolicy
+
+
 def _listening_option_policy() -> type:
     from agents.hear2act.option_policy import ListeningOptionPolicy
 
@@ -137,12 +144,14 @@ MATERIAL = TrainingMaterial(
     },
     dialogue_tasks={"hear2act_dialogue": DIALOGUE},
     # "per_option": a shared scorer over the options; "per_option_listening": the same with a
-    # listening head on the confirm logit, started from a per_option checkpoint
+    # listening head on the confirm logit, started from a per_option checkpoint;
+    # "per_option_privileged": per_option with a critic that also reads the hidden concern state
     ppo_policies={
         "per_option": PPOPolicy(_per_option_policy),
         "per_option_listening": PPOPolicy(
             _listening_option_policy, extends="per_option", extra_layers=("action_net.listen.",)
         ),
+        "per_option_privileged": PPOPolicy(_privileged_option_policy, privileged=PRIVILEGED_CONCERN),
     },
     corpus=corpus,
     audio_chat_agent=AudioLLMAgent,
@@ -153,4 +162,6 @@ MATERIAL = TrainingMaterial(
             eval_options=assent_eval_options,
         )
     },
+    # the default env of PPO and of dialogue GRPO (its hear2act_dialogue) when a run names none
+    default_for=frozenset({"ppo_policies", "dialogue_tasks"}),
 )

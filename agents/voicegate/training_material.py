@@ -57,4 +57,6 @@ MATERIAL = TrainingMaterial(
             eval_options=lambda options: {},
         )
     },
+    # the language-model trainers' default env and task (``voicegate``) when a run names none
+    default_for=frozenset({"demos", "grpo_tasks", "audio_demos", "audio_grpo_tasks"}),
 )

@@ -286,6 +286,7 @@ def train_dialogue_grpo_command(
         ),
     ] = "tools",
     max_tool_calls: Annotated[int, typer.Option(min=1, help="tools: tool-calling turns per dialogue.")] = 32,
+    progress: ProgressOption = True,
 ) -> None:
     """Multi-turn GRPO on whole Hear2Act dialogues (access T): the model plays the assistant turn
     by turn against the user engine; the user's tokens never enter the loss.
@@ -314,4 +315,5 @@ def train_dialogue_grpo_command(
         wandb_project=wandb_project if wandb else None,
         interface=interface,
         max_tool_calls=max_tool_calls,
+        progress=progress,
     )

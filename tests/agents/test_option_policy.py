@@ -1,6 +1,7 @@
 """The per_option PPO policy (agents.hear2act.option_policy): its option rows are the
 observation's, the policy is permutation equivariant end to end (options permuted in the
-observation permute their recommend logits and nothing else), it trains and plays through the checkpoint path, and it refuses other envs."""
+observation permute their recommend logits and nothing else), it trains and plays through the checkpoint path, and it refuses other envs. The privileged-critic variant's value reads the
+hidden concern state in training, its actions never do, and its checkpoint plays without it."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from agents.hear2act.option_policy import (  # noqa: E402
     RECOMMENDED,
     ListeningOptionPolicy,
     PerOptionPolicy,
+    PrivilegedCriticOptionPolicy,
 )
-from agents.ppo import PPOAgent, read_config  # noqa: E402
+from agents.ppo import PRIVILEGED_LEAF, PPOAgent, ppo_policies, read_config  # noqa: E402
 from hear_gym.envs.hear2act.actions import CONFIRM, RECOMMEND0  # noqa: E402
 from hear_gym.envs.hear2act.features import FIT_COLUMNS, OPTION_COLUMNS  # noqa: E402
 from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES  # noqa: E402
+from training.ppo.envs import PrivilegedObservation  # noqa: E402
 from training.ppo.train import PPOSettings, train  # noqa: E402
 
 HEAR2ACT = {"feedback": "prosody", "turn_cost": 0.02}
@@ -213,3 +216,54 @@ def test_a_listening_policy_starts_from_a_per_option_checkpoint(tmp_path):
 def test_the_listening_policy_needs_audio():
     with pytest.raises(ValueError, match="under access A or A"):
         PPOSettings(out="unused", env_options=HEAR2ACT, policy="per_option_listening")
+
+
+def _privileged_policy(access: str = "T", randomized: bool = True):
+    """The per_option_privileged policy on a training env's observation (with the privileged leaf)."""
+    privileged = ppo_policies("hear_gym/Hear2Act-v0")["per_option_privileged"].privileged
+    env = PrivilegedObservation(
+        gym.make("hear_gym/Hear2Act-v0", access=access, observation="features", **HEAR2ACT), privileged
+    )
+    obs, _ = env.reset(seed=4)
+    obs, *_ = env.step(RECOMMEND0 + 2)
+    policy = PrivilegedCriticOptionPolicy(
+        env.observation_space, env.action_space, lambda _: 3e-4, net_arch=[32, 32]
+    )
+    return (_randomized(policy) if randomized else policy), obs
+
+
+def test_the_privileged_critic_reads_the_concern_state_and_the_actor_never_does():
+    torch.manual_seed(3)
+    policy, obs = _privileged_policy(randomized=False)
+    torch.manual_seed(3)
+    plain, _ = _policy()
+    theirs = plain.state_dict()
+    actor = {k: v for k, v in policy.state_dict().items() if not k.startswith("mlp_extractor.value_net")}
+    assert actor.keys() <= theirs.keys()
+    for key, weights in actor.items():  # on one seed it starts from per_option's very weights
+        torch.testing.assert_close(weights, theirs[key], rtol=0, atol=0)
+    _randomized(policy)
+    assert obs[PRIVILEGED_LEAF].sum() == 1.0  # the user's latest delivery label, one-hot
+    logits, value = _logits_and_value(policy, obs)
+    for label in range(len(obs[PRIVILEGED_LEAF])):
+        other = {**obs, PRIVILEGED_LEAF: np.eye(len(obs[PRIVILEGED_LEAF]), dtype=np.float32)[label]}
+        other_logits, other_value = _logits_and_value(policy, other)
+        np.testing.assert_array_equal(other_logits, logits)  # the actor: not a bit changes
+        if not np.array_equal(other[PRIVILEGED_LEAF], obs[PRIVILEGED_LEAF]):
+            assert other_value != pytest.approx(value, abs=1e-6)  # the critic: it reads the state
+    # an evaluation's observation has no such leaf: the same actions
+    public = {key: value for key, value in obs.items() if key != PRIVILEGED_LEAF}
+    np.testing.assert_array_equal(_logits_and_value(policy, public)[0], logits)
+
+
+@pytest.mark.slow
+def test_a_privileged_critic_trains_on_the_leaf_and_its_checkpoint_plays_without_it(tmp_path):
+    tiny = dict(total_steps=128, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, eval_every=0, eval_limit=2)
+    settings = PPOSettings(
+        out=tmp_path, env_options=HEAR2ACT, policy="per_option_privileged", wandb_project=None, progress=False
+    )
+    settings = PPOSettings(**{**settings.to_json(), "net_arch": (32, 32), **tiny})
+    result = train(settings)
+    config = read_config(tmp_path / "checkpoints" / "final")
+    assert PRIVILEGED_LEAF not in config["observation_shapes"]  # the checkpoint is the public actor
+    assert result["metrics"]["1st%"]["n_scenarios"] == 2  # played through the runner, no leaf

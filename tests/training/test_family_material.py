@@ -20,6 +20,7 @@ from agents.ppo import ppo_policies
 from agents.training_material import TrainingMaterial, grpo_task, training_material
 from training import tiny_model
 from training.llm import audio_grpo, audio_sft, dialogue_grpo, grpo, sft
+from training.llm import settings as llm_settings
 from training.llm.common import chat_agent
 from training.ppo.settings import PPOSettings
 
@@ -143,6 +144,7 @@ TOY_PACKAGE = {
             dialogue_tasks={"toy_dialogue": DIALOGUE},
             ppo_policies={"toy_net": PPOPolicy(lambda: ToyPolicy)},
             corpus=lambda: ["toy words for a toy tokenizer"],
+            default_for=frozenset({"dialogue_tasks"}),  # as Hear2Act does: no default dialogue task
             audio_chat_agent=ToyAudioAgent,
             audio_demos=AudioDemoSource(check_audio_demos, toy_audio_demos),
             audio_grpo_tasks={
@@ -180,8 +182,7 @@ def toy_family(tmp_path, monkeypatch):
 @pytest.fixture
 def any_model(monkeypatch):
     """The settings' model check passes: this test is about the material, not the model."""
-    for trainer in (sft, grpo, audio_sft, audio_grpo):
-        monkeypatch.setattr(trainer, "check_model_folder", str)
+    monkeypatch.setattr(llm_settings, "check_model_folder", str)
     return "a-model"
 
 
@@ -291,3 +292,20 @@ def test_a_family_without_material_is_refused_in_one_line(any_model, tmp_path):
         audio_grpo.AudioGRPOSettings(out=tmp_path / "ag", model=any_model, task="onset_decision")
     with pytest.raises(ValueError, match="an audio chat agent plays saved audio models on"):
         audio_sft.audio_player(ONSET_ID)
+
+
+def test_a_default_two_families_claim_must_be_named(toy_family, tmp_path):
+    """The toy claims the dialogue default beside Hear2Act: a run must name its task; and a
+    material that would be the default for what is not material is refused."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    with pytest.raises(
+        ValueError, match="name the env: .*Hear2Act.* and .*Toy.* each declare itself the default"
+    ):
+        dialogue_grpo.DialogueGRPOSettings(out=tmp_path / "d", model=model)
+    assert dialogue_grpo.DialogueGRPOSettings(
+        out=tmp_path / "d", model=model, task="toy_dialogue", n_scenarios=1
+    )
+    with pytest.raises(ValueError, match=r"default_for names \['recipes'\]: not training material"):
+        TrainingMaterial(default_for=frozenset({"recipes"}))

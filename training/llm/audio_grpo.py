@@ -25,8 +25,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -43,18 +42,11 @@ from training.llm.audio_sft import (
     load_audio_policy,
     stack_audio,
 )
-from training.llm.common import (
-    EvalSettings,
-    LoraSettings,
-    check_group_batch,
-    check_model_folder,
-    grpo_arguments,
-    run_training,
-    trainer_device,
-)
+from training.llm.common import grpo_arguments, run_training
 from training.llm.grpo import end_of_turn_ids
 from training.llm.paired_grpo import PairedGRPOTrainer
 from training.llm.run_folder import finish_curve, start_curve
+from training.llm.settings import GRPOBaseSettings
 from training.llm.start_model import start_folder
 
 
@@ -147,54 +139,24 @@ class AudioPairedGRPOTrainer(AudioGRPOMixin, PairedGRPOTrainer):
     hear the same-speaker clip and the K/2 of x- the switched one; the words are the same."""
 
 
-@dataclass
-class AudioGRPOSettings:
-    """The knobs of ``training.llm.grpo.GRPOSettings`` that apply to an audio model under A+T; paired
-    by default. Generation runs in transformers (no vLLM: it has no audio path here)."""
+@dataclass(kw_only=True)
+class AudioGRPOSettings(GRPOBaseSettings):
+    """``GRPOBaseSettings`` for an audio-language checkpoint (Qwen2-Audio layout) or an SFT
+    adapter over one, under A+T; paired by default. Generation runs in transformers (no vLLM:
+    it has no audio path here)."""
 
-    out: Path
-    model: str  # an audio-language checkpoint (Qwen2-Audio layout), or an SFT adapter over one
-    task: str = "voicegate"  # an audio GRPO task some family's training material declares
-    families: tuple[str, ...] | None = None  # the task's item families (VoiceGate's); None: its default
-    env_options: dict[str, Any] = field(default_factory=dict)  # the task's (Hear2Act: reward, turn_cost)
     paired: bool = True
-    item_limit: int | None = None  # first N pairs or unpaired items (plain: each side a row)
-    num_generations: int = 8  # K; paired: K/2 per side
-    batch_size: int = 16  # completions per device and step (a multiple of K)
-    max_completion_length: int = 96
-    max_steps: int = 50
-    learning_rate: float = 1e-5
-    temperature: float = 1.0
-    beta: float = 0.0  # KL weight (0: no reference model)
-    lora: LoraSettings = field(default_factory=LoraSettings)
-    evaluation: EvalSettings = field(default_factory=EvalSettings)
-    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
-    seed: int = 0
-    wandb_project: str | None = "hear-gym"
-    progress: bool = True
 
-    def __post_init__(self) -> None:
-        self.out = Path(self.out)
-        self.families = None if self.families is None else tuple(self.families)
+    TASKS = "audio_grpo_tasks"
+
+    def check(self) -> None:
+        super().check()
         env_id, task = audio_grpo_task(self.task)
         audio_player(env_id)  # a family without an audio agent cannot evaluate what it trains
         self.env_options = task.check(self)
         self.lora, self.evaluation = audio_nested_settings(
             self.lora, self.evaluation, task.eval_options(self.env_options)
         )
-        if self.num_generations < 2 or (self.paired and self.num_generations % 2):
-            raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
-        check_group_batch(self.batch_size, self.num_generations)
-        for name in ("max_completion_length", "max_steps"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
-        if self.learning_rate <= 0 or self.temperature <= 0:
-            raise ValueError("learning_rate and temperature must be > 0")
-        trainer_device(self.device)  # a device this machine lacks: refused now
-        self.model = check_model_folder(self.model)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "out": str(self.out)}
 
 
 def make_grpo_trainer(settings: AudioGRPOSettings, rows, clips: Clips, reward, policy, callbacks=()):

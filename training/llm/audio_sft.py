@@ -23,8 +23,7 @@ Play the result with ``hear-gym eval --env ENV --cell audio_llm@A+T --llm-client
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -42,13 +41,12 @@ from training.llm.common import (
     EvalSettings,
     LoraSettings,
     Player,
-    check_model_folder,
     nested_settings,
     run_training,
     sft_arguments,
-    trainer_device,
 )
 from training.llm.run_folder import finish_curve, start_curve
+from training.llm.settings import SFTBaseSettings
 
 AUDIO_EVAL_AGENT = "audio_llm"  # the entry-point name of the family's audio_chat_agent
 IGNORE = -100
@@ -157,51 +155,24 @@ class AudioSFTCollator:
         return {**batch, **stack_audio(encoded)}
 
 
-@dataclass
-class AudioSFTSettings:
-    """What ``train_audio_sft`` takes: the env whose family demonstrates, its item families and env
-    options, LoRA, the optimizer, the held-out evaluation (under A+T unless ``evaluation.access``
-    says A)."""
+@dataclass(kw_only=True)
+class AudioSFTSettings(SFTBaseSettings):
+    """What ``train_audio_sft`` takes: ``SFTBaseSettings`` on an audio-language checkpoint
+    (Qwen2-Audio layout) or an adapter over one, an env whose family declares ``audio_demos``
+    and its A+T env options, and the source's item families; evaluated under A+T unless
+    ``evaluation.access`` says A."""
 
-    out: Path
-    model: str  # an audio-language checkpoint (Qwen2-Audio layout) or an adapter over one
-    env_id: str = "hear_gym/VoiceGate-v0"  # an env whose family declares audio_demos
-    env_options: dict[str, Any] = field(default_factory=dict)  # gym.make kwargs of its A+T env
-    families: tuple[str, ...] | None = None  # the source's item families (VoiceGate's); None: its default
-    demo_limit: int | None = None  # N train items, a seeded sample across the families
-    epochs: float = 3.0
-    max_steps: int | None = None
-    learning_rate: float = 1e-4
-    batch_size: int = 8
-    gradient_accumulation: int = 1
-    lora: LoraSettings = field(default_factory=LoraSettings)
-    evaluation: EvalSettings = field(default_factory=EvalSettings)
-    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
-    seed: int = 0
-    wandb_project: str | None = "hear-gym"
-    progress: bool = True
+    families: tuple[str, ...] | None = None  # the source's item families; None: its default
 
-    def __post_init__(self) -> None:
-        self.out = Path(self.out)
+    DEMOS = "audio_demos"
+
+    def check(self) -> None:
+        super().check()
         self.families = None if self.families is None else tuple(self.families)
         source = audio_demo_source(self.env_id)
         audio_player(self.env_id)  # a family without an audio agent cannot evaluate what it trains
         self.lora, self.evaluation = audio_nested_settings(self.lora, self.evaluation, self.env_options)
-        if self.epochs <= 0 or self.learning_rate <= 0:
-            raise ValueError("epochs and learning_rate must be > 0")
-        if self.max_steps is not None and self.max_steps < 1:
-            raise ValueError("max_steps must be >= 1 (or None: train for the epochs)")
-        if self.demo_limit is not None and self.demo_limit < 1:
-            raise ValueError("demo_limit must be >= 1 (or None: every train item)")
-        for name in ("batch_size", "gradient_accumulation"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
         source.check(self)
-        trainer_device(self.device)  # a device this machine lacks: refused now
-        self.model = check_model_folder(self.model)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "out": str(self.out)}
 
 
 def audio_nested_settings(

@@ -45,21 +45,13 @@ envs' resets).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.training_material import dialogue_task
+from agents.training_material import default_task, dialogue_task
 from hear_gym.core.registry import family
-from training.llm.common import (
-    EvalSettings,
-    LoraSettings,
-    Player,
-    device_arguments,
-    evaluation_rows,
-    trained_on,
-    trainer_device,
-)
+from training.llm.common import Player, device_arguments, evaluation_rows, trained_on
 from training.llm.dialogue_rollout import DialogueRollout, episode_return_reward
 from training.llm.dialogue_tools import EpisodeHistory, ToolsCurveLog, evaluate_tools, tools_dataset
 from training.llm.run_folder import (
@@ -71,16 +63,21 @@ from training.llm.run_folder import (
     read_curve,
     start_curve,
 )
+from training.llm.settings import TrainerSettings
 
 INTERFACES = ("tools", "text")
 
 
 # -- 1. settings -------------------------------------------------------------------------------
-@dataclass
-class DialogueGRPOSettings:
-    out: Path
-    model: Path  # a local transformers causal LM folder with a chat template
-    task: str = "hear2act_dialogue"  # a dialogue task some family's training material declares
+@dataclass(kw_only=True)
+class DialogueGRPOSettings(TrainerSettings):
+    """``TrainerSettings`` (here ``model`` is a local transformers causal LM folder with a chat
+    template, kept as a Path, and ``evaluation`` may be None: no evaluation) and the dialogue
+    task's knobs; groups, the token cap and steps count whole dialogues."""
+
+    # a dialogue task some family's training material declares; None: the first task of the
+    # family that declares itself the dialogue default
+    task: str | None = None
     # the env's kwargs (Hear2Act: feedback, reward, turn_cost, max_turns, invalid_action_penalty,
     # patience); None: the task's defaults
     env_options: dict[str, Any] | None = None
@@ -91,29 +88,16 @@ class DialogueGRPOSettings:
     max_steps: int = 100
     learning_rate: float = 1e-5
     temperature: float = 1.0
-    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
-    seed: int = 0
-    lora: LoraSettings = field(default_factory=LoraSettings)
-    evaluation: EvalSettings | None = field(default_factory=EvalSettings)  # None: no evaluation
-    wandb_project: str | None = "hear-gym"  # None: no W&B
     interface: str = "tools"  # "tools": TRL's environment_factory; "text": P6a replies (rollout_func)
     max_tool_calls: int = 32  # tools: TRL's max_tool_calling_iterations (calls after the first reply)
 
-    def __post_init__(self) -> None:
-        self.out, self.model = Path(self.out), Path(self.model)
+    def check(self) -> None:
+        if self.task is None:
+            self.task = default_task("dialogue_tasks")
         env_id, task = dialogue_task(self.task)
         self.env_options = dict(task.default_options if self.env_options is None else self.env_options)
-        if isinstance(self.lora, dict):
-            self.lora = LoraSettings(**self.lora)
-        if isinstance(self.evaluation, dict):
-            self.evaluation = EvalSettings(**self.evaluation)
         if self.evaluation is not None:
             self.evaluation = self.evaluation.resolved(task.access, self.env_options)
-        trainer_device(self.device)  # a device this machine lacks: refused now
-        if not (self.model / "config.json").is_file():
-            raise ValueError(
-                f"model must be a local model folder (with config.json); got {str(self.model)!r}"
-            )
         task.check_options(self.env_options)
         for name in ("n_scenarios", "scenarios_per_step", "max_completion_length", "max_steps"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
@@ -130,8 +114,11 @@ class DialogueGRPOSettings:
         if self.learning_rate <= 0 or self.temperature <= 0:
             raise ValueError("learning_rate and temperature must be > 0")
 
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "out": str(self.out), "model": str(self.model)}
+    def checked_model(self) -> Path:
+        model = Path(self.model)
+        if not (model / "config.json").is_file():
+            raise ValueError(f"model must be a local model folder (with config.json); got {str(model)!r}")
+        return model
 
 
 # -- 2. the dataset's scenarios ------------------------------------------------------------------
@@ -168,7 +155,7 @@ def grpo_config(settings: DialogueGRPOSettings):
         data_seed=settings.seed,
         logging_steps=1,
         save_strategy="no",
-        disable_tqdm=True,
+        disable_tqdm=not settings.progress,
         run_name=settings.out.name,
         **device_arguments(settings.device),
     )

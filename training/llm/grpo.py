@@ -27,73 +27,37 @@ listening model to pay off. See docs/post-training.md.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from agents.training_material import grpo_task
-from training.llm.common import (
-    EvalSettings,
-    LoraSettings,
-    PeriodicEvaluation,
-    check_group_batch,
-    check_model_folder,
-    grpo_arguments,
-    nested_settings,
-    run_training,
-    trainer_device,
-)
+from training.llm.common import PeriodicEvaluation, grpo_arguments, run_training
 from training.llm.paired_grpo import PairedGRPOTrainer
 from training.llm.run_folder import finish_curve, start_curve
+from training.llm.settings import GRPOBaseSettings
 from training.llm.start_model import load_text_model, start_folder
 
 VLLM_MODES = (None, "colocate", "server")
 
 
-@dataclass
-class GRPOSettings:
-    out: Path
-    model: str
-    task: str = "voicegate"  # a GRPO task some family's training material declares
-    families: tuple[str, ...] | None = None  # the task's item families (VoiceGate's); None: its default
-    env_options: dict[str, Any] = field(default_factory=dict)  # Hear2Act assent: reward, turn_cost, ...
+@dataclass(kw_only=True)
+class GRPOSettings(GRPOBaseSettings):
     state_probe: str | None = None  # Hear2Act assent through T+S^: a concern-probe checkpoint
-    paired: bool = False
-    item_limit: int | None = None  # first N pairs or unpaired items (plain: each side a row)
-    num_generations: int = 8  # K; paired: K/2 per side
-    batch_size: int = 16  # completions per device and step (a multiple of K)
-    max_completion_length: int = 96
-    max_steps: int = 50
-    learning_rate: float = 1e-5
-    temperature: float = 1.0
-    beta: float = 0.0  # KL weight (0: no reference model)
     vllm_mode: str | None = None  # None: generate with transformers
-    lora: LoraSettings = field(default_factory=LoraSettings)
-    evaluation: EvalSettings = field(default_factory=EvalSettings)
     eval_every: int = 0  # optimizer steps between held-out evaluations (0: only before and after)
-    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
-    seed: int = 0
-    wandb_project: str | None = "hear-gym"
-    progress: bool = True
 
-    def __post_init__(self) -> None:
-        self.out = Path(self.out)
-        self.families = None if self.families is None else tuple(self.families)
-        self.lora, self.evaluation = nested_settings(self.lora, self.evaluation)
+    TASKS = "grpo_tasks"
+
+    def check(self) -> None:
+        super().check()
         _, task = grpo_task(self.task)
         self.state_probe = None if self.state_probe is None else str(self.state_probe)
         self.env_options = task.check(self)
         self.evaluation = self.evaluation.resolved(
             task.access(self), task.eval_options(self.env_options), self.state_probe
         )
-        if self.num_generations < 2 or (self.paired and self.num_generations % 2):
-            raise ValueError("num_generations must be >= 2, and even for paired GRPO (K/2 per side)")
-        check_group_batch(self.batch_size, self.num_generations)
         if self.eval_every < 0:
             raise ValueError("eval_every must be >= 0")
-        for name in ("max_completion_length", "max_steps"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
         if self.vllm_mode not in VLLM_MODES:
             raise ValueError(f"vllm_mode must be one of {VLLM_MODES}")
         if self.paired and self.vllm_mode == "server":
@@ -101,11 +65,6 @@ class GRPOSettings:
                 "paired GRPO cannot use vLLM server mode (it samples a whole group from one "
                 "prompt, which breaks pairing); use vllm_mode='colocate'"
             )
-        trainer_device(self.device)  # a device this machine lacks: refused now
-        self.model = check_model_folder(self.model)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "out": str(self.out)}
 
 
 # -- the trainer ----------------------------------------------------------------------------------

@@ -17,12 +17,17 @@ from hear_gym.core.run_folder import open_append, run_folder_lock, strict_json, 
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
 from training.curve_rows import clear_after, finite, kept_rows, read_rows
+from training.run_settings import RUN_TIME as WATCHING
+from training.run_settings import what_is_trained
 
 CURVE_FILE = "curve.jsonl"
 WANDB_STEP = "global_step"  # the x-axis of every W&B chart of a language-model run
 SETTINGS_FILE = "settings.json"
 TRAINER_DIR = "trainer"  # TRL's output_dir: its checkpoints
 FINAL_DIR = "final"
+# settings that say how a run is watched and where it trains, not what: a folder resumes whatever
+# they are now (a folder written before ``device`` existed resumes on the device chosen now)
+RUN_TIME = (*WATCHING, "device")
 
 
 def checkpoint_arguments(every: int) -> dict[str, Any]:
@@ -96,10 +101,6 @@ def last_checkpoint(out: Path) -> str | None:
     return None if newest is None else str(newest)
 
 
-def _what_is_trained(settings_json: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in settings_json.items() if k not in ("progress", "wandb_project")}
-
-
 def _prepare_folder(out: Path, record: dict[str, Any], final_evaluated: bool) -> str | None:
     """Write the run's settings and curve into ``out``; the checkpoint to resume from. A folder
     that holds this run (same settings), interrupted, keeps its curve rows up to TRL's last
@@ -115,8 +116,8 @@ def _prepare_folder(out: Path, record: dict[str, Any], final_evaluated: bool) ->
             raise ValueError(
                 f"{saved_path}: not valid JSON ({exc.msg}, line {exc.lineno}); choose a new folder"
             ) from None
-        if not isinstance(saved, dict) or _what_is_trained(saved.get("settings") or {}) != _what_is_trained(
-            record["settings"]
+        if not isinstance(saved, dict) or what_is_trained(saved.get("settings") or {}, RUN_TIME) != (
+            what_is_trained(record["settings"], RUN_TIME)
         ):
             raise FileExistsError(f"{out} already holds a different training run; choose a new folder")
         rows = read_rows(curve_path)

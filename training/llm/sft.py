@@ -19,71 +19,37 @@ Play the result anywhere with ``hear-gym eval --cell llm@ACCESS --llm-client hf:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from agents.training_material import DemoSource, envs_with, training_material
-from training.llm.common import (
-    EvalSettings,
-    LoraSettings,
-    PeriodicEvaluation,
-    check_model_folder,
-    nested_settings,
-    run_training,
-    sft_arguments,
-    trainer_device,
-)
+from training.llm.common import PeriodicEvaluation, run_training, sft_arguments
 from training.llm.demos import write_jsonl
 from training.llm.run_folder import finish_curve, start_curve
+from training.llm.settings import SFTBaseSettings
 from training.llm.start_model import load_text_model, start_folder
 
 DEMOS_FILE = "demos.jsonl"
 
 
-@dataclass
-class SFTSettings:
-    out: Path
-    model: str
-    env_id: str = "hear_gym/VoiceGate-v0"
-    env_options: dict[str, Any] = field(default_factory=dict)  # gym.make kwargs (Hear2Act: feedback)
-    demo_limit: int | None = None  # the family's source: VoiceGate N items (seeded), Hear2Act N dialogues
-    epochs: float = 3.0
-    max_steps: int | None = None  # stop after N optimizer steps (before the epochs end)
-    learning_rate: float = 1e-4
-    batch_size: int = 8
-    gradient_accumulation: int = 1
+@dataclass(kw_only=True)
+class SFTSettings(SFTBaseSettings):
     max_length: int = 4096
-    lora: LoraSettings = field(default_factory=LoraSettings)
-    evaluation: EvalSettings = field(default_factory=EvalSettings)
     eval_every: int = 0  # optimizer steps between held-out evaluations (0: only before and after)
-    device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
-    seed: int = 0
-    wandb_project: str | None = "hear-gym"
-    progress: bool = True
 
-    def __post_init__(self) -> None:
-        self.out = Path(self.out)
+    DEMOS = "demos"
+
+    def check(self) -> None:
+        super().check()
         demos = demo_source(self.env_id)
-        self.lora, self.evaluation = nested_settings(self.lora, self.evaluation)
         # the trained model is evaluated in the condition its experts demonstrate under
         self.evaluation = self.evaluation.resolved(demos.access, self.env_options)
-        if self.epochs <= 0 or self.learning_rate <= 0:
-            raise ValueError("epochs and learning_rate must be > 0")
         if self.eval_every < 0:
             raise ValueError("eval_every must be >= 0")
-        if self.max_steps is not None and self.max_steps < 1:
-            raise ValueError("max_steps must be >= 1 (or None: train for the epochs)")
-        for name in ("batch_size", "gradient_accumulation", "max_length"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
+        if self.max_length < 1:
+            raise ValueError("max_length must be >= 1")
         if "split" in self.env_options:
             raise ValueError("demonstrations come from the 'train' split; do not set split")
-        trainer_device(self.device)  # a device this machine lacks: refused now
-        self.model = check_model_folder(self.model)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "out": str(self.out)}
 
 
 # -- 2. demonstrations -------------------------------------------------------------------------

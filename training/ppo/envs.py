@@ -17,6 +17,8 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecNormalize
 
+from agents.ppo import PRIVILEGED_LEAF, ppo_policies
+from agents.training_material import PrivilegedInfo
 from hear_gym.wrappers.episode_record import EPISODE_RECORD_KEY, MoveEpisodeRecord
 
 RECORD_KEY = EPISODE_RECORD_KEY
@@ -38,15 +40,42 @@ class EnvSettings(Protocol):
     normalize_observation: bool
     gamma: float
     seed: int
+    policy: str
 
     def training_env_options(self) -> dict[str, Any]: ...
 
 
-def make_training_env(env_id: str, access: str, env_options: dict[str, Any]) -> gym.Env:
+def make_training_env(
+    env_id: str, access: str, env_options: dict[str, Any], privileged: PrivilegedInfo | None = None
+) -> gym.Env:
     env = gym.make(
         env_id, access=access, observation="features", split="train", disable_env_checker=True, **env_options
     )
+    if privileged is not None:
+        env = PrivilegedObservation(env, privileged)
     return EpisodeReplay(Monitor(MoveEpisodeRecord(env, RECORD_KEY)))
+
+
+class PrivilegedObservation(gym.Wrapper):
+    """Adds ``PRIVILEGED_LEAF``: what the policy's critic alone sees, encoded from the step's
+    ``info`` (``PrivilegedInfo``; training envs only)."""
+
+    def __init__(self, env: gym.Env, privileged: PrivilegedInfo) -> None:
+        super().__init__(env)
+        self.privileged = privileged
+        leaf = gym.spaces.Box(0.0, 1.0, (privileged.size,), np.float32)
+        self.observation_space = gym.spaces.Dict({**env.observation_space.spaces, PRIVILEGED_LEAF: leaf})
+
+    def _with_leaf(self, observation: dict, info: dict) -> dict:
+        return {**observation, PRIVILEGED_LEAF: np.asarray(self.privileged.encode(info), np.float32)}
+
+    def reset(self, **kwargs):
+        observation, info = self.env.reset(**kwargs)
+        return self._with_leaf(observation, info), info
+
+    def step(self, action):
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        return self._with_leaf(observation, info), reward, terminated, truncated, info
 
 
 class EpisodeReplay(gym.Wrapper):
@@ -95,8 +124,9 @@ def measured_leaves(space: gym.spaces.Dict) -> list[str]:
 def make_vec_env(settings: EnvSettings):
     """The training envs; with ``normalize_observation``, under a ``VecNormalize`` that
     standardizes the measured leaves (rewards stay as the env gives them)."""
+    privileged = ppo_policies(settings.env_id)[settings.policy].privileged
     build = functools.partial(
-        make_training_env, settings.env_id, settings.access, settings.training_env_options()
+        make_training_env, settings.env_id, settings.access, settings.training_env_options(), privileged
     )
     if settings.vec_env == "subproc":
         build = functools.partial(_in_one_thread, build)

@@ -13,15 +13,12 @@ from hear_gym.core.run_folder import write_json_atomic
 from training.curve_rows import clear_after, kept_rows, read_rows
 from training.ppo.curve import CURVE_FILE
 from training.ppo.resume import latest_resume_state, resume_step
+from training.run_settings import what_is_trained
 
 if TYPE_CHECKING:
     from training.ppo.settings import PPOSettings
 
 SETTINGS_FILE = "settings.json"
-
-
-def _what_is_trained(settings_json: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in settings_json.items() if k not in ("progress", "wandb_project")}
 
 
 # settings added since the first runs whose default is not how those runs trained
@@ -51,7 +48,7 @@ def prior_run(settings: PPOSettings) -> dict[str, Any] | None:
     curve, saved = settings.out / CURVE_FILE, settings.out / SETTINGS_FILE
     if not (curve.exists() or saved.exists()):
         return None
-    same = saved.exists() and _what_is_trained(_saved_settings(saved, type(settings))) == _what_is_trained(
+    same = saved.exists() and what_is_trained(_saved_settings(saved, type(settings))) == what_is_trained(
         settings.to_json()
     )
     final = [

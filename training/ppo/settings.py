@@ -1,26 +1,29 @@
 """Step 1 of ``training.ppo.train``: ``PPOSettings``, everything one PPO run is, checked when it is made
 (before anything is written): the env (id, access condition, ``gym.make`` options), PPO's
-hyperparameters, the policy network, the seed, evaluations, the output folder, the backend and the
-device."""
+hyperparameters, the policy network, evaluations, the backend and the device; the output folder,
+the seed, W&B and progress bars are every trainer's (``training.run_settings.RunSettings``)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents.device import resolve_device
 from agents.ppo import DEFAULT_POLICY, ppo_policies, read_config
+from agents.training_material import default_env
 from hear_gym.core.registry import family
 from training.ppo.envs import VEC_ENVS, make_training_env, measured_leaves
+from training.run_settings import RunSettings
 
 BACKEND_NAMES = ("sb3", "rllib")  # training.ppo.train.BACKENDS loads each
 
 
-@dataclass
-class PPOSettings:
-    out: Path
-    env_id: str = "hear_gym/Hear2Act-v0"
+@dataclass(kw_only=True)
+class PPOSettings(RunSettings):
+    # a registered env; None: the family that declares itself PPO's default (its material's
+    # default_for names ppo_policies)
+    env_id: str | None = None
     access: str = "T"
     env_options: dict[str, Any] = field(default_factory=dict)  # gym.make kwargs: feedback, reward, ...
     # gym.make kwargs of the training envs only, never of the evaluations (Hear2Act:
@@ -37,15 +40,12 @@ class PPOSettings:
     ent_coef: float = 0.01
     net_arch: tuple[int, ...] = (64, 64)
     policy: str = "mlp"  # a name of agents.ppo.ppo_policies(env_id); "per_option": Hear2Act's option scorer
-    seed: int = 0
     eval_every: int = 10_000  # steps; 0: only after training
     eval_split: str = "test"
     eval_limit: int | None = None  # first N held-out episodes
     # copy the evaluated checkpoint with the best held-out return to checkpoints/best at the end
     # (curve.best_evaluated); choose on eval_split="dev" so the test report stays untouched
     keep_best: bool = False
-    wandb_project: str | None = "hear-gym"  # None: no W&B
-    progress: bool = True
     backend: str = "sb3"  # one of BACKEND_NAMES (training.ppo.train.BACKENDS loads each)
     env_runners: int = 0  # rllib: remote processes that sample; 0: sample in the driver
     # sb3: auto, cpu, cuda or cuda:N (agents.device). The CPU by default: these small MLPs update
@@ -60,7 +60,9 @@ class PPOSettings:
     init_from: str | None = None
 
     def __post_init__(self) -> None:
-        self.out = Path(self.out)
+        super().__post_init__()
+        if self.env_id is None:
+            self.env_id = default_env("ppo_policies")
         env_family = family(self.env_id)
         env_family.check_access(self.access)
         if self.vec_env not in VEC_ENVS:
@@ -143,7 +145,7 @@ class PPOSettings:
             )
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "out": str(self.out), "net_arch": list(self.net_arch)}
+        return {**super().to_json(), "net_arch": list(self.net_arch)}
 
     def training_env_options(self) -> dict[str, Any]:
         return {**self.env_options, **self.train_env_options}
