@@ -63,7 +63,7 @@ def test_sft_teaches_a_model_from_scratch_the_reply_grammar(sft_run):
     reason="not learning on VoiceGate gen-3 items under the paper reward (2026-12-02): lift "
     "+0.008 [-0.153, +0.160] on held-out side-talk; no variant tried reached a CI above zero "
     "(64 completions a step, K=8, strict_format in training, side-talk + self-talk at lr 1e-4 "
-    "and 3e-4, two seeds). The SFT model no longer mutes side-talk (gen-2's GRPO gain) and "
+    "to 3e-4, with and without KL, two seeds). The SFT model no longer mutes side-talk (gen-2's GRPO gain) and "
     "names the wrong tool on 17 of 37 side-talk tool calls, so GRPO's one consistent signal, "
     "answer or mute rather than call a tool, costs tool targets as much as it gains "
     "(benchmarks/RESULTS.md, post-training). Strict: a pass turns red.",
