@@ -7,7 +7,10 @@ expert demonstrations, then GRPO on the env reward. Two studies:
   GRPO on side-talk items (``VOICEGATE_GRPO``), where the SFT model is weakest. It reports the
   valid-reply rate (``parse_reply``) and mean reward on held-out items, the paired lift of GRPO
   on the same items (item-group bootstrap CIs), and the curves: SFT loss, GRPO reward and
-  valid-format rate by step.
+  valid-format rate by step. Then plain vs paired GRPO from the same SFT model on the
+  speaker-switch pairs, same items and budget (``VOICEGATE_PAIRING``): the lift of each over
+  the SFT model on the held-out speaker-switch inputs, paired minus plain, and the mute rates
+  on switched commands and their same-speaker twins.
 * ``hear2act``: SFT on Hear2Act demonstrations (``state_aware@T+S`` under prosody feedback), GRPO
   on assent pairs through T+S (the continuation reward), plain and paired, with the first tiny
   model (hidden 64). Every model plays the same held-out dialogues as ``llm@T+S``.
@@ -31,7 +34,12 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from agents.voicegate.learning_recipe import FULL_WEIGHTS, VOICEGATE_GRPO, VOICEGATE_SFT
+from agents.voicegate.learning_recipe import (
+    FULL_WEIGHTS,
+    VOICEGATE_GRPO,
+    VOICEGATE_PAIRING,
+    VOICEGATE_SFT,
+)
 from agents.voicegate.reply_checks import ended_valid_rate, greedy_replies, valid_reply_rate
 from hear_gym.core.tables import percent_ci
 from training.llm.grpo import train_grpo
@@ -111,7 +119,53 @@ def voicegate(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "grpo_paired_lift": lift.as_dict(),
         "curves": curves,
         "timing": timing,
+        "plain_vs_paired": plain_vs_paired(args, out, sft["model"]),
     }
+
+
+def mute_rates(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Share of muted replies on the held-out switched commands and on their same-speaker twins
+    (the same words), item-group bootstrap CIs."""
+    return {
+        condition: mean_value(
+            [
+                {**r, "muted": float(r["outcome"]["action"]["kind"] == "mute")}
+                for r in records
+                if r["condition"] == condition
+            ],
+            "muted",
+        ).as_dict()
+        for condition in ("switch", "same_speaker")
+    }
+
+
+def plain_vs_paired(args: argparse.Namespace, out: Path, sft_model: str) -> dict[str, Any]:
+    """GRPO from the SFT model on the speaker-switch pairs, paired groups vs the same items as
+    ordinary groups, with the same budget (``VOICEGATE_PAIRING``); both play the held-out
+    speaker-switch inputs. The paired lift of each over the SFT model, paired minus plain, and
+    the mute rates."""
+    settings = with_overrides(VOICEGATE_PAIRING, max_steps=args.grpo_steps, learning_rate=args.grpo_lr)
+    runs = {"plain": out / "grpo_plain", "paired": out / "grpo_paired"}
+    for name, run in runs.items():
+        evaluation = {**settings["evaluation"], "base": name == "plain"}  # the SFT model once
+        train_grpo(
+            **{**settings, "evaluation": evaluation},
+            paired=name == "paired",
+            out=run,
+            model=sft_model,
+            progress=False,
+        )
+    before = evaluation_records(runs["plain"], "base")
+    after = {name: evaluation_records(run, "final") for name, run in runs.items()}
+    lifts = {f"{name} - SFT": paired_lift(before, records) for name, records in after.items()}
+    lifts["paired - plain"] = paired_lift(after["plain"], after["paired"])
+    for name, lift in lifts.items():
+        print(
+            f"held-out speaker-switch reward, {name}: {lift.point:+.3f} [{lift.low:+.3f}, {lift.high:+.3f}]"
+        )
+    mutes = {name: mute_rates(records) for name, records in {"SFT": before, **after}.items()}
+    print(f"mute rates (switch, same-speaker): {json.dumps(mutes)}")
+    return {"lifts": {name: lift.as_dict() for name, lift in lifts.items()}, "mute_rates": mutes}
 
 
 HEAR2ACT_OPTIONS = {"feedback": "prosody", "reward": "success", "turn_cost": 0.05}
