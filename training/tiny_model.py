@@ -90,22 +90,25 @@ def _tokenizer(
 
 
 def tool_call_frames() -> list[str]:
-    """The fixed start of every registered env's tool calls as the chat template writes them
-    (``{"name": "recommend", "arguments": {"option": `` up to the first argument's value, or the
-    whole call of a tool without arguments): one token each, so choosing a tool is one token."""
+    """Every registered env's tool calls as the chat template writes them, cut into their fixed
+    parts: a call without arguments whole (``<tool_call>\n{"name": "ask", "arguments": {}}\n</tool_call>``),
+    a call with arguments up to its first value (``<tool_call>\n{"name": "recommend", "arguments":
+    {"option": ``) and the ends after a last value (``}}\n</tool_call>``, ``"}}\n</tool_call>``).
+    One token each: choosing a tool is one token, and a call is two to four."""
     from transformers.utils import get_json_schema
 
     from hear_gym.core.registry import env_ids
     from hear_gym.integrations.trl import environment_factory, offered_tools
 
+    open_tag, close = "<tool_call>\n", "}}\n</tool_call>"
     frames = []
     for env_id in env_ids():
         for method in offered_tools(environment_factory(env_id)()):
             schema = get_json_schema(method)["function"]
-            head = '{"name": "' + schema["name"] + '", "arguments": {'
+            head = open_tag + '{"name": "' + schema["name"] + '", "arguments": {'
             first = next(iter(schema["parameters"].get("properties", {})), None)
-            frames.append(head + "}}" if first is None else head + '"' + first + '": ')
-    return list(dict.fromkeys(frames))
+            frames.append(head + close if first is None else head + '"' + first + '": ')
+    return [*dict.fromkeys(frames), close, '"' + close]
 
 
 def tool_system_blocks(tokenizer) -> list[str]:
