@@ -13,6 +13,8 @@ A family declares its material the way it declares its agents: under the entry-p
 * ``chat_agent``: the class that plays a saved text model in evaluations (its ``llm`` agent);
 * ``demos``: the SFT demonstration source and the access condition it demonstrates under (also
   the condition the trained model is evaluated in);
+* ``tool_demos``: whole expert dialogues in TRL's tool-calling chat format (``build`` returns
+  ``{"messages": [...], ...}`` rows), for SFT before dialogue GRPO through the family's tools;
 * ``grpo_tasks``: single-decision GRPO tasks by name (rows, plain or paired, and their env
   reward); the family builds its counterfactual pairs itself;
 * ``dialogue_tasks``: multi-turn GRPO tasks by name (whole episodes played against the env);
@@ -21,6 +23,9 @@ A family declares its material the way it declares its agents: under the entry-p
   ``training.tiny_model`` trains the tiny offline models' tokenizer;
 * ``instructions()``: system instructions its prompts repeat word for word, which the tiny
   learning model's tokenizer holds as one token each (a compact prompt for small models);
+* ``phrases()``: fixed phrases its observations repeat word for word (Hear2Act: each domain's
+  requirement and option-feature phrases), which the tiny tool-calling learning model's
+  tokenizer holds as one token each (a compact observation for small models);
 * ``audio_chat_agent``, ``audio_demos``, ``audio_grpo_tasks``: the same for audio-language models
   under A+T (``agents.audio_material``: the agent that plays them, their SFT demonstrations and
   their GRPO tasks, each row's prompt naming its clip);
@@ -137,11 +142,13 @@ class PPOPolicy:
 class TrainingMaterial:
     chat_agent: type | None = None
     demos: DemoSource | None = None
+    tool_demos: DemoSource | None = None
     grpo_tasks: Mapping[str, DecisionTask] = field(default_factory=dict)
     dialogue_tasks: Mapping[str, DialogueTask] = field(default_factory=dict)
     ppo_policies: Mapping[str, PPOPolicy] = field(default_factory=dict)
     corpus: Callable[[], list[str]] | None = None
     instructions: Callable[[], list[str]] | None = None
+    phrases: Callable[[], list[str]] | None = None
     # audio-language models under A+T (agents.audio_material)
     audio_chat_agent: type | None = None
     audio_demos: AudioDemoSource | None = None

@@ -48,6 +48,11 @@ def fixed_instructions() -> list[str]:
     return _from_every_family("instructions")
 
 
+def fixed_phrases() -> list[str]:
+    """Phrases a family's observations repeat word for word (its material's ``phrases``)."""
+    return _from_every_family("phrases")
+
+
 def _from_every_family(field: str) -> list[str]:
     from agents.training_material import training_material
     from hear_gym.core.registry import env_ids
@@ -74,9 +79,55 @@ def _tokenizer(
         tokenizer.add_tokens([AddedToken(tag, normalized=False) for tag in TOOL_TAGS])
     if audio:
         tokenizer.add_special_tokens({"additional_special_tokens": AUDIO_TOKENS})
+    if tool_calling:
+        tokenizer.chat_template = _tool_chat_template()
     if whole_instructions:  # matched verbatim before BPE; decoding writes the text back
-        tokenizer.add_tokens([AddedToken(text, normalized=False) for text in fixed_instructions()])
+        fixed = fixed_instructions()
+        if tool_calling:
+            fixed += tool_system_blocks(tokenizer) + tool_call_frames() + fixed_phrases()
+        tokenizer.add_tokens([AddedToken(text, normalized=False) for text in fixed])
     return tokenizer
+
+
+def tool_call_frames() -> list[str]:
+    """Every registered env's tool calls as the chat template writes them, cut into their fixed
+    parts: a call without arguments whole (``<tool_call>\n{"name": "ask", "arguments": {}}\n</tool_call>``),
+    a call with arguments up to its first value (``<tool_call>\n{"name": "recommend", "arguments":
+    {"option": ``) and the ends after a last value (``}}\n</tool_call>``, ``"}}\n</tool_call>``).
+    One token each: choosing a tool is one token, and a call is two to four."""
+    from transformers.utils import get_json_schema
+
+    from hear_gym.core.registry import env_ids
+    from hear_gym.integrations.trl import environment_factory, offered_tools
+
+    open_tag, close = "<tool_call>\n", "}}\n</tool_call>"
+    frames = []
+    for env_id in env_ids():
+        for method in offered_tools(environment_factory(env_id)()):
+            schema = get_json_schema(method)["function"]
+            head = open_tag + '{"name": "' + schema["name"] + '", "arguments": {'
+            first = next(iter(schema["parameters"].get("properties", {})), None)
+            frames.append(head + close if first is None else head + '"' + first + '": ')
+    return [*dict.fromkeys(frames), close, '"' + close]
+
+
+def tool_system_blocks(tokenizer) -> list[str]:
+    """Each registered env's system turn under a tool-calling chat template, as TRL's
+    ``environment_factory`` renders it (the tool set's instruction and every tool's JSON schema):
+    fixed text, one token of a ``whole_instructions`` vocabulary, so a tool chat's prompt costs a
+    small model its observation, not its thousand-token tool inventory."""
+    from hear_gym.core.registry import env_ids
+    from hear_gym.integrations.trl import environment_factory, offered_tools, tool_set
+
+    start, end = "<|im_start|>system\n", "<|im_end|>"
+    blocks = []
+    for env_id in env_ids():
+        system = [{"role": "system", "content": tool_set(env_id).instruction}]
+        text = tokenizer.apply_chat_template(
+            system, tools=offered_tools(environment_factory(env_id)()), tokenize=False
+        )
+        blocks.append(text[text.index(start) + len(start) : text.index(end)])
+    return blocks
 
 
 def _text_config(tokenizer, hidden: int, layers: int):
@@ -99,6 +150,9 @@ def _text_config(tokenizer, hidden: int, layers: int):
 
 # A model SFT and GRPO can teach on CPU in minutes (tests/training/test_llm_learning.py).
 LEARNING_LM = {"hidden": 128, "layers": 4, "whole_instructions": True}
+# The same model with a tool-calling chat template, each family's tool system turn one token
+# (tests/training/test_dialogue_learning.py).
+LEARNING_TOOL_LM = {**LEARNING_LM, "tool_calling": True}
 
 
 def build_tiny_causal_lm(
@@ -117,7 +171,8 @@ def build_tiny_causal_lm(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = _tokenizer(vocab_size, whole_instructions=whole_instructions, tool_calling=tool_calling)
-    tokenizer.chat_template = _tool_chat_template() if tool_calling else CHAT_TEMPLATE
+    if not tool_calling:
+        tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(out_dir)
     config = _text_config(tokenizer, hidden, layers)
     # transformers draws initial weights from torch's default generator: seed it inside a fork,

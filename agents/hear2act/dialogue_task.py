@@ -1,6 +1,10 @@
-"""Hear2Act's multi-turn GRPO task (``agents.training_material.DialogueTask``): whole dialogues
+"""Hear2Act's multi-turn GRPO tasks (``agents.training_material.DialogueTask``): whole dialogues
 under transcript access (T) with P6a text actions, each turn's chat from ``dialogue_messages``,
-evaluated by ``llm_dialogue@T``.
+evaluated by ``llm_dialogue@T`` (``hear2act_dialogue``); and the same dialogues under the ground-truth
+state channel T+S (``hear2act_dialogue_state``), for the tools interface only: there the factory
+shows the state tag after every call (``hear_gym.envs.hear2act.tools``), while the text
+interface's append-only chat has no place for a tag replaced every turn (``dialogue_messages``
+refuses a T+S observation at the first rollout).
 
 The cut reward rule (``CUT_RULE``): a dialogue cut by the token cap ends with no final option, so
 it gets no final reward (the env's no-success outcome: 0 under both ``success`` and ``tiered``)
@@ -11,6 +15,8 @@ running into the cap never costs less than a malformed reply.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
@@ -22,6 +28,7 @@ from hear_gym.envs.hear2act.env import REWARDS
 from hear_gym.envs.hear2act.family import FAMILY, make
 
 ACCESS = "T"  # the chat layout is append-only under the transcript condition only
+STATE_ACCESS = "T+S"
 CUT_RULE = (
     "a dialogue cut by max_completion_length gets no final reward (no final option: the env's "
     "no-success outcome) plus the step rewards it has paid (turn costs, invalid penalties); a reply "
@@ -31,9 +38,9 @@ SET_BY_THE_ROLLOUT = ("access", "actions", "observation", "split", "scenario_ids
 DEFAULT_OPTIONS = {"feedback": "explicit", "reward": "success", "turn_cost": 0.0}
 
 
-def make_dialogue_env(scenario_id: str, env_options: dict[str, Any]) -> gym.Env:
-    """Hear2Act under transcript access with P6a text actions, holding one scenario."""
-    return make(access=ACCESS, actions="text", scenario_ids=[scenario_id], **env_options)
+def make_dialogue_env(scenario_id: str, env_options: dict[str, Any], access: str = ACCESS) -> gym.Env:
+    """Hear2Act under ``access`` (transcript by default) with P6a text actions, holding one scenario."""
+    return make(access=access, actions="text", scenario_ids=[scenario_id], **env_options)
 
 
 def cut_return(env: gym.Env, unfinished_reply: bool) -> float:
@@ -64,4 +71,7 @@ DIALOGUE = DialogueTask(
     access=ACCESS,
     player="llm_dialogue",
     agent=DialogueLLMAgent,
+)
+DIALOGUE_STATE = replace(
+    DIALOGUE, make_env=partial(make_dialogue_env, access=STATE_ACCESS), access=STATE_ACCESS
 )

@@ -3,7 +3,9 @@ state-aware agent's decisions as SFT demonstrations under T+S, the ``hear2act_as
 (``assent_pairs``: one transcript at an assent turn, genuine vs reluctant acceptance, through the
 ground-truth T+S channel or, given ``state_probe``, through T+S^: the sentence a concern probe
 writes from each side's audio; the held-out evaluation then runs under T+S^ with the same
-probe), the ``hear2act_dialogue`` multi-turn task (``dialogue_task``: whole dialogues under T),
+probe), the ``hear2act_dialogue`` multi-turn task (``dialogue_task``: whole dialogues under T;
+``hear2act_dialogue_state`` under T+S through the tools), the state-aware agent's whole dialogues
+as tool-calling chats (``tool_demos``, the SFT start of dialogue GRPO),
 and its PPO policy networks (``option_policy``); for audio-language models under A+T, its audio
 chat agent and the ``hear2act_assent`` audio task (``audio_assent``: the pairs' sides differ in
 the audio of the assent turn alone)."""
@@ -16,8 +18,9 @@ from typing import Any
 from agents.audio_material import AudioDecisionTask
 from agents.hear2act.concern_state import PRIVILEGED_CONCERN
 from agents.hear2act.demos import DEMO_ACCESS, hear2act_demos
-from agents.hear2act.dialogue_task import DIALOGUE
+from agents.hear2act.dialogue_task import DIALOGUE, DIALOGUE_STATE
 from agents.hear2act.llm import AudioLLMAgent, LLMAgent
+from agents.hear2act.tool_demos import TOOL_DEMO_ACCESS, hear2act_tool_demos
 from agents.training_material import DecisionTask, DemoSource, PPOPolicy, TrainingMaterial
 
 
@@ -112,6 +115,18 @@ def corpus(max_scenarios: int = 48) -> list[str]:
     return texts
 
 
+def phrases() -> list[str]:
+    """Every domain's requirement, direction and option-feature phrases, each as the env writes it
+    inside option descriptions and user turns."""
+    from hear_gym.envs.hear2act.scenarios.domain_schema import load_domains
+
+    fields = ("requirements", "directions", "satisfied", "violated")
+    found = (
+        p for d in load_domains() for dim in d.concern_dimensions for f in fields for p in getattr(dim, f)
+    )
+    return list(dict.fromkeys(found))
+
+
 # -- PPO policies --------------------------------------------------------------------------------
 def _per_option_policy() -> type:
     from agents.hear2act.option_policy import PerOptionPolicy
@@ -134,6 +149,7 @@ def _listening_option_policy() -> type:
 MATERIAL = TrainingMaterial(
     chat_agent=LLMAgent,
     demos=DemoSource(hear2act_demos, DEMO_ACCESS),
+    tool_demos=DemoSource(hear2act_tool_demos, TOOL_DEMO_ACCESS),
     grpo_tasks={
         "hear2act_assent": DecisionTask(
             check=check_assent,
@@ -142,7 +158,7 @@ MATERIAL = TrainingMaterial(
             eval_options=assent_eval_options,
         )
     },
-    dialogue_tasks={"hear2act_dialogue": DIALOGUE},
+    dialogue_tasks={"hear2act_dialogue": DIALOGUE, "hear2act_dialogue_state": DIALOGUE_STATE},
     # "per_option": a shared scorer over the options; "per_option_listening": the same with a
     # listening head on the confirm logit, started from a per_option checkpoint;
     # "per_option_privileged": per_option with a critic that also reads the hidden concern state
@@ -154,6 +170,7 @@ MATERIAL = TrainingMaterial(
         "per_option_privileged": PPOPolicy(_privileged_option_policy, privileged=PRIVILEGED_CONCERN),
     },
     corpus=corpus,
+    phrases=phrases,
     audio_chat_agent=AudioLLMAgent,
     audio_grpo_tasks={
         "hear2act_assent": AudioDecisionTask(

@@ -76,13 +76,16 @@ class ToolSet:
     (played for a call whose arguments do not fit); ``instruction``: what the agent is told (the
     system message of a tool-calling chat); ``text_access``: the access condition whose
     observation is text (what a text-only tool agent reads); ``shown``: the observation's text
-    entries the agent reads (None: every text entry)."""
+    entries the agent reads (None: every text entry); ``latest``: entries that describe the
+    latest turn only (a per-turn state channel, replaced every step), shown in full with their
+    key after every call, since an unchanged value is news too."""
 
     tools: tuple[ActionTool, ...]
     invalid_reply: str
     instruction: str
     text_access: str = "T"
     shown: tuple[str, ...] | None = None
+    latest: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         names = [t.name for t in self.tools]

@@ -23,7 +23,9 @@ calls the model makes until it answers without one (or ``max_tool_calling_iterat
   group start from one state (paired-group GRPO's second half gets the twin's row from
   ``PairedGRPOTrainer``). It returns the observation's text entries.
 * **Tool results** are what changed in the observation's text entries (an entry that grew, like
-  a transcript, shows only what was added), then ``(The episode is over.)`` on the last step.
+  a transcript, shows only what was added), then ``(The episode is over.)`` on the last step. An
+  entry the tool set lists as ``latest`` (a per-turn state channel, e.g. Hear2Act's T+S
+  ``concern_state``) is shown after every call as ``[key] value``, changed or not.
 * **get_reward()** is the env return: the sum of the step rewards of the finished episode. An
   episode the model leaves unfinished (it stopped calling tools, or a cap stopped it) is first
   played out as the env plays a text agent whose every remaining reply is malformed (the
@@ -154,7 +156,10 @@ class HearGymEnvironment:
         if self.done:
             self.episode = info.get("episode")
         texts = self._text_entries(observation)
-        shown = [changed(self._texts.get(key, ""), text) for key, text in texts.items()]
+        shown = [
+            f"[{key}] {text}" if key in self._tools.latest else changed(self._texts.get(key, ""), text)
+            for key, text in texts.items()
+        ]
         self._texts = texts
         return "\n".join([*(s for s in shown if s), *([EPISODE_OVER] if self.done else [])])
 
@@ -163,7 +168,7 @@ class HearGymEnvironment:
         return {
             key: value
             for key, value in observation.items()
-            if isinstance(value, str) and (wanted is None or key in wanted)
+            if isinstance(value, str) and (wanted is None or key in wanted or key in self._tools.latest)
         }
 
 
@@ -206,6 +211,16 @@ def _tool_method(tool: ActionTool):
         + "\nReturns:\n    What the environment shows next.\n"
     )
     return method
+
+
+def offered_tools(environment: HearGymEnvironment) -> list:
+    """The methods TRL offers as tools for one factory instance, in its order (the class's public
+    functions by name, less ``reset`` and ``get_reward``): what a chat is rendered with."""
+    return [
+        getattr(environment, name)
+        for name, _ in inspect.getmembers(type(environment), predicate=inspect.isfunction)
+        if not name.startswith("_") and name not in ("reset", "get_reward")
+    ]
 
 
 def _class_name(family_name: str) -> str:

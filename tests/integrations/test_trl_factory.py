@@ -289,3 +289,21 @@ def test_ambiguity_answer_tool_names_the_option_a_letter_reply_names():
                 environment.answer(option=letter)
             expected, done, _ = play(in_process(env_id, row, "text", "T-nopunct")[0], [letter] * 8)
             assert done and environment.get_reward() == expected
+
+
+def test_hear2act_under_t_plus_s_shows_the_state_tag_after_every_call():
+    """The T+S tag describes the latest user turn only: it is shown after every call, also when
+    it did not change, and under T there is none."""
+    row = episode_rows(HEAR2ACT, n=1, seed=0)[0]
+    tools = environment_factory(HEAR2ACT, access="T+S", **H2A_OPTIONS)()
+    env, _ = in_process(HEAR2ACT, row, "text", "T+S", **H2A_OPTIONS)
+    first = tools.reset(**row)
+    observation, *_ = env.reset(seed=row["seed"], options=family(HEAR2ACT).reset_options(row["episode_id"]))
+    assert first.endswith(f"[concern_state]\n{observation['concern_state']}")
+    for call in (tools.ask, tools.ask, tools.clarify):
+        shown = call()
+        observation, *_ = env.step(tools.replies[-1])
+        assert shown.splitlines()[-1] == f"[concern_state] {observation['concern_state']}"
+    plain = environment_factory(HEAR2ACT, **H2A_OPTIONS)()
+    plain.reset(**row)
+    assert "concern_state" not in plain.ask()

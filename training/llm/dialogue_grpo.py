@@ -54,6 +54,7 @@ from hear_gym.core.registry import family
 from training.llm.common import Player, device_arguments, evaluation_rows, trained_on
 from training.llm.dialogue_rollout import DialogueRollout, episode_return_reward
 from training.llm.dialogue_tools import EpisodeHistory, ToolsCurveLog, evaluate_tools, tools_dataset
+from training.llm.heldout import evaluation_path
 from training.llm.run_folder import (
     CURVE_FILE,
     FINAL_DIR,
@@ -285,7 +286,9 @@ def train_with_tools(settings: DialogueGRPOSettings, env_id: str, access: str, c
             ids = family(env_id).episode_ids(settings.evaluation.split)
             held_out = list(ids[: settings.evaluation.limit])
         if held_out and settings.evaluation.base:
-            metrics["base"] = evaluate_tools(trainer, history, env_id, held_out, settings.seed)
+            metrics["base"] = evaluate_tools(
+                trainer, history, env_id, held_out, settings.seed, evaluation_path(settings.out, "base")
+            )
             log.write({"kind": "eval", "step": 0, "checkpoint": "base", "metrics": metrics["base"]})
         trainer.train(resume_from_checkpoint=curve.resume_from)
         final = settings.out / FINAL_DIR
@@ -293,7 +296,9 @@ def train_with_tools(settings: DialogueGRPOSettings, env_id: str, access: str, c
         if main_process():
             trainer.processing_class.save_pretrained(str(final))
         if held_out:
-            metrics["final"] = evaluate_tools(trainer, history, env_id, held_out, settings.seed)
+            metrics["final"] = evaluate_tools(
+                trainer, history, env_id, held_out, settings.seed, evaluation_path(settings.out, "final")
+            )
             step = int(trainer.state.global_step)
             log.write({"kind": "eval", "step": step, "checkpoint": "final", "metrics": metrics["final"]})
     finally:

@@ -11,7 +11,8 @@
   loss and tool-call frequency.
 * ``evaluate_tools``: the held-out evaluation plays ``limit`` test scenarios through the same
   factory with TRL's own generation (``trainer.evaluate``; each scenario ``num_generations``
-  times), and logs the mean return and success with scenario-level bootstrap CIs.
+  times), and logs the mean return and success with scenario-level bootstrap CIs; its rollouts
+  go to ``evals/<base|final>/results.jsonl`` of the run folder, for a paired lift.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from hear_gym.core.run_folder import strict_json, write_text_atomic
 from hear_gym.integrations.trl import HearGymEnvironment, environment_factory, episode_rows
 from hear_gym.stats.bootstrap import RatioSums, ratio_ci
-from training.llm.run_folder import CurveLog
+from training.llm.run_folder import CurveLog, main_process
 
 
 class EpisodeHistory(list):
@@ -92,16 +94,29 @@ class ToolsCurveLog(CurveLog):
         self.write(row)
 
 
-def evaluate_tools(trainer, history: EpisodeHistory, env_id: str, scenario_ids: list[str], seed: int):
+def evaluate_tools(
+    trainer,
+    history: EpisodeHistory,
+    env_id: str,
+    scenario_ids: list[str],
+    seed: int,
+    records: Path | None = None,
+):
     """Play ``scenario_ids`` through the factory with the trainer's model (every process of a
     distributed launch takes part); returns the metrics (``return``, ``success``: point and 95%
-    CI over scenarios)."""
+    CI over scenarios). ``records``: also write each rollout there as an episode record
+    (``results.jsonl``: ``key``, ``episode_id``, ``reward``, ...), which
+    ``training.llm.heldout.paired_lift`` pairs by scenario."""
     from accelerate.utils import gather_object
 
     start = len(history)
     trainer.evaluate(eval_dataset=tools_dataset(env_id, scenario_ids, seed))
     rows = gather_object(history[start:])  # every process's share of the rollouts
     del history[start:]  # evaluation rollouts are not training rows of the curve
+    if records is not None and main_process():
+        records.parent.mkdir(parents=True, exist_ok=True)
+        lines = (strict_json({"key": f"{r['episode_id']}#{n}", **r}) + "\n" for n, r in enumerate(rows))
+        write_text_atomic(records, "".join(lines))
     metrics = {}
     for metric, key in (("return", "reward"), ("success", "success")):
         sums = {s: [0.0, 0.0] for s in scenario_ids}

@@ -22,9 +22,14 @@ from training.llm.run_folder import read_curve
 RESULTS_FILE = "results.jsonl"
 
 
+def evaluation_path(run: Path, name: str) -> Path:
+    """Where the evaluation ``name`` (``base``, ``final``, ``step_N``) of a run keeps its records."""
+    return Path(run) / "evals" / name / RESULTS_FILE
+
+
 def evaluation_records(run: Path, name: str) -> list[dict[str, Any]]:
     """The episode records of the evaluation ``name`` (``base``, ``final``, ``step_N``) of a run."""
-    path = Path(run) / "evals" / name / RESULTS_FILE
+    path = evaluation_path(run, name)
     records = read_results(path)
     if not records:
         raise ValueError(f"{path}: no episode records (was the evaluation {name!r} run?)")

@@ -77,4 +77,6 @@ TOOLS = ToolSet(
     instruction=INSTRUCTION,
     text_access="T",
     shown=("domain", "attributes", "options", "transcript"),
+    # the state channels of T+S, T+S^ and T+SER describe the latest user turn only
+    latest=("concern_state", "inferred_state", "affect"),
 )
