@@ -31,8 +31,8 @@ prefix is one rendering of one voice, and each branch's own rendering is spliced
    group added to both branches at ``NOISE_SNR_DB`` (noise power set from the mean power of the
    two clean branches, one scale per group), *before* cropping, so prefixes stay nested and the
    pre-onset prefixes of a pair stay byte-identical. Samples past full scale are clipped (a few
-   per group, in 16 of the 340 eSpeak groups; more often with the neural voice, whose plosive
-   peaks sit higher above its RMS), so where one branch clips the two branches' noise differs.
+   per group, in 16 of the 340 eSpeak groups, and in some groups of the neural voice), so where
+   one branch clips the two branches' noise differs.
 
 Every random draw comes from a ``numpy.random.Generator`` seeded by a stable hash of the group id;
 the draws do not depend on the renderer, so two renderers' groups differ only in their speech.
