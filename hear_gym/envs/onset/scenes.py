@@ -30,7 +30,9 @@ prefix is one rendering of one voice, and each branch's own rendering is spliced
 5. Renderings: ``clean``, and for the test split ``noise15``: one Gaussian-noise realization per
    group added to both branches at ``NOISE_SNR_DB`` (noise power set from the mean power of the
    two clean branches, one scale per group), *before* cropping, so prefixes stay nested and the
-   pre-onset prefixes of a pair stay byte-identical.
+   pre-onset prefixes of a pair stay byte-identical. Samples past full scale are clipped (a few
+   per group, in 16 of the 340 eSpeak groups, and in some groups of the neural voice), so where
+   one branch clips the two branches' noise differs.
 
 Every random draw comes from a ``numpy.random.Generator`` seeded by a stable hash of the group id;
 the draws do not depend on the renderer, so two renderers' groups differ only in their speech.
