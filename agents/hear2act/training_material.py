@@ -180,5 +180,5 @@ MATERIAL = TrainingMaterial(
         )
     },
     # the default env of PPO and of dialogue GRPO (its hear2act_dialogue) when a run names none
-    default_for=frozenset({"ppo_policies", "dialogue_tasks"}),
+    default_for=frozenset({"ppo_policies", "dialogue_tasks", "tool_demos"}),
 )

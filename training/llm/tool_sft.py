@@ -19,56 +19,30 @@ scenarios through the same factory.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from agents.training_material import DemoSource, envs_with, training_material
 from hear_gym.integrations.trl import environment_factory, offered_tools
-from training.llm.common import LoraSettings, check_model_folder, sft_arguments, trainer_device
+from training.llm.common import sft_arguments
 from training.llm.demos import write_jsonl
 from training.llm.run_folder import FINAL_DIR, finish_curve, start_curve
+from training.llm.settings import SFTBaseSettings
 
 DEMOS_FILE = "demos.jsonl"
 
 
 # -- 1. settings ---------------------------------------------------------------------------------
-@dataclass
-class ToolSFTSettings:
-    out: Path
-    model: str
-    env_id: str = "hear_gym/Hear2Act-v0"
+@dataclass(kw_only=True)
+class ToolSFTSettings(SFTBaseSettings):
     access: str | None = None  # None: the condition the family's experts demonstrate under
-    env_options: dict[str, Any] = field(default_factory=dict)  # gym.make kwargs (Hear2Act: feedback, ...)
-    demo_limit: int | None = None  # the first N train episodes
-    epochs: float = 3.0
-    max_steps: int | None = None
-    learning_rate: float = 1e-4
-    batch_size: int = 4
-    gradient_accumulation: int = 1
-    lora: LoraSettings = field(default_factory=LoraSettings)
-    device: str = "auto"
-    seed: int = 0
-    wandb_project: str | None = "hear-gym"
-    progress: bool = True
+    batch_size: int = 4  # whole dialogues a step
 
-    def __post_init__(self) -> None:
-        self.out = Path(self.out)
+    DEMOS = "tool_demos"
+
+    def check(self) -> None:
+        super().check()
         self.access = self.access or tool_demo_source(self.env_id).access
-        if isinstance(self.lora, dict):
-            self.lora = LoraSettings(**self.lora)
-        if self.epochs <= 0 or self.learning_rate <= 0:
-            raise ValueError("epochs and learning_rate must be > 0")
-        for name in ("batch_size", "gradient_accumulation"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
-        if self.max_steps is not None and self.max_steps < 1:
-            raise ValueError("max_steps must be >= 1 (or None: train for the epochs)")
-        trainer_device(self.device)
-        self.model = check_model_folder(self.model)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "out": str(self.out)}
 
 
 # -- 2. demonstrations, rendered and tokenized -----------------------------------------------------
