@@ -20,3 +20,34 @@ def test_each_copy_equals_the_record_and_shares_no_container_with_it_or_another_
     first["d"]["e"].append(1)
     record["a"].append(3)
     assert second == original and shared.copy() == original
+
+
+def test_a_tree_of_plain_values_is_rebuilt_from_constants_with_nothing_mutable_shared():
+    inner = {"kind": "tool", "utterance": -1}
+    record = {
+        "item": {"target": inner, "gaps_ms": [0.0, 600.5], "params": None, "ok": True},
+        "episode": {"target": inner, "room": (2.2, 2.0, 1.5), "pair": ([1],)},
+        "text": "__import__('os').remove('x') \"quoted\" \u00e9\n",
+        "big": 2**70,
+        "empty": ({}, [], ()),
+    }
+    shared = SharedRecord(record)
+    first, second = shared.copy(), shared.copy()
+    assert first == second == record
+    assert type(first["episode"]["room"]) is tuple and type(first["big"]) is int
+    # what the record shared inside itself is two containers in a copy, and nothing crosses copies
+    assert first["item"]["target"] is not first["episode"]["target"]
+    first["item"]["gaps_ms"].append(1.0)
+    first["episode"]["pair"][0].append(2)
+    first["empty"][0]["x"] = 1
+    assert second == record and shared.copy() == record
+
+
+def test_values_a_literal_cannot_rebuild_are_copied_through_pickle():
+    for record in ({"x": [float("inf")]}, {"x": [Colour.RED]}):
+        shared = SharedRecord(record)
+        first = shared.copy()
+        assert first == record and first["x"] is not record["x"]
+        first["x"].append(1)
+        assert shared.copy() == record
+    assert SharedRecord({"x": [Colour.RED]}).copy()["x"][0] is Colour.RED
