@@ -1,9 +1,11 @@
 """SharedRecord: a record handed out many times shares nothing mutable between callers."""
 
 import copy
+import pickle
 from enum import Enum
 
-from hear_gym.core.records import SharedRecord
+from hear_gym.core import records
+from hear_gym.core.records import COMPILE_AFTER, SharedRecord
 
 
 class Colour(str, Enum):
@@ -22,7 +24,7 @@ def test_each_copy_equals_the_record_and_shares_no_container_with_it_or_another_
     assert second == original and shared.copy() == original
 
 
-def test_a_tree_of_plain_values_is_rebuilt_from_constants_with_nothing_mutable_shared():
+def test_a_hot_tree_of_plain_values_is_rebuilt_from_constants_with_nothing_mutable_shared(monkeypatch):
     inner = {"kind": "tool", "utterance": -1}
     record = {
         "item": {"target": inner, "gaps_ms": [0.0, 600.5], "params": None, "ok": True},
@@ -32,8 +34,12 @@ def test_a_tree_of_plain_values_is_rebuilt_from_constants_with_nothing_mutable_s
         "empty": ({}, [], ()),
     }
     shared = SharedRecord(record)
-    first, second = shared.copy(), shared.copy()
-    assert first == second == record
+    unpickled, loads = [], pickle.loads
+    monkeypatch.setattr(records.pickle, "loads", lambda data: unpickled.append(1) or loads(data))
+    copies = [shared.copy() for _ in range(COMPILE_AFTER + 2)]
+    assert len(unpickled) == COMPILE_AFTER  # then compiled: the last two copies were built
+    first, second = copies[-2:]
+    assert all(c == record for c in copies)
     assert type(first["episode"]["room"]) is tuple and type(first["big"]) is int
     # what the record shared inside itself is two containers in a copy, and nothing crosses copies
     assert first["item"]["target"] is not first["episode"]["target"]
@@ -46,7 +52,7 @@ def test_a_tree_of_plain_values_is_rebuilt_from_constants_with_nothing_mutable_s
 def test_values_a_literal_cannot_rebuild_are_copied_through_pickle():
     for record in ({"x": [float("inf")]}, {"x": [Colour.RED]}):
         shared = SharedRecord(record)
-        first = shared.copy()
+        first = [shared.copy() for _ in range(COMPILE_AFTER + 1)][-1]
         assert first == record and first["x"] is not record["x"]
         first["x"].append(1)
         assert shared.copy() == record

@@ -55,7 +55,7 @@ MAX_TOOLS_CHARS = 8_000
 # seen before renders nothing (the room, the loudness and the hash cost milliseconds even with
 # every TTS segment cached). 256 covers a family's test split (240 in speaker_switch).
 RENDERED_ITEMS = 256
-# Finished Discrete decisions an env keeps (reward and pickled info, ~2 kB each): every episode is
+# Finished Discrete decisions an env keeps (reward and info record, ~1 kB each): every episode is
 # one step, so without them each step would score, validate the tool call and build the outcome
 # and episode records again for the same item and action. Covers every action on 256 items.
 DECIDED_STEPS = RENDERED_ITEMS * N_ACTIONS
@@ -139,19 +139,24 @@ class VoiceGateEnv(gym.Env):
         require_running(self.item is not None, self._done)
         index = discrete_index(action, N_ACTIONS)
         # A Discrete decision on an item always ends alike (no judge reads it: an answer names
-        # its utterance), so it is scored once and its info handed out as copies.
-        reward, info = self._decided(self._drawn, index, self._audio is not None)
+        # its utterance), so it is scored once; each step hands out a copy of the item's info
+        # (the reset's) completed with a copy of the decision's part.
+        reward, decision = self._decided(self._drawn, index, self._audio is not None)
         self._done = True
-        return self._observation(), reward, True, False, info.copy()
+        info = self._reset_views(self._drawn)[1].copy()
+        info.update(decision.copy())
+        episode = info["episode"]  # holds the info's own target and outcome, as in step_decoded
+        episode["target"], episode["outcome"] = info["item"]["target"], info["outcome"]
+        return self._observation(), reward, True, False, info
 
     def _decide(self, drawn: int, index: int, rendered: bool) -> tuple[float, SharedRecord]:
-        """Reward and info of Discrete action ``index`` on the current item, ``drawn``
-        (``rendered``: its audio was rendered, so the episode record names it), computed as
-        ``step_decoded`` computes them."""
+        """Reward and the decision's part of the info (outcome, reply, episode record) of
+        Discrete action ``index`` on the current item, ``drawn`` (``rendered``: its audio was
+        rendered, so the episode record names it), computed as ``step_decoded`` computes them."""
         item = self.items[drawn]
         manifest = self._audio[1] if rendered else {}
         reward, info = self._finish(item, decode(index, len(item.utterances)), None, manifest)
-        return reward, SharedRecord(info)
+        return reward, SharedRecord({key: info[key] for key in ("outcome", "reply", "episode")})
 
     def step_decoded(self, action: GateAction, reply: str | None = None):
         """Apply an already decoded action (the text-action wrapper parses replies into one)."""
