@@ -11,7 +11,8 @@ each timed pass then replays that same sequence (reset with the same seed) as ma
 about ``--seconds``, so every timed step of an audio condition is a warm one. The env's and
 CartPole's passes alternate (interleaved), and each side's best of ``REPEATS`` passes is kept, so
 drifts in machine load hit both sides. Both sides run on one compute thread (BLAS through
-threadpoolctl), as ``hear-gym train ppo`` runs.
+threadpoolctl), as ``hear-gym train ppo`` runs. ``--cpu-time`` clocks this process's CPU time
+instead of wall time: on a loaded machine the wall clock also counts waiting for a core.
 
 Targets (issue 28): under the text-only conditions <= 3x CartPole with the dict observation and
 <= 5x with features; every audio condition <= 15x.
@@ -20,7 +21,9 @@ Targets (issue 28): under the text-only conditions <= 3x CartPole with the dict 
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium as gym
@@ -34,9 +37,11 @@ from hear_gym.core.run_folder import write_json_atomic
 from hear_gym.wrappers.stack import OBSERVATION_FORMATS
 
 OUT = Path(__file__).parent / "out"
+Clock = Callable[[], float]
 REPEATS = 3
 SEED = 0
 MIN_STEPS = 20  # a warm-up plays at least these, however slow its cold steps are
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 TARGETS = {
     ("text", "dict"): 3.0,
     ("text", "features"): 5.0,
@@ -45,7 +50,9 @@ TARGETS = {
 }
 
 
-def play(env: gym.Env, steps: int | None = None, seconds: float | None = None) -> tuple[int, float]:
+def play(
+    env: gym.Env, steps: int | None = None, seconds: float | None = None, clock: Clock = time.perf_counter
+) -> tuple[int, float]:
     """(steps played, seconds inside ``reset``/``step``) from ``reset(seed=SEED)``: exactly
     ``steps`` steps, or as many as ``seconds`` allow (at least ``MIN_STEPS``). Random valid
     actions from a generator seeded alike, so two calls with the same ``steps`` play the same
@@ -53,18 +60,18 @@ def play(env: gym.Env, steps: int | None = None, seconds: float | None = None) -
     draws = np.random.default_rng(SEED)
     masks = getattr(env.unwrapped, "action_masks", None)
     actions = np.arange(env.action_space.n)
-    start = time.perf_counter()
+    start = clock()
     env.reset(seed=SEED)
-    inside = time.perf_counter() - start
+    inside = clock() - start
     done = 0
     while done < steps if steps is not None else (done < MIN_STEPS or inside < seconds):
         valid = actions if masks is None else np.flatnonzero(masks())
         action = int(valid[int(draws.random() * len(valid))])
-        start = time.perf_counter()
+        start = clock()
         _, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             env.reset()
-        inside += time.perf_counter() - start
+        inside += clock() - start
         done += 1
     return done, inside
 
@@ -72,14 +79,14 @@ def play(env: gym.Env, steps: int | None = None, seconds: float | None = None) -
 class Side:
     """One env of a row: its warm sequence and its best seconds per step."""
 
-    def __init__(self, env: gym.Env, seconds: float) -> None:
-        self.env = env
-        self.steps, _ = play(env, seconds=seconds)  # warm-up: fixes (and warms) the sequence
-        self.replays = max(1, round(seconds / play(env, self.steps)[1]))
+    def __init__(self, env: gym.Env, seconds: float, clock: Clock = time.perf_counter) -> None:
+        self.env, self.clock = env, clock
+        self.steps, _ = play(env, seconds=seconds, clock=clock)  # warm-up: fixes (and warms) the sequence
+        self.replays = max(1, round(seconds / play(env, self.steps, clock=clock)[1]))
         self.best = float("inf")
 
     def timed_pass(self) -> None:
-        inside = sum(play(self.env, self.steps)[1] for _ in range(self.replays))
+        inside = sum(play(self.env, self.steps, clock=self.clock)[1] for _ in range(self.replays))
         self.best = min(self.best, inside / (self.replays * self.steps))
 
 
@@ -92,14 +99,19 @@ def kind(env_id: str, access: str) -> str:
 
 
 def measure_row(
-    env_id: str, access: str, observation: str, seconds: float, env_kwargs: dict | None = None
+    env_id: str,
+    access: str,
+    observation: str,
+    seconds: float,
+    env_kwargs: dict | None = None,
+    clock: Clock = time.perf_counter,
 ) -> dict:
     try:
         built = gym.make(env_id, access=access, observation=observation, **(env_kwargs or {}))
     except ValueError as error:  # a condition that needs more than default kwargs (a model, ...)
         return {"env_id": env_id, "access": access, "observation": observation, "skipped": str(error)}
-    cartpole = Side(gym.make("CartPole-v1"), seconds)
-    env = Side(built, seconds)
+    cartpole = Side(gym.make("CartPole-v1"), seconds, clock)
+    env = Side(built, seconds, clock)
     for _ in range(REPEATS):
         cartpole.timed_pass()
         env.timed_pass()
@@ -120,7 +132,12 @@ def measure_row(
     }
 
 
-def main(seconds: float, env_filter: list[str] | None = None, env_kwargs: dict | None = None) -> list[dict]:
+def main(
+    seconds: float,
+    env_filter: list[str] | None = None,
+    env_kwargs: dict | None = None,
+    clock_name: str = "wall",
+) -> list[dict]:
     registry.register_envs()
     rows = []
     with threadpoolctl.threadpool_limits(1):
@@ -129,7 +146,9 @@ def main(seconds: float, env_filter: list[str] | None = None, env_kwargs: dict |
                 continue
             for access in registry.family(env_id).access_conditions:
                 for observation in OBSERVATION_FORMATS:
-                    rows.append(measure_row(env_id, access, observation, seconds, env_kwargs))
+                    rows.append(
+                        measure_row(env_id, access, observation, seconds, env_kwargs, CLOCKS[clock_name])
+                    )
     table = Table(
         "env",
         "access",
@@ -138,7 +157,8 @@ def main(seconds: float, env_filter: list[str] | None = None, env_kwargs: dict |
         "CartPole (us)",
         "x CartPole",
         "target",
-        title=f"Env step cost (best of {REPEATS} interleaved passes of ~{seconds:g} s, resets included)",
+        title=f"Env step cost (best of {REPEATS} interleaved passes of ~{seconds:g} s, resets included, "
+        f"{clock_name} clock, load average {os.getloadavg()[0]:.1f})",
     )
     skipped = []
     for row in rows:
@@ -161,7 +181,13 @@ def main(seconds: float, env_filter: list[str] | None = None, env_kwargs: dict |
     OUT.mkdir(exist_ok=True)
     write_json_atomic(
         OUT / "speed_envs.json",
-        {"seconds_per_pass": seconds, "repeats": REPEATS, "env_kwargs": env_kwargs or {}, "rows": rows},
+        {
+            "seconds_per_pass": seconds,
+            "repeats": REPEATS,
+            "env_kwargs": env_kwargs or {},
+            "clock": clock_name,
+            "rows": rows,
+        },
     )
     return rows
 
@@ -184,10 +210,16 @@ if __name__ == "__main__":
         metavar="KEY=VALUE",
         help="passed to every gym.make, e.g. renderer=praat (repeatable; use with --env)",
     )
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="clock this process's CPU time, not wall time (steadier on a loaded machine)",
+    )
     arguments = parser.parse_args()
     if not arguments.seconds > 0:
         parser.error(f"--seconds must be a positive number of seconds, got {arguments.seconds}")
     pairs = [pair.partition("=") for pair in arguments.env_kwarg]
     if any(not sep or not key for key, sep, _ in pairs):
         parser.error(f"--env-kwarg takes KEY=VALUE, got {arguments.env_kwarg}")
-    main(arguments.seconds, arguments.env, {key: value for key, _, value in pairs})
+    env_kwargs = {key: value for key, _, value in pairs}
+    main(arguments.seconds, arguments.env, env_kwargs, "cpu" if arguments.cpu_time else "wall")

@@ -20,7 +20,7 @@ Three mechanisms realize the same prosody plan (``plans.py``; the request names 
 
 Other TTS systems plug in by implementing ``Renderer``. Rendering is deterministic: identical
 requests give bit-identical waveforms (see ``hear_gym.speech.espeak`` for why that needed care,
-and ``resample_to_16k``).
+and ``hear_gym.speech.resample``).
 """
 
 from __future__ import annotations
@@ -28,15 +28,14 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import asdict, dataclass
-from functools import cache
 from typing import Protocol
 
 import numpy as np
-from scipy.signal import firwin, resample_poly
 
 from hear_gym.core.spaces import AUDIO_RATE
 from hear_gym.speech import espeak, neural
 from hear_gym.speech.plans import DEFAULT_PROSODY, ProsodyPlan, check_prosody, plan_for
+from hear_gym.speech.resample import resample_pcm16, resample_to_16k
 
 SAMPLE_RATE = AUDIO_RATE  # every renderer's output rate, the rate of the envs' audio leaves
 ESPEAK_VOLUME = 60  # leaves headroom: clipping would engage eSpeak's stateful gain control
@@ -47,7 +46,6 @@ _CONTOUR_MARK = {
     "cmn": {"fall": "\u3002", "rise": "\uff1f", "level": "\uff0c"},
 }
 _TERMINAL = ".!?,;:\u3002\uff1f\uff01\uff0c"
-_UP, _DOWN = 320, 441  # 16,000 / 22,050 in lowest terms
 
 
 @dataclass(frozen=True)
@@ -147,26 +145,11 @@ def trim_silence(samples: np.ndarray, threshold: int = 64, block: int = 1024) ->
     return samples[head : len(samples) - first_loud(samples[::-1])]
 
 
-@cache
-def _resampling_filter() -> np.ndarray:
-    """The low-pass ``resample_poly`` would design (Kaiser-windowed sinc, cutoff at the output's
-    Nyquist frequency), designed once; ``resample_poly`` scales it by the upsampling factor."""
-    half = 10 * max(_UP, _DOWN)
-    return firwin(2 * half + 1, 1.0 / max(_UP, _DOWN), window=("kaiser", 5.0))
-
-
-def resample_to_16k(samples: np.ndarray) -> np.ndarray:
-    """22,050 -> 16,000 Hz with a fixed polyphase filter (float64). Not soxr: for the same input
-    its output changes with memory layout (measured: about 1 in 80 utterances rendered twice
-    in one process differed), and rendering must be bit-identical."""
-    return resample_poly(np.asarray(samples, dtype=np.float64), _UP, _DOWN, window=_resampling_filter())
-
-
 def assemble(pieces: list[np.ndarray], plan: ProsodyPlan, scale: float = REFERENCE_SCALE) -> np.ndarray:
-    """Clauses (22,050 Hz) resampled one by one to 16 kHz, laid out after the lead pause with
-    clause pauses between them, level and gain applied. Resampling only the speech keeps the
-    pauses exact and spends no filtering on silence."""
-    speech = [resample_to_16k(p) for p in pieces]
+    """Clauses (22,050 Hz: eSpeak's int16 PCM, or float samples) resampled one by one to 16 kHz,
+    laid out after the lead pause with clause pauses between them, level and gain applied.
+    Resampling only the speech keeps the pauses exact and spends no filtering on silence."""
+    speech = [resample_pcm16(p) if p.dtype == np.int16 else resample_to_16k(p) for p in pieces]
     lead = int(round(SAMPLE_RATE * plan.lead_pause_ms / 1000))
     pause = int(round(SAMPLE_RATE * plan.clause_pause_ms / 1000))
     out = np.zeros(lead + sum(len(p) for p in speech) + pause * max(len(speech) - 1, 0), dtype=np.float32)
@@ -181,7 +164,7 @@ def assemble(pieces: list[np.ndarray], plan: ProsodyPlan, scale: float = REFEREN
 # -- eSpeak NG ----------------------------------------------------------------------------
 class EspeakRenderer:
     name = "espeak"
-    version = "5"
+    version = "6"  # 6: exact fixed-point resampling (hear_gym.speech.resample), last bits moved
     # eSpeak widens its range upward from the base pitch, so its F0 median rises by about 0.034 st
     # per range point (m1, m3, f2, f4; range 20-80); lowering the pitch parameter by this many
     # points per range point keeps a plan's pitch level and range independent, as Praat does.
@@ -197,7 +180,9 @@ class EspeakRenderer:
         )
 
     def describe(self, request: RenderRequest) -> dict:
-        plan = request.plan()
+        return self._record(request, request.plan())
+
+    def _record(self, request: RenderRequest, plan: ProsodyPlan) -> dict:
         return {
             "renderer": self.name,
             "prosody": request.prosody,
@@ -207,8 +192,8 @@ class EspeakRenderer:
         }
 
     def render(self, request: RenderRequest) -> Rendering:
-        plan = request.plan()
-        record = self.describe(request)
+        plan = request.plan()  # hashes and draws: made once per rendering
+        record = self._record(request, plan)
         pieces = clauses(record["spoken_text"], request.voice, request.language, self.settings(plan))
         return Rendering(assemble(pieces, plan), SAMPLE_RATE, record)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from hear_gym.core.records import SharedRecord
 from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
-from hear_gym.envs.voicegate.actions import N_ACTIONS, GateAction, action_mask, decode
+from hear_gym.envs.voicegate.actions import MAX_UTTERANCES, N_ACTIONS, GateAction, action_mask, decode
 from hear_gym.envs.voicegate.items.generator import all_items, check_side_talk_cue, select_items
 from hear_gym.envs.voicegate.items.model import Family, Item
 from hear_gym.envs.voicegate.items.pools import tool_inventory
@@ -55,6 +55,11 @@ MAX_TOOLS_CHARS = 8_000
 # seen before renders nothing (the room, the loudness and the hash cost milliseconds even with
 # every TTS segment cached). 256 covers a family's test split (240 in speaker_switch).
 RENDERED_ITEMS = 256
+# Finished Discrete decisions an env keeps (reward and info record, ~1 kB each): every episode is
+# one step, so without them each step would score, validate the tool call and build the outcome
+# and episode records again for the same item and action. Covers every action on 256 items.
+DECIDED_STEPS = RENDERED_ITEMS * N_ACTIONS
+_MASKS = {n: action_mask(n).astype(bool) for n in range(1, MAX_UTTERANCES + 1)}  # read, never handed out
 
 
 class VoiceGateEnv(gym.Env):
@@ -100,6 +105,8 @@ class VoiceGateEnv(gym.Env):
         self.judge = judge or KeywordJudge()
         self.cache = shared_render_cache(renderer, Path(audio_cache_dir) if audio_cache_dir else None)
         self._rendered = lru_cache(maxsize=RENDERED_ITEMS)(self._render)
+        self._reset_views = cache(self._item_views)  # one entry per item of the env
+        self._decided = lru_cache(maxsize=DECIDED_STEPS)(self._decide)
         self.tools_json = json.dumps(tool_inventory(), separators=(",", ":"))
         self.observation_space = spaces.Dict(
             {
@@ -113,6 +120,7 @@ class VoiceGateEnv(gym.Env):
         # waveform, manifest (read here) and the manifest that callers get copies of
         self._audio: tuple[np.ndarray, dict, SharedRecord] | None = None
         self._obs: dict[str, Any] | None = None
+        self._drawn = -1  # index of self.item in self.items
         self._done = True
 
     # -- episode --------------------------------------------------------------------------
@@ -121,36 +129,59 @@ class VoiceGateEnv(gym.Env):
         super().reset(seed=seed)
         drawn = int(self.np_random.integers(len(self.items))) if requested is None else requested
         self.item = self.items[drawn]
+        self._drawn = drawn
         self._done = False
         self._audio = None
-        self._obs = {
-            "transcript": self.item.transcript[:MAX_TRANSCRIPT_CHARS],
-            "tools": self.tools_json,
-            "action_mask": self.action_masks().astype(np.int8),
-        }
-        return self._observation(), self._info()
+        self._obs, info = self._reset_views(drawn)
+        return self._observation(), info.copy()
 
     def step(self, action):
         require_running(self.item is not None, self._done)
-        return self.step_decoded(decode(discrete_index(action, N_ACTIONS), len(self.item.utterances)))
+        index = discrete_index(action, N_ACTIONS)
+        # A Discrete decision on an item always ends alike (no judge reads it: an answer names
+        # its utterance), so it is scored once; each step hands out a copy of the item's info
+        # (the reset's) completed with a copy of the decision's part.
+        reward, decision = self._decided(self._drawn, index, self._audio is not None)
+        self._done = True
+        info = self._reset_views(self._drawn)[1].copy()
+        info.update(decision.copy())
+        episode = info["episode"]  # holds the info's own target and outcome, as in step_decoded
+        episode["target"], episode["outcome"] = info["item"]["target"], info["outcome"]
+        return self._observation(), reward, True, False, info
+
+    def _decide(self, drawn: int, index: int, rendered: bool) -> tuple[float, SharedRecord]:
+        """Reward and the decision's part of the info (outcome, reply, episode record) of
+        Discrete action ``index`` on the current item, ``drawn`` (``rendered``: its audio was
+        rendered, so the episode record names it), computed as ``step_decoded`` computes them."""
+        item = self.items[drawn]
+        manifest = self._audio[1] if rendered else {}
+        reward, info = self._finish(item, decode(index, len(item.utterances)), None, manifest)
+        return reward, SharedRecord({key: info[key] for key in ("outcome", "reply", "episode")})
 
     def step_decoded(self, action: GateAction, reply: str | None = None):
         """Apply an already decoded action (the text-action wrapper parses replies into one)."""
         require_running(self.item is not None, self._done)
-        outcome = score(self.item, action, self.judge)
+        reward, info = self._finish(self.item, action, reply, self._audio[1] if self._audio else {})
         self._done = True
-        reward = float(self.reward_fn(self.item, outcome))
-        info = self._info()
-        info["outcome"] = outcome.as_record()
-        info["reply"] = reply
-        info["episode"] = self._episode_record(info, reward)
         return self._observation(), reward, True, False, info
 
-    def _episode_record(self, info: dict[str, Any], reward: float) -> dict[str, Any]:
+    def _finish(
+        self, item: Item, action: GateAction, reply: str | None, manifest: dict
+    ) -> tuple[float, dict]:
+        """Reward and info of ``action`` on ``item``; ``manifest``: its rendered input's, ``{}``
+        when nothing was rendered."""
+        outcome = score(item, action, self.judge)
+        reward = float(self.reward_fn(item, outcome))
+        info = self._info(item)
+        info["outcome"] = outcome.as_record()
+        info["reply"] = reply
+        info["episode"] = self._episode_record(item, info, reward, manifest)
+        return reward, info
+
+    @staticmethod
+    def _episode_record(item: Item, info: dict[str, Any], reward: float, manifest: dict) -> dict[str, Any]:
         """The finished decision as ``results.jsonl`` stores it. ``audio`` names the rendered
         input (duration and PCM hash), ``{}`` when nothing was rendered (access T)."""
-        item = self.item
-        manifest = self._audio[1] if self._audio is not None else {}
         return {
             "item_id": item.item_id,
             "group": item.group,
@@ -187,19 +218,32 @@ class VoiceGateEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """Valid Discrete actions (sb3-contrib's MaskablePPO reads this method)."""
-        return action_mask(len(self.item.utterances)).astype(bool)
+        return _MASKS[len(self.item.utterances)].copy()
 
     # -- views ----------------------------------------------------------------------------
+    def _item_views(self, drawn: int) -> tuple[dict[str, Any], SharedRecord]:
+        """What a reset shows of item ``drawn``: the observation (its arrays are copied for each
+        caller) and the info record."""
+        item = self.items[drawn]
+        mask = _MASKS[len(item.utterances)].astype(np.int8)
+        mask.flags.writeable = False
+        observation = {
+            "transcript": item.transcript[:MAX_TRANSCRIPT_CHARS],
+            "tools": self.tools_json,
+            "action_mask": mask,
+        }
+        return observation, SharedRecord(self._info(item))
+
     def _observation(self) -> dict[str, Any]:
         return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in self._obs.items()}
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, item: Item) -> dict[str, Any]:
         return {
-            "item": self.item.as_record(),
-            "item_id": self.item.item_id,
-            "group": self.item.group,
-            "family": self.item.family.value,
-            "condition": self.item.condition,
+            "item": item.as_record(),
+            "item_id": item.item_id,
+            "group": item.group,
+            "family": item.family.value,
+            "condition": item.condition,
         }
 
     def render(self) -> str | None:

@@ -13,7 +13,7 @@ A       as A+T; an input with audio shows the transcript ``[speech]``, so its ``
 ======  =====================================================================================
 
 The change features are computed from the audio in the observation (never from the manifest)
-and cached per rendered input.
+and cached per rendered input; the word bits are cached per transcript.
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ class FeatureObservation(FeatureWrapper):
         self.observation_space = spaces.Dict(leaves)
 
     def features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
-        out = {"words": hashed_words(obs["transcript"], WORD_BINS)}
+        # an input's words are shown at its reset and again at its (terminal) step
+        transcript = obs["transcript"]
+        out = {"words": self.kept(("words", transcript), lambda: hashed_words(transcript, WORD_BINS))}
         if self.hears:
             length = int(obs["audio_length"][0])
             out["has_audio"] = np.array([float(length > 0)], dtype=np.float32)

@@ -1,6 +1,7 @@
 """What VoiceGate computes once per item or group and reuses (issue 28: no work repeated per step
-that depends only on the episode): the room-tone bed, the rendered input, the item's record, the tools' validators; and
-that reusing them hands no caller anything another caller can change."""
+that depends only on the episode): the room-tone bed, the rendered input, the item's record, the
+tools' validators, a Discrete decision's outcome; and that reusing them hands no caller anything
+another caller can change."""
 
 from types import SimpleNamespace
 
@@ -95,3 +96,37 @@ def test_scoring_builds_a_tools_parameter_validator_once(monkeypatch):
     call = decode(TOOL0 + len(TOOL_NAMES) - 1, len(item.utterances))
     outcomes = [score(item, call) for _ in range(3)]
     assert len(built) <= 1 and outcomes[0] == outcomes[2]
+
+
+def test_a_discrete_decision_is_scored_once_and_each_step_hands_out_its_own_info(monkeypatch):
+    scored = _counting(monkeypatch, env_module, "score")
+    env = gym.make("hear_gym/VoiceGate-v0", access="T", family="side_talk")
+    base = env.unwrapped
+    item_id = base.items[0].item_id
+    results = []
+    for _ in range(3):
+        env.reset(options={"item_id": item_id})
+        results.append(env.step(TOOL0))
+    assert len(scored) == 1
+    first_info = results[0][4]
+    first_info["outcome"]["correct"] = "edited by the caller"
+    first_info["item"]["utterances"].clear()
+    assert results[1][4] == results[2][4] and results[1][4] is not results[2][4]
+    assert (
+        results[2][4]["outcome"]["correct"] != "edited by the caller" and results[2][4]["item"]["utterances"]
+    )
+    # what step_decoded (the path of text replies, scored every time) gives for the same action
+    base.reset(options={"item_id": item_id})
+    _, reward, _, _, decoded_info = base.step_decoded(decode(TOOL0, len(base.item.utterances)))
+    assert (reward, decoded_info) == (results[2][1], results[2][4])
+
+
+def test_a_kept_decision_names_the_rendered_input_only_when_it_was_rendered():
+    base = gym.make("hear_gym/VoiceGate-v0", access="T").unwrapped
+    item_id = base.items[0].item_id
+    base.reset(options={"item_id": item_id})
+    unheard = base.step(0)[4]["episode"]["audio"]
+    base.reset(options={"item_id": item_id})
+    _, manifest = base.item_audio()
+    heard = base.step(0)[4]["episode"]["audio"]
+    assert unheard == {} and heard == {k: manifest[k] for k in ("duration_s", "pcm16_sha256")}
