@@ -64,6 +64,13 @@ REACTION_KINDS = tuple(ReactionKind)
 WORDS_SIZE = len(REACTION_KINDS) + 2 * MAX_CONCERN_DIMENSIONS
 OPTION_COLUMNS = 2 + MAX_CONCERN_DIMENSIONS
 FIT_COLUMNS = 3
+FIT_SIZE = (N_CANDIDATES + 1) * FIT_COLUMNS
+# Where each part of the dialogue and user_words leaves starts.
+_CURRENT, _RECOMMENDED = 1, 1 + N_CANDIDATES  # options are 1-based: option o at _CURRENT + o - 1
+_SHARES = _RECOMMENDED + N_CANDIDATES
+_LAST_KIND = _SHARES + len(ACTION_KINDS)
+_STATED = len(REACTION_KINDS)
+_UNIMPORTANT = _STATED + MAX_CONCERN_DIMENSIONS
 HASH_BINS = 32
 FEATURE_MEMO_SIZE = 50_000  # prosodic feature vectors kept per env (24 floats each)
 _BIG = np.float32(1e4)
@@ -80,6 +87,9 @@ ACCESS_CHANNELS: dict[str, tuple[str, ...]] = {
 
 _REACTION_INDEX = {kind.value: i for i, kind in enumerate(REACTION_KINDS)}
 _NOT_IMPORTANT = ReactionKind.ANSWER_NOT_IMPORTANT.value
+_KIND_INDEX = {kind: i for i, kind in enumerate(ACTION_KINDS)}
+_RECOMMEND = _KIND_INDEX["recommend"]
+_ASKING = (_KIND_INDEX["ask"], _KIND_INDEX["clarify"])
 
 
 @dataclass(frozen=True)
@@ -92,7 +102,7 @@ class _ScenarioLayout:
     slots: dict[str, int]
     fits_budget: tuple[bool, ...]
     meets: tuple[frozenset[str], ...]
-    _fit_columns: dict[frozenset[str], list[float]] = field(default_factory=dict, compare=False)
+    _fit_columns: dict[frozenset[str], np.ndarray] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, scenario, domain) -> _ScenarioLayout:
@@ -110,17 +120,18 @@ class _ScenarioLayout:
             tuple(frozenset(key for key, met in says.items() if met) for says in described),
         )
 
-    def fit_columns(self, needs: frozenset[str]) -> list[float]:
-        """``option_fit``'s rows for the options (ids 1..11 in order) against the stated
-        ``needs``, flattened, with 0 where the caller marks the options asked about. Kept per
-        set of needs: a dialogue states at most three, so a scenario has few such sets."""
+    def fit_columns(self, needs: frozenset[str]) -> np.ndarray:
+        """``option_fit`` for the options (ids 1..11 in order) against the stated ``needs``,
+        with 0 where the caller marks the options asked about and the current option's row
+        (shared: callers copy it). Kept per set of needs: a dialogue states at most three, so a
+        scenario has few such sets."""
         columns = self._fit_columns.get(needs)
         if columns is None:
-            n, columns = len(needs), []
+            n, values = len(needs), []
             for fits_budget, meets in zip(self.fits_budget, self.meets, strict=True):
                 met = len(needs & meets)
-                columns += (float(fits_budget and met == n), met / n if n else 1.0, 0.0)
-            self._fit_columns[needs] = columns
+                values += (float(fits_budget and met == n), met / n if n else 1.0, 0.0)
+            columns = self._fit_columns[needs] = np.array(values + [0.0] * FIT_COLUMNS, dtype=np.float32)
         return columns
 
 
@@ -128,17 +139,19 @@ class _ScenarioLayout:
 class _EpisodeTally:
     """Running totals of one episode's assistant turns (``turns[1:]``), brought up to date from
     the turns added since the last observation, and what the episode's scenario fixes for the
-    features: its visible world's ``layout`` and the attribute of each concern level."""
+    features: its visible world's ``layout`` and the attribute of each concern level. The parts
+    of the ``dialogue`` and ``user_words`` leaves that only change with new turns are kept
+    written into templates, which each step copies and completes."""
 
     turns: list[dict]  # the episode's own list: a reset starts a new one
     layout: _ScenarioLayout
     attributes: dict[str, str]  # concern level -> attribute (twins differ here, not in layout)
     seen: int = 1  # records read; turns[0] is the user's opening request
-    kinds: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ACTION_KINDS, 0))
-    last_kind: str = ""
-    recommended: list[float] = field(default_factory=lambda: [0.0] * N_CANDIDATES)  # 1 per option
+    kinds: list[int] = field(default_factory=lambda: [0] * len(ACTION_KINDS))  # per ACTION_KINDS
     asked: set[int] = field(default_factory=set)  # options current while asking or clarifying
-    unimportant: list[str] = field(default_factory=list)  # attributes the user called unimportant
+    dialogue: np.ndarray = field(default_factory=lambda: np.zeros(DIALOGUE_SIZE, dtype=np.float32))
+    user_words: np.ndarray = field(default_factory=lambda: np.zeros(WORDS_SIZE, dtype=np.float32))
+    _last_kind: int | None = None
 
     @property
     def actions(self) -> int:
@@ -147,14 +160,18 @@ class _EpisodeTally:
     def update(self) -> None:
         for record in self.turns[self.seen :]:
             action = record["action"]
-            kind = self.last_kind = action["kind"] if action else "invalid"
+            kind = _KIND_INDEX[action["kind"] if action else "invalid"]
             self.kinds[kind] += 1
-            if kind == "recommend":
-                self.recommended[action["option"] - 1] = 1.0  # options are 1-based
-            elif kind in ("ask", "clarify"):  # asking never changes the current option
+            if self._last_kind is not None:
+                self.dialogue[_LAST_KIND + self._last_kind] = 0.0
+            self.dialogue[_LAST_KIND + kind] = 1.0
+            self._last_kind = kind
+            if kind == _RECOMMEND:
+                self.dialogue[_RECOMMENDED + action["option"] - 1] = 1.0
+            elif kind in _ASKING:  # asking never changes the current option
                 self.asked.add(record["current_option"])
             if record["reaction"] == _NOT_IMPORTANT:
-                self.unimportant.append(action["attribute"])
+                self.user_words[_UNIMPORTANT + self.layout.slots[action["attribute"]]] = 1.0
         self.seen = len(self.turns)
 
 
@@ -178,7 +195,7 @@ def _box(shape: tuple[int, ...], low: float = 0.0, high: float = 1.0) -> spaces.
 
 CHANNELS: dict[str, Channel] = {
     "user_words": Channel(
-        {"user_words": _box((WORDS_SIZE,)), "option_fit": _box(((N_CANDIDATES + 1) * FIT_COLUMNS,))},
+        {"user_words": _box((WORDS_SIZE,)), "option_fit": _box((FIT_SIZE,))},
         lambda w, obs: {"user_words": w.user_words(), "option_fit": w.option_fit(int(obs["current_option"]))},
     ),
     "audio": Channel(
@@ -235,20 +252,14 @@ class FeatureObservation(gym.ObservationWrapper):
         return out
 
     # -- channels -------------------------------------------------------------------------
-    # The channels read the episode as of the last ``_catch_up`` (``observation`` calls it
-    # first). They build Python numbers, then one array: item-by-item writes into float32 arrays
-    # cost more than the arithmetic.
+    # The channels read the episode as of the last ``_catch_up`` (``observation`` calls it first).
     def user_words(self) -> np.ndarray:
         tally, last = self._episode, self._base.turns[-1]
-        out = [0.0] * WORDS_SIZE
+        out = tally.user_words.copy()  # the attributes called unimportant already marked
         out[_REACTION_INDEX[last["reaction"]]] = 1.0
-        stated = len(REACTION_KINDS)
         for level in last["disclosed"]:  # needs said in words, whatever their priority
-            out[stated + tally.layout.slots[tally.attributes[level]]] = 1.0
-        unimportant = stated + MAX_CONCERN_DIMENSIONS
-        for attribute in tally.unimportant:
-            out[unimportant + tally.layout.slots[attribute]] = 1.0
-        return np.array(out, dtype=np.float32)
+            out[_STATED + tally.layout.slots[tally.attributes[level]]] = 1.0
+        return out
 
     def option_fit(self, current_option: int) -> np.ndarray:
         tally = self._episode
@@ -257,8 +268,8 @@ class FeatureObservation(gym.ObservationWrapper):
         for option in tally.asked:
             out[option * FIT_COLUMNS - 1] = 1.0  # the last column of the option's row
         current = (current_option - 1) * FIT_COLUMNS
-        out += out[current : current + FIT_COLUMNS]  # the current option's row again
-        return np.array(out, dtype=np.float32)
+        out[-FIT_COLUMNS:] = out[current : current + FIT_COLUMNS]  # the current option's row again
+        return out
 
     def _catch_up(self) -> None:
         """Brings the episode's running totals up to date (a reset starts a new turn list, and
@@ -302,13 +313,12 @@ class FeatureObservation(gym.ObservationWrapper):
     # -- always present -------------------------------------------------------------------
     def _dialogue(self, current_option: int) -> np.ndarray:
         base, tally = self._base, self._episode
-        current, last = [0.0] * N_CANDIDATES, [0.0] * len(ACTION_KINDS)
-        current[current_option - 1] = 1.0  # options are 1-based
-        last[ACTION_KINDS.index(tally.last_kind)] = 1.0
-        shares = [tally.kinds[kind] / tally.actions for kind in ACTION_KINDS]
-        return np.array(
-            [base.turn_count / base.max_turns, *current, *tally.recommended, *shares, *last], dtype=np.float32
-        )
+        out = tally.dialogue.copy()  # options recommended and the last action kind already marked
+        out[0] = base.turn_count / base.max_turns
+        out[_CURRENT + current_option - 1] = 1.0
+        for i, count in enumerate(tally.kinds):
+            out[_SHARES + i] = count / tally.actions
+        return out
 
     def _options(self) -> np.ndarray:
         """The visible option list in numbers (fixed for an episode)."""
