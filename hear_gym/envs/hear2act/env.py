@@ -294,8 +294,8 @@ class Hear2ActEnv(gym.Env):
             "invalid_action": invalid,
             "assistant_text": assistant_text,
             "user_text": user_text,
-            "reaction": None if reaction is None else reaction.kind.value,
-            "concern_state": None if reaction is None else reaction.state.value,
+            "reaction": _value(reaction and reaction.kind),
+            "concern_state": _value(reaction and reaction.state),
             "delivery_label": delivery,
             "option_acceptance": _value(reaction and reaction.option_acceptance),
             "interaction_satisfaction": _value(reaction and reaction.interaction_satisfaction),
@@ -376,7 +376,7 @@ def _action_record(action: AssistantAction | None) -> dict[str, Any]:
     none) and ``attribute`` ("" for a general ask and for every other kind)."""
     if action is None:
         return {"kind": INVALID_KIND, "option": 0, "attribute": ""}
-    return {"kind": action.kind.value, "option": action.option or 0, "attribute": action.attribute or ""}
+    return {"kind": action.kind._value_, "option": action.option or 0, "attribute": action.attribute or ""}
 
 
 def _enum(enum_type, value, name: str):
@@ -388,4 +388,6 @@ def _enum(enum_type, value, name: str):
 
 
 def _value(member) -> str | None:
-    return None if member is None else member.value
+    # ``_value_`` (the sunder attribute Enum documents as the member's value) is a plain read;
+    # ``.value`` goes through a descriptor, and every turn record reads five.
+    return None if member is None else member._value_
