@@ -25,6 +25,7 @@ EXAMPLE_TIMEOUT_S = 300
 SCRIPT_FLAGS = {
     "--study": ROOT / "benchmarks" / "llm_post_training.py",
     "--seconds": ROOT / "benchmarks" / "speed_envs.py",
+    "--clock": ROOT / "benchmarks" / "speed_hear2act.py",
 }
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)

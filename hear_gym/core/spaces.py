@@ -27,6 +27,9 @@ def discrete_index(action, n: int) -> int:
     and 0-d integer arrays (``model.predict`` returns those). Anything else (floats, bools,
     strings, arrays with elements) is refused with a ``ValueError`` instead of being coerced.
     """
+    # The common case first; type(True) is bool, not int, so bools still meet the checks below.
+    if type(action) is int and 0 <= action < n:
+        return action
     if isinstance(action, np.ndarray) and action.ndim == 0:
         action = action[()]
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):

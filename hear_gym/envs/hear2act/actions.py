@@ -42,7 +42,7 @@ from enum import Enum
 import numpy as np
 
 from hear_gym.envs.hear2act.scenarios.domain_schema import MAX_CONCERN_DIMENSIONS, DomainSchema
-from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
+from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES, Scenario, format_price
 from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction
 
 
@@ -85,6 +85,26 @@ def decode(index: int, domain: DomainSchema, assistant: AssistantKind) -> Assist
     if index == CONFIRM:
         return AssistantAction(ActionKind.CONFIRM)
     raise ValueError(f"action index {index} is outside 0..{N_ACTIONS - 1}")
+
+
+def utterance(
+    action: AssistantAction, scenario: Scenario, domain: DomainSchema, current_option: int | None = None
+) -> str:
+    """What the assistant says for ``action`` in ``scenario``, tags first, as the P6a card writes
+    it (a confirm names the option current when it is played: ``current_option``)."""
+    if action.kind is ActionKind.RECOMMEND:
+        c = scenario.candidate(action.option)
+        return (
+            f"[ACTION: RECOMMEND] [OPTION: {c.option_id}] I recommend {c.name}, at "
+            f"{format_price(c.price)} {scenario.budget.unit} with a {c.rating:.1f}/5 rating."
+        )
+    if action.kind is ActionKind.ASK:
+        if action.attribute is None:
+            return "[ACTION: ASK] Is there anything about this option that doesn't work for you?"
+        return f"[ACTION: ASK] How important is {domain.dimension(action.attribute).label} to you?"
+    if action.kind is ActionKind.CLARIFY:
+        return "[ACTION: CLARIFY] Does this option fully work for you?"
+    return f"[ACTION: CONFIRM] Great, I'll confirm {scenario.candidate(current_option).name} for you."
 
 
 def encode(action: AssistantAction, domain: DomainSchema) -> int:

@@ -54,20 +54,21 @@ from hear_gym.envs.hear2act.actions import (
     N_ACTIONS,
     AssistantKind,
     InvalidAction,
-    decode,
+    encode,
+    utterance,
 )
 from hear_gym.envs.hear2act.metrics import episode_counts
-from hear_gym.envs.hear2act.scenario_facts import ScenarioFacts
+from hear_gym.envs.hear2act.scenario_facts import INVALID_TEXT, ScenarioFacts
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
-from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema, domain_by_id
-from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
+from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema
+from hear_gym.envs.hear2act.scenarios.model import Scenario
 from hear_gym.envs.hear2act.scenarios.twins import HiddenUser, draw_user, twin_scenario
 from hear_gym.envs.hear2act.user.engine import (
     ActionKind,
     AssistantAction,
     Reaction,
 )
-from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
+from hear_gym.envs.hear2act.user.realizer import choose_delivery
 from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, Feedback
 
 MIN_TURNS = 3
@@ -153,9 +154,11 @@ class Hear2ActEnv(gym.Env):
         if self.hidden_users == "resample" and "hidden_user" not in options:
             scenario = twin_scenario(scenario.scenario_id, draw_user(scenario.scenario_id, self.np_random))
         self.scenario = scenario
-        self.domain: DomainSchema = domain_by_id(self.scenario.domain)
-        self._engine, self._mask, self._options, self._attributes = self._facts(self.scenario)
-        self._hidden_concerns = [c.model_dump() for c in self.scenario.concerns]
+        facts = self._scenario_facts = self._facts(scenario)
+        self.domain: DomainSchema = facts.domain
+        self._engine, self._mask = facts.engine, facts.mask
+        self._options, self._attributes = facts.options, facts.attributes
+        self._hidden_concerns = facts.hidden_concerns.copy()
         self.turn_count = 1
         self.episode_return = 0.0
         self.final_option: int | None = None
@@ -165,7 +168,7 @@ class Hear2ActEnv(gym.Env):
 
         self._state, reaction = self._engine.open()
         opening = AssistantAction(ActionKind.RECOMMEND, option=self.scenario.opening_option)
-        self._exchange(opening, self._assistant_text(opening), reaction)
+        self._exchange(opening, facts.moves[encode(opening, self.domain)].text, reaction)
         return self._observation(), self._info(None)
 
     def _requested_scenario(self, options: dict) -> Scenario | None:
@@ -193,11 +196,18 @@ class Hear2ActEnv(gym.Env):
     def step(self, action):
         self._require_running()
         # A plain check, not Discrete.contains, which costs as much as the rest of a step.
-        return self.step_decoded(decode(discrete_index(action, N_ACTIONS), self.domain, self.assistant))
+        move = self._scenario_facts.moves[discrete_index(action, N_ACTIONS)]
+        return self._advance(move.action, move.text)
 
     def step_decoded(self, action: AssistantAction | InvalidAction, assistant_text: str | None = None):
         """Advance one turn from an already decoded action (used by the text-action wrapper)."""
         self._require_running()
+        if assistant_text is not None:
+            assistant_text = to_charset(assistant_text)[:MAX_ASSISTANT_CHARS] or "[empty]"
+        return self._advance(action, assistant_text)
+
+    def _advance(self, action: AssistantAction | InvalidAction, assistant_text: str | None):
+        """One turn; ``assistant_text`` None: the env's own words for ``action``."""
         self.turn_count += 1
         invalid = action.reason if isinstance(action, InvalidAction) else None
         if invalid is None:
@@ -205,9 +215,7 @@ class Hear2ActEnv(gym.Env):
         else:
             self._state, reaction = self._engine.respond_invalid(self._state)
         if assistant_text is None:
-            assistant_text = self._assistant_text(action) if invalid is None else "[INVALID]"
-        else:
-            assistant_text = to_charset(assistant_text)[:MAX_ASSISTANT_CHARS] or "[empty]"
+            assistant_text = self._assistant_text(action) if invalid is None else INVALID_TEXT
         self._exchange(action if invalid is None else None, assistant_text, reaction, invalid)
 
         terminated = self._state.ended
@@ -262,7 +270,7 @@ class Hear2ActEnv(gym.Env):
         reaction: Reaction,
         invalid: str | None = None,
     ) -> None:
-        user_text = realize(reaction, self.scenario, self.domain, self.np_random)
+        user_text = self._scenario_facts.wording.realize(reaction, self.np_random)
         delivery = choose_delivery(reaction.state, self.np_random)
         self._transcript += f"\nAssistant: {assistant_text}\nUser: {user_text}"
         self.turns.append(
@@ -286,8 +294,8 @@ class Hear2ActEnv(gym.Env):
             "invalid_action": invalid,
             "assistant_text": assistant_text,
             "user_text": user_text,
-            "reaction": None if reaction is None else reaction.kind.value,
-            "concern_state": None if reaction is None else reaction.state.value,
+            "reaction": _value(reaction and reaction.kind),
+            "concern_state": _value(reaction and reaction.state),
             "delivery_label": delivery,
             "option_acceptance": _value(reaction and reaction.option_acceptance),
             "interaction_satisfaction": _value(reaction and reaction.interaction_satisfaction),
@@ -297,20 +305,9 @@ class Hear2ActEnv(gym.Env):
         }
 
     def _assistant_text(self, action: AssistantAction) -> str:
-        if action.kind is ActionKind.RECOMMEND:
-            c = self.scenario.candidate(action.option)
-            return (
-                f"[ACTION: RECOMMEND] [OPTION: {c.option_id}] I recommend {c.name}, at "
-                f"{format_price(c.price)} {self.scenario.budget.unit} with a {c.rating:.1f}/5 rating."
-            )
-        if action.kind is ActionKind.ASK:
-            if action.attribute is None:
-                return "[ACTION: ASK] Is there anything about this option that doesn't work for you?"
-            return f"[ACTION: ASK] How important is {self.domain.dimension(action.attribute).label} to you?"
-        if action.kind is ActionKind.CLARIFY:
-            return "[ACTION: CLARIFY] Does this option fully work for you?"
-        name = self.scenario.candidate(self._state.current_option).name
-        return f"[ACTION: CONFIRM] Great, I'll confirm {name} for you."
+        if action.kind is ActionKind.CONFIRM:
+            return self._scenario_facts.confirm_texts[self._state.current_option]
+        return utterance(action, self.scenario, self.domain)
 
     def _observation(self) -> dict[str, Any]:
         return {
@@ -379,7 +376,7 @@ def _action_record(action: AssistantAction | None) -> dict[str, Any]:
     none) and ``attribute`` ("" for a general ask and for every other kind)."""
     if action is None:
         return {"kind": INVALID_KIND, "option": 0, "attribute": ""}
-    return {"kind": action.kind.value, "option": action.option or 0, "attribute": action.attribute or ""}
+    return {"kind": action.kind._value_, "option": action.option or 0, "attribute": action.attribute or ""}
 
 
 def _enum(enum_type, value, name: str):
@@ -391,4 +388,6 @@ def _enum(enum_type, value, name: str):
 
 
 def _value(member) -> str | None:
-    return None if member is None else member.value
+    # ``_value_`` (the sunder attribute Enum documents as the member's value) is a plain read;
+    # ``.value`` goes through a descriptor, and every turn record reads five.
+    return None if member is None else member._value_

@@ -64,6 +64,13 @@ REACTION_KINDS = tuple(ReactionKind)
 WORDS_SIZE = len(REACTION_KINDS) + 2 * MAX_CONCERN_DIMENSIONS
 OPTION_COLUMNS = 2 + MAX_CONCERN_DIMENSIONS
 FIT_COLUMNS = 3
+FIT_SIZE = (N_CANDIDATES + 1) * FIT_COLUMNS
+# Where each part of the dialogue and user_words leaves starts.
+_CURRENT, _RECOMMENDED = 1, 1 + N_CANDIDATES  # options are 1-based: option o at _CURRENT + o - 1
+_SHARES = _RECOMMENDED + N_CANDIDATES
+_LAST_KIND = _SHARES + len(ACTION_KINDS)
+_STATED = len(REACTION_KINDS)
+_UNIMPORTANT = _STATED + MAX_CONCERN_DIMENSIONS
 HASH_BINS = 32
 FEATURE_MEMO_SIZE = 50_000  # prosodic feature vectors kept per env (24 floats each)
 _BIG = np.float32(1e4)
@@ -79,6 +86,10 @@ ACCESS_CHANNELS: dict[str, tuple[str, ...]] = {
 
 
 _REACTION_INDEX = {kind.value: i for i, kind in enumerate(REACTION_KINDS)}
+_NOT_IMPORTANT = ReactionKind.ANSWER_NOT_IMPORTANT.value
+_KIND_INDEX = {kind: i for i, kind in enumerate(ACTION_KINDS)}
+_RECOMMEND = _KIND_INDEX["recommend"]
+_ASKING = (_KIND_INDEX["ask"], _KIND_INDEX["clarify"])
 
 
 @dataclass(frozen=True)
@@ -91,7 +102,7 @@ class _ScenarioLayout:
     slots: dict[str, int]
     fits_budget: tuple[bool, ...]
     meets: tuple[frozenset[str], ...]
-    option_ids: tuple[int, ...]
+    _fit_columns: dict[frozenset[str], np.ndarray] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, scenario, domain) -> _ScenarioLayout:
@@ -107,22 +118,40 @@ class _ScenarioLayout:
             {dim.key: i for i, dim in enumerate(domain.concern_dimensions)},
             tuple(cand.price <= budget for cand in scenario.candidates),
             tuple(frozenset(key for key, met in says.items() if met) for says in described),
-            tuple(cand.option_id for cand in scenario.candidates),
         )
+
+    def fit_columns(self, needs: frozenset[str]) -> np.ndarray:
+        """``option_fit`` for the options (ids 1..11 in order) against the stated ``needs``,
+        with 0 where the caller marks the options asked about and the current option's row
+        (shared: callers copy it). Kept per set of needs: a dialogue states at most three, so a
+        scenario has few such sets."""
+        columns = self._fit_columns.get(needs)
+        if columns is None:
+            n, values = len(needs), []
+            for fits_budget, meets in zip(self.fits_budget, self.meets, strict=True):
+                met = len(needs & meets)
+                values += (float(fits_budget and met == n), met / n if n else 1.0, 0.0)
+            columns = self._fit_columns[needs] = np.array(values + [0.0] * FIT_COLUMNS, dtype=np.float32)
+        return columns
 
 
 @dataclass
 class _EpisodeTally:
     """Running totals of one episode's assistant turns (``turns[1:]``), brought up to date from
-    the turns added since the last observation."""
+    the turns added since the last observation, and what the episode's scenario fixes for the
+    features: its visible world's ``layout`` and the attribute of each concern level. The parts
+    of the ``dialogue`` and ``user_words`` leaves that only change with new turns are kept
+    written into templates, which each step copies and completes."""
 
     turns: list[dict]  # the episode's own list: a reset starts a new one
+    layout: _ScenarioLayout
+    attributes: dict[str, str]  # concern level -> attribute (twins differ here, not in layout)
     seen: int = 1  # records read; turns[0] is the user's opening request
-    kinds: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ACTION_KINDS, 0))
-    last_kind: str = ""
-    recommended: list[int] = field(default_factory=list)
+    kinds: list[int] = field(default_factory=lambda: [0] * len(ACTION_KINDS))  # per ACTION_KINDS
     asked: set[int] = field(default_factory=set)  # options current while asking or clarifying
-    unimportant: list[str] = field(default_factory=list)  # attributes the user called unimportant
+    dialogue: np.ndarray = field(default_factory=lambda: np.zeros(DIALOGUE_SIZE, dtype=np.float32))
+    user_words: np.ndarray = field(default_factory=lambda: np.zeros(WORDS_SIZE, dtype=np.float32))
+    _last_kind: int | None = None
 
     @property
     def actions(self) -> int:
@@ -131,14 +160,18 @@ class _EpisodeTally:
     def update(self) -> None:
         for record in self.turns[self.seen :]:
             action = record["action"]
-            kind = self.last_kind = action["kind"] if action else "invalid"
+            kind = _KIND_INDEX[action["kind"] if action else "invalid"]
             self.kinds[kind] += 1
-            if kind == "recommend":
-                self.recommended.append(action["option"])
-            elif kind in ("ask", "clarify"):  # asking never changes the current option
+            if self._last_kind is not None:
+                self.dialogue[_LAST_KIND + self._last_kind] = 0.0
+            self.dialogue[_LAST_KIND + kind] = 1.0
+            self._last_kind = kind
+            if kind == _RECOMMEND:
+                self.dialogue[_RECOMMENDED + action["option"] - 1] = 1.0
+            elif kind in _ASKING:  # asking never changes the current option
                 self.asked.add(record["current_option"])
-            if record["reaction"] == ReactionKind.ANSWER_NOT_IMPORTANT.value:
-                self.unimportant.append(action["attribute"])
+            if record["reaction"] == _NOT_IMPORTANT:
+                self.user_words[_UNIMPORTANT + self.layout.slots[action["attribute"]]] = 1.0
         self.seen = len(self.turns)
 
 
@@ -162,7 +195,7 @@ def _box(shape: tuple[int, ...], low: float = 0.0, high: float = 1.0) -> spaces.
 
 CHANNELS: dict[str, Channel] = {
     "user_words": Channel(
-        {"user_words": _box((WORDS_SIZE,)), "option_fit": _box(((N_CANDIDATES + 1) * FIT_COLUMNS,))},
+        {"user_words": _box((WORDS_SIZE,)), "option_fit": _box((FIT_SIZE,))},
         lambda w, obs: {"user_words": w.user_words(), "option_fit": w.option_fit(int(obs["current_option"]))},
     ),
     "audio": Channel(
@@ -195,6 +228,7 @@ class FeatureObservation(gym.ObservationWrapper):
                 f"no feature channels for access {access!r}; known: {sorted(ACCESS_CHANNELS)}"
             ) from None
         self.audio = audio() if "audio" in self.channels else None
+        self._base = env.unwrapped  # read at every step: not looked up through the stack each time
         self._features: dict[RenderRequest, np.ndarray] = {}
         # Reading every turn and every option description at every step was most of a T step:
         # the features keep the scenario's numbers and the episode's running totals instead.
@@ -210,6 +244,7 @@ class FeatureObservation(gym.ObservationWrapper):
         self.observation_space = spaces.Dict(leaves)
 
     def observation(self, obs: dict) -> dict:
+        self._catch_up()
         out = {"dialogue": self._dialogue(int(obs["current_option"])), "options": self._options()}
         for name in self.channels:
             out.update(CHANNELS[name].encode(self, obs))
@@ -217,51 +252,42 @@ class FeatureObservation(gym.ObservationWrapper):
         return out
 
     # -- channels -------------------------------------------------------------------------
+    # The channels read the episode as of the last ``_catch_up`` (``observation`` calls it first).
     def user_words(self) -> np.ndarray:
-        base, tally, layout = self.env.unwrapped, self._tally(), self._layout()
-        out = np.zeros(WORDS_SIZE, dtype=np.float32)
-        out[_REACTION_INDEX[base.turns[-1]["reaction"]]] = 1.0
-        stated = len(REACTION_KINDS)
-        for level in base.turns[-1]["disclosed"]:  # needs said in words, whatever their priority
-            out[stated + layout.slots[base.scenario.concern(level).attribute]] = 1.0
-        unimportant = stated + MAX_CONCERN_DIMENSIONS
-        for attribute in tally.unimportant:
-            out[unimportant + layout.slots[attribute]] = 1.0
+        tally, last = self._episode, self._base.turns[-1]
+        out = tally.user_words.copy()  # the attributes called unimportant already marked
+        out[_REACTION_INDEX[last["reaction"]]] = 1.0
+        for level in last["disclosed"]:  # needs said in words, whatever their priority
+            out[_STATED + tally.layout.slots[tally.attributes[level]]] = 1.0
         return out
 
     def option_fit(self, current_option: int) -> np.ndarray:
-        base, tally, layout = self.env.unwrapped, self._tally(), self._layout()
-        needs = {base.scenario.concern(level).attribute for level in base.turns[-1]["disclosed"]}
-        # Python numbers first and one array at the end: item-by-item writes into an array
-        # cost more than the arithmetic.
-        n = len(needs)
-        rows = []
-        for fits_budget, meets, option_id in zip(
-            layout.fits_budget, layout.meets, layout.option_ids, strict=True
-        ):
-            met = len(needs & meets)
-            rows.append((fits_budget and met == n, met / n if n else 1.0, option_id in tally.asked))
-        rows.append(rows[current_option - 1])  # the current option's row again
-        return np.array(rows, dtype=np.float32).reshape(-1)
+        tally = self._episode
+        needs = frozenset(tally.attributes[level] for level in self._base.turns[-1]["disclosed"])
+        out = tally.layout.fit_columns(needs).copy()
+        for option in tally.asked:
+            out[option * FIT_COLUMNS - 1] = 1.0  # the last column of the option's row
+        current = (current_option - 1) * FIT_COLUMNS
+        out[-FIT_COLUMNS:] = out[current : current + FIT_COLUMNS]  # the current option's row again
+        return out
 
-    def _tally(self) -> _EpisodeTally:
-        """The running totals of this episode's turns, brought up to date (a reset starts a new
-        turn list, and with it a new tally)."""
-        turns = self.env.unwrapped.turns
+    def _catch_up(self) -> None:
+        """Brings the episode's running totals up to date (a reset starts a new turn list, and
+        with it a new tally)."""
+        turns = self._base.turns
         if self._episode is None or self._episode.turns is not turns or len(turns) < self._episode.seen:
-            self._episode = _EpisodeTally(turns)
+            scenario = self._base.scenario
+            self._episode = _EpisodeTally(
+                turns, self._layout(scenario), {c.level: c.attribute for c in scenario.concerns}
+            )
         self._episode.update()
-        return self._episode
 
-    def _layout(self) -> _ScenarioLayout:
+    def _layout(self, scenario) -> _ScenarioLayout:
         """The visible world's numbers, built once per scenario id (twins share their visible
         world: the same budget and options)."""
-        scenario = self.env.unwrapped.scenario
         layout = self._layouts.get(scenario.scenario_id)
         if layout is None:
-            layout = self._layouts[scenario.scenario_id] = _ScenarioLayout.of(
-                scenario, self.env.unwrapped.domain
-            )
+            layout = self._layouts[scenario.scenario_id] = _ScenarioLayout.of(scenario, self._base.domain)
         return layout
 
     def prosody(self) -> dict[str, np.ndarray]:
@@ -286,17 +312,14 @@ class FeatureObservation(gym.ObservationWrapper):
 
     # -- always present -------------------------------------------------------------------
     def _dialogue(self, current_option: int) -> np.ndarray:
-        base, tally = self.env.unwrapped, self._tally()
-        current, recommended, last = [0.0] * N_CANDIDATES, [0.0] * N_CANDIDATES, [0.0] * len(ACTION_KINDS)
-        current[current_option - 1] = 1.0  # options are 1-based
-        for option in tally.recommended:
-            recommended[option - 1] = 1.0
-        last[ACTION_KINDS.index(tally.last_kind)] = 1.0
-        shares = [tally.kinds[kind] / tally.actions for kind in ACTION_KINDS]
-        return np.array(
-            [base.turn_count / base.max_turns, *current, *recommended, *shares, *last], dtype=np.float32
-        )
+        base, tally = self._base, self._episode
+        out = tally.dialogue.copy()  # options recommended and the last action kind already marked
+        out[0] = base.turn_count / base.max_turns
+        out[_CURRENT + current_option - 1] = 1.0
+        for i, count in enumerate(tally.kinds):
+            out[_SHARES + i] = count / tally.actions
+        return out
 
     def _options(self) -> np.ndarray:
         """The visible option list in numbers (fixed for an episode)."""
-        return self._layout().options.copy()
+        return self._episode.layout.options.copy()

@@ -1,7 +1,8 @@
-"""What an episode of a scenario needs that the scenario alone fixes: the user engine, the
-action mask, the option list and the attribute list. A reset used to rebuild them (a fifth of a
-transcript step's time, amortized); ``ScenarioFacts`` builds them at a scenario's first episode
-and keeps them."""
+"""What an episode of a scenario needs that the scenario alone fixes: the domain, the user engine,
+the action mask, the option and attribute lists, the hidden concerns' record, the user's wording
+(``Wording``) and each Discrete action's decoding and utterance. A reset used to rebuild them and a
+step to decode, word and look up again (together about a third of a transcript step's time);
+``ScenarioFacts`` builds them at a scenario's first episode and keeps them."""
 
 from __future__ import annotations
 
@@ -9,15 +10,25 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hear_gym.envs.hear2act.actions import AssistantKind, action_mask
-from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
+from hear_gym.core.records import SharedRecord
+from hear_gym.envs.hear2act.actions import (
+    N_ACTIONS,
+    AssistantKind,
+    InvalidAction,
+    action_mask,
+    decode,
+    utterance,
+)
+from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema, domain_by_id
 from hear_gym.envs.hear2act.scenarios.model import Scenario, format_price
-from hear_gym.envs.hear2act.user.engine import UserEngine
+from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction, UserEngine
+from hear_gym.envs.hear2act.user.realizer import Wording
 from hear_gym.envs.hear2act.user.states import Feedback
 
 # Scenarios kept per env (a few kB each): the whole bank (480) and the twins a training run draws
 # (``hidden_users="resample"``: a few per scenario).
 KEPT_SCENARIOS = 4096
+INVALID_TEXT = "[INVALID]"  # the transcript's assistant line for an invalid action
 
 
 def options_text(scenario: Scenario) -> str:
@@ -30,11 +41,24 @@ def options_text(scenario: Scenario) -> str:
     )
 
 
+class Move(NamedTuple):
+    """A Discrete action decoded, and what the assistant says for it (``None`` for a confirm,
+    whose words name the option current when it is played)."""
+
+    action: AssistantAction | InvalidAction
+    text: str | None
+
+
 class Facts(NamedTuple):
+    domain: DomainSchema
     engine: UserEngine
     mask: np.ndarray  # shared: callers get copies
     options: str
     attributes: str
+    hidden_concerns: SharedRecord  # each episode gets its own copy
+    wording: Wording
+    moves: tuple[Move, ...]  # by Discrete index
+    confirm_texts: tuple[str, ...]  # by option (1-based: index 0 unused)
 
 
 class ScenarioFacts:
@@ -53,11 +77,27 @@ class ScenarioFacts:
         if len(self._kept) >= KEPT_SCENARIOS:
             self._kept.clear()
         domain = domain_by_id(scenario.domain)
+        confirm = AssistantAction(ActionKind.CONFIRM)
         facts = Facts(
+            domain,
             UserEngine(scenario, self.feedback, self.patience),
             action_mask(domain, self.assistant),
             options_text(scenario),
             "\n".join(f"{i}. {d.label}" for i, d in enumerate(domain.concern_dimensions)),
+            SharedRecord([c.model_dump() for c in scenario.concerns]),
+            Wording.of(scenario, domain),
+            tuple(
+                _move(decode(index, domain, self.assistant), scenario, domain) for index in range(N_ACTIONS)
+            ),
+            ("", *(utterance(confirm, scenario, domain, c.option_id) for c in scenario.candidates)),
         )
         self._kept[id(scenario)] = (scenario, facts)
         return facts
+
+
+def _move(action: AssistantAction | InvalidAction, scenario: Scenario, domain: DomainSchema) -> Move:
+    if isinstance(action, InvalidAction):
+        return Move(action, INVALID_TEXT)
+    if action.kind is ActionKind.CONFIRM:
+        return Move(action, None)
+    return Move(action, utterance(action, scenario, domain))

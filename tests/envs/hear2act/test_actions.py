@@ -10,9 +10,12 @@ from hear_gym.envs.hear2act.actions import (
     decode,
     encode,
     parse_p6a,
+    utterance,
 )
+from hear_gym.envs.hear2act.scenario_facts import INVALID_TEXT, ScenarioFacts
 from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id, load_domains
 from hear_gym.envs.hear2act.user.engine import ActionKind, AssistantAction
+from hear_gym.envs.hear2act.user.states import Feedback
 
 AIRLINE = domain_by_id("budget_airline_tickets")
 
@@ -101,3 +104,25 @@ def test_the_env_s_own_replies_parse_back_to_their_actions(bank):
             text = env.step(index)[4]["turn_record"]["assistant_text"]
             parsed = parse_p6a(text, domain, AssistantKind.TEXT).action
             assert parsed == AssistantAction(ActionKind.ASK, attribute=attribute), (domain_id, text)
+
+
+def test_a_scenarios_moves_are_each_actions_decoding_and_words(bank):
+    """The env plays a Discrete action from its scenario's table (``Facts.moves``): each entry is
+    the action ``decode`` gives and the words ``utterance`` writes, for both assistant kinds."""
+    first_of_domain = {s.domain: s for s in reversed(bank)}
+    for assistant in AssistantKind:
+        facts = ScenarioFacts(Feedback.PROSODY, None, assistant)
+        for domain_id, scenario in sorted(first_of_domain.items()):
+            domain, kept = domain_by_id(domain_id), facts(scenario)
+            for index in range(N_ACTIONS):
+                action = decode(index, domain, assistant)
+                assert kept.moves[index].action == action
+                if isinstance(action, InvalidAction):
+                    assert kept.moves[index].text == INVALID_TEXT
+                elif action.kind is ActionKind.CONFIRM:  # its words name the option current then
+                    assert kept.moves[index].text is None
+                    assert [
+                        utterance(action, scenario, domain, c.option_id) for c in scenario.candidates
+                    ] == list(kept.confirm_texts[1:])
+                else:
+                    assert kept.moves[index].text == utterance(action, scenario, domain)

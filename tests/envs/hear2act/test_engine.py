@@ -192,3 +192,22 @@ def test_gold_is_always_reachable(scenario, feedback, prefix):
     assert reaction.state is ConcernState.GENUINE_ACCEPTANCE
     state, _ = engine.respond(state, CONFIRM)
     assert state.ended and state.current_option == scenario.gold_option
+
+
+@settings(max_examples=60, deadline=None)
+@given(scenarios, st.sampled_from(list(Feedback)), st.lists(actions, max_size=25))
+def test_a_kept_engine_reacts_as_a_new_one(scenario, feedback, sequence):
+    """An engine keeps its reactions to recommendations and its opening (an env keeps its engines
+    across episodes): every reaction equals what a new engine, which has kept nothing, gives in
+    the same state. A key that missed something a reaction depends on would fail here."""
+    kept = UserEngine(scenario, feedback)
+    for _ in range(2):  # the second dialogue finds what the first one kept
+        state, opening = kept.open()
+        assert (state, opening) == UserEngine(scenario, feedback).open()
+        for raw in sequence:
+            if state.ended:
+                break
+            action = _concrete(raw, scenario)
+            expected = UserEngine(scenario, feedback).respond(state, action)
+            state, reaction = kept.respond(state, action)
+            assert (state, reaction) == expected

@@ -220,3 +220,26 @@ def test_running_totals_match_a_fresh_reading():
         fresh = FeatureObservation(_feature_wrapper(env).env, "T", lambda: None)
         expected = fresh.observation(env.unwrapped._observation())
         assert obs.keys() == expected.keys() and all(np.array_equal(obs[k], expected[k]) for k in obs)
+
+
+def test_features_kept_across_episodes_match_a_fresh_reading():
+    """What the features keep between steps (the episode's templates, option_fit's columns per
+    set of needs, per scenario id) carries nothing from one episode, or one twin, into the
+    next: after many episodes every observation equals a reading by a new wrapper."""
+    env = gym.make(
+        "hear_gym/Hear2Act-v0",
+        scenario_ids=[SCENARIO, "budget_airline_tickets-01"],
+        hidden_users="resample",
+        observation="features",
+    )
+    wrapper, draws = _feature_wrapper(env), np.random.default_rng(1)
+    env.reset(seed=1)
+    for _ in range(150):
+        obs, _, terminated, truncated, _ = env.step(
+            int(draws.choice(np.flatnonzero(env.unwrapped.action_masks())))
+        )
+        fresh = FeatureObservation(wrapper.env, "T", lambda: None)
+        expected = fresh.observation(env.unwrapped._observation())
+        assert obs.keys() == expected.keys() and all(np.array_equal(obs[k], expected[k]) for k in obs)
+        if terminated or truncated:
+            env.reset()

@@ -160,9 +160,16 @@ class UserEngine:
     _levels_of: dict[str, str] = field(init=False, repr=False, compare=False)
     _violated: dict[int, tuple[str, ...]] = field(init=False, repr=False, compare=False)
     _over_budget: frozenset[int] = field(init=False, repr=False, compare=False)
+    # A reaction to a recommendation is immutable and fixed by the key ``_recommend`` builds, and
+    # the opening by the scenario: each is built once (an env keeps its engines, so later
+    # episodes find them too).
+    _recommendations: dict[tuple, Reaction] = field(init=False, repr=False, compare=False)
+    _opening: tuple[DialogueState, Reaction] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Per-option facts are fixed by the scenario; computing them once keeps steps cheap.
+        object.__setattr__(self, "_recommendations", {})
+        object.__setattr__(self, "_opening", None)
         scenario = self.scenario
         object.__setattr__(self, "_levels_of", {c.attribute: c.level for c in scenario.concerns})
         object.__setattr__(
@@ -227,6 +234,11 @@ class UserEngine:
     # -- the dialogue ---------------------------------------------------------------------
     def open(self) -> tuple[DialogueState, Reaction]:
         """The standardized opening: the surface-attractive option, recommended first."""
+        if self._opening is None:
+            object.__setattr__(self, "_opening", self._open())
+        return self._opening
+
+    def _open(self) -> tuple[DialogueState, Reaction]:
         start = DialogueState(
             current_option=self.scenario.opening_option,
             current_state=ConcernState.RELUCTANT_ACCEPTANCE,
@@ -263,30 +275,37 @@ class UserEngine:
 
     def _recommend(self, state: DialogueState, action: AssistantAction):
         option = action.option
-        base = self.react_to_recommendation(option, state.disclosed)
-        acceptance = OptionAcceptance.of(base.state)
-        newly = tuple(lvl for lvl in base.disclosed if lvl not in state.disclosed)
-        reaction = Reaction(
-            base.kind,
-            base.state,
-            level=base.level,
-            assents=base.assents,
-            disclosed=newly,
-            option_acceptance=acceptance,
-            interaction_satisfaction=self.interaction_satisfaction(option, state),
-        )
+        key = (option, state.disclosed, option in state.rejected, option in state.recommended)
+        reaction = self._recommendations.get(key)
+        if reaction is None:
+            reaction = self._recommendations[key] = self._recommendation(option, state)
         rejected = state.rejected
-        if acceptance is OptionAcceptance.NEGATIVE:
+        if reaction.option_acceptance is OptionAcceptance.NEGATIVE:
             rejected = rejected | {option}
         new_state = DialogueState(
             current_option=option,
-            current_state=base.state,
-            current_assented=base.assents,
-            disclosed=state.disclosed.union(newly) if newly else state.disclosed,
+            current_state=reaction.state,
+            current_assented=reaction.assents,
+            disclosed=state.disclosed.union(reaction.disclosed) if reaction.disclosed else state.disclosed,
             recommended=state.recommended + (option,),
             rejected=rejected,
         )
         return new_state, reaction
+
+    def _recommendation(self, option: int, state: DialogueState) -> Reaction:
+        """The reaction to recommending ``option`` in ``state``, which reads of ``state`` only
+        what ``_recommend``'s key holds: what is disclosed, whether ``option`` was rejected and
+        whether it was recommended before."""
+        base = self.react_to_recommendation(option, state.disclosed)
+        return Reaction(
+            base.kind,
+            base.state,
+            level=base.level,
+            assents=base.assents,
+            disclosed=tuple(lvl for lvl in base.disclosed if lvl not in state.disclosed),
+            option_acceptance=OptionAcceptance.of(base.state),
+            interaction_satisfaction=self.interaction_satisfaction(option, state),
+        )
 
     def _confirm(self, state: DialogueState, action: AssistantAction):
         if state.current_assented:

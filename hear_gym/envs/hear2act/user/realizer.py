@@ -10,6 +10,8 @@ draw, so the words carry no information about resolution; only the delivery labe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema
@@ -113,18 +115,42 @@ def choose_delivery(state: ConcernState, rng: np.random.Generator) -> str:
     return _pick(DELIVERY_LABELS[state], rng)
 
 
+@dataclass(frozen=True)
+class Wording:
+    """What a scenario's frames are filled with: the budget phrase, each concern level's
+    requirement and directions, and each attribute's label. A scenario fixes them, so an env
+    builds its ``Wording`` once per scenario rather than looking them up at every turn."""
+
+    budget: str
+    concerns: dict[str, tuple[str, tuple[str, ...]]]  # level -> (requirement, directions)
+    labels: dict[str, tuple[str, str]]  # attribute -> (label, label capitalized)
+
+    @classmethod
+    def of(cls, scenario: Scenario, domain: DomainSchema) -> Wording:
+        return cls(
+            scenario.budget.phrase(),
+            {
+                concern.level: (concern.requirement, tuple(domain.dimension(concern.attribute).directions))
+                for concern in scenario.concerns
+            },
+            {dim.key: (dim.label, dim.label[0].upper() + dim.label[1:]) for dim in domain.concern_dimensions},
+        )
+
+    def realize(self, reaction: Reaction, rng: np.random.Generator) -> str:
+        """The user's words for ``reaction``: a frame, then a direction where the reaction
+        names a concern, drawn from ``rng`` in that order."""
+        frame = _pick(FRAMES[reaction.kind], rng)
+        slots = {"budget": self.budget}
+        if reaction.level is not None:
+            slots["requirement"], directions = self.concerns[reaction.level]
+            slots["direction"] = _pick(directions, rng)
+        if reaction.attribute is not None:
+            slots["label"], slots["Label"] = self.labels[reaction.attribute]
+        return frame.format(**slots)
+
+
 def realize(reaction: Reaction, scenario: Scenario, domain: DomainSchema, rng: np.random.Generator) -> str:
-    frame = _pick(FRAMES[reaction.kind], rng)
-    slots = {"budget": scenario.budget.phrase()}
-    if reaction.level is not None:
-        concern = scenario.concern(reaction.level)
-        dimension = domain.dimension(concern.attribute)
-        slots["requirement"] = concern.requirement
-        slots["direction"] = _pick(dimension.directions, rng)
-    if reaction.attribute is not None:
-        label = domain.dimension(reaction.attribute).label
-        slots["label"], slots["Label"] = label, label[0].upper() + label[1:]
-    return frame.format(**slots)
+    return Wording.of(scenario, domain).realize(reaction, rng)
 
 
 def _pick(items, rng: np.random.Generator):
