@@ -14,7 +14,7 @@ TRAIN_OPTIONS := --train-option hidden_users=resample
 PPO_STEPS ?= 150000
 PPO_OPTIONS := --policy per_option --n-envs 8 --batch-size 256 --seed 1
 
-.PHONY: run test test-slow test-learning test-rllib test-all lint bench docs-check clean
+.PHONY: run test test-slow test-neural test-learning test-rllib test-all lint bench docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -44,7 +44,11 @@ test: lint
 
 ## The `slow` tier alone (full-size statistical bounds, second seeded runs); CI runs it after `make test`.
 test-slow: $(STAMP)
-	$(VENV)/bin/pytest -m slow
+	$(VENV)/bin/pytest -m "slow and not neural"
+
+## The slow tier's bounds on the neural voice (`hear-gym[neural]`): over an hour on 2 cores, not in CI.
+test-neural: $(STAMP)
+	$(VENV)/bin/pytest -m neural
 
 ## The `learning` tier alone: each test fails if a trainer stops learning (CI runs it after `make test-slow`).
 test-learning: $(STAMP)

@@ -32,3 +32,11 @@ def gpus(monkeypatch):
         monkeypatch.setattr(torch.version, "hip", None)
 
     return see
+
+
+def pytest_collection_modifyitems(items):
+    """Slow tests on the neural voice also get the ``neural`` mark: their own tier (`make
+    test-neural`, over an hour on 2 cores), left out of `make test-slow` and CI."""
+    for item in items:
+        if item.get_closest_marker("slow") and "neural" in item.nodeid:
+            item.add_marker(pytest.mark.neural)

@@ -128,6 +128,7 @@ def test_audio_llm_agent_on_a_tiny_offline_audio_model(tmp_path):
         AudioLLMAgent(client).act(env().reset(seed=0)[0])
 
 
+@pytest.mark.slow  # 12 s: the default tier keeps its 5 minutes
 def test_cli_builds_llm_agents_from_a_client_spec(tmp_path):
     from typer.testing import CliRunner
 
@@ -158,6 +159,7 @@ def test_cli_builds_llm_agents_from_a_client_spec(tmp_path):
     assert len(records) == 2 and all(r["agent"] == "llm" and r["truncated"] for r in records)
 
 
+@pytest.mark.slow  # 9 s: the default tier keeps its 5 minutes
 def test_batched_generation_matches_one_by_one(tmp_path):
     """Left padding: a batch of prompts of different lengths gets the replies each prompt gets
     alone (right padding would shift the shorter prompts' continuations)."""

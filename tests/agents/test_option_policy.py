@@ -192,6 +192,7 @@ def test_the_listening_head_hears_the_audio_leaves_and_moves_only_confirm():
         )
 
 
+@pytest.mark.slow  # 8 s: the default tier keeps its 5 minutes
 def test_a_listening_policy_starts_from_a_per_option_checkpoint(tmp_path):
     common = dict(access="A+T", env_options=HEAR2ACT, wandb_project=None, progress=False, **AUDIO_TINY)
     train(PPOSettings(out=tmp_path / "plain", policy="per_option", **common))

@@ -148,7 +148,9 @@ KILL_AT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
+@pytest.mark.parametrize(
+    "vec_env", ["dummy", pytest.param("subproc", marks=pytest.mark.slow)]
+)  # subproc: 9 s
 def test_a_run_killed_mid_rollout_resumes_to_the_same_weights(uninterrupted, tmp_path, vec_env):
     """SIGKILL at env step 320, past the resume point at 256, in a process of its own."""
     out, settings = tmp_path / "run", {**RESUMABLE, "vec_env": vec_env}
