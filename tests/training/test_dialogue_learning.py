@@ -6,7 +6,8 @@ on a few of the state-aware agent's Hear2Act dialogues under T+S, written as too
 (``train_dialogue_grpo``, task ``hear2act_dialogue_state``) on the env's return, with the settings
 of ``agents.hear2act.dialogue_learning_recipe`` (``benchmarks/dialogue_post_training.py`` records
 the curves in RESULTS.md). Measured on seed 0 (2026-12-02): held-out return -0.267 -> -0.097,
-paired lift +0.170 [+0.004, +0.342]; about 30 min on the heavily loaded 2-core machine. At a
+paired lift +0.170 [+0.004, +0.342]; about 30 min on the heavily loaded 2-core machine, and
+the test itself passed in 268 s on a nearly idle one (2026-12-02, merged tree). At a
 learning rate near zero the final model would play as the SFT model does, so the lift would be
 sampling noise around zero (that control, and a second seed, were not run yet).
 """
