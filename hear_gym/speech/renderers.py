@@ -213,7 +213,9 @@ class PraatRenderer:
     CONTOUR_ST = {"rise": 5.0, "fall": -7.0}
     PITCH_RANGE_HZ = (50, 500)  # where the pitch analysis looks for F0
 
-    def transform(self, plan: ProsodyPlan) -> dict[str, float]:
+    def transform(self, plan: ProsodyPlan, voice: str = "m1") -> dict[str, float]:
+        """The Praat delivery transform of ``plan``; ``voice`` is for renderers that shape each
+        speaker here (the neural voice), and Praat's speakers are eSpeak's own."""
         return {
             "shift_st": (plan.pitch - 50) * self.SEMITONES_PER_PITCH_POINT,
             "range_factor": plan.range / 50,
@@ -226,7 +228,7 @@ class PraatRenderer:
             "renderer": self.name,
             "prosody": request.prosody,
             **plan.as_dict(),
-            **self.transform(plan),
+            **self.transform(plan, request.voice),
             # a level ending, so the final contour is Praat's alone
             "spoken_text": spoken_text(request.text, request.language, "level"),
         }
@@ -336,14 +338,7 @@ class NeuralRenderer(PraatRenderer):
     def describe(self, request: RenderRequest) -> dict:
         if request.language != "en":
             raise ValueError(f'renderer="neural" speaks English only, not {request.language!r}')
-        plan = request.plan()
-        return {
-            "renderer": self.name,
-            "prosody": request.prosody,
-            **plan.as_dict(),
-            **self.transform(plan, request.voice),
-            "spoken_text": spoken_text(request.text, request.language, "level"),
-        }
+        return super().describe(request)
 
     def render(self, request: RenderRequest) -> Rendering:
         plan = request.plan()

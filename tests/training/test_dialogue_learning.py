@@ -15,7 +15,6 @@ sampling noise around zero (that control, and a second seed, were not run yet).
 from __future__ import annotations
 
 import pytest
-import torch
 
 from agents.hear2act.dialogue_learning_recipe import HEAR2ACT_DIALOGUE_GRPO, HEAR2ACT_TOOL_SFT
 from training.llm.dialogue_grpo import train_dialogue_grpo
@@ -23,17 +22,8 @@ from training.llm.heldout import evaluation_records, paired_lift, train_curve
 from training.llm.tool_sft import train_tool_sft
 from training.tiny_model import LEARNING_TOOL_LM, build_tiny_causal_lm
 
-pytestmark = pytest.mark.learning
+pytestmark = [pytest.mark.learning, pytest.mark.usefixtures("one_torch_thread")]
 QUIET = {"wandb_project": None, "progress": False}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """A small model gains nothing from threads; on a busy machine spinning threads cost."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_dialogue_grpo_raises_held_out_return_under_t_plus_s_over_its_sft_start(tmp_path):

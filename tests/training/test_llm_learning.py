@@ -14,7 +14,6 @@ load average of 22-30 the tier took 16 min for SFT and 2 min for GRPO.
 from __future__ import annotations
 
 import pytest
-import torch
 
 from agents.voicegate.learning_recipe import VOICEGATE_GRPO, VOICEGATE_SFT
 from agents.voicegate.reply_checks import ended_valid_rate, greedy_replies, valid_reply_rate
@@ -24,17 +23,8 @@ from training.llm.heldout import evaluation_records, paired_lift, train_curve
 from training.llm.sft import train_sft
 from training.tiny_model import LEARNING_LM, build_tiny_causal_lm
 
-pytestmark = pytest.mark.learning
+pytestmark = [pytest.mark.learning, pytest.mark.usefixtures("one_torch_thread")]
 QUIET = {"wandb_project": None, "progress": False}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """A small model gains nothing from threads; on a busy machine spinning threads cost."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
