@@ -42,8 +42,16 @@ VOICEGATE_GRPO = {
 # Plain vs paired GRPO (benchmarks/llm_post_training.py): the GRPO recipe on the speaker-switch
 # pairs, paired groups or the same items as ordinary groups, same budget; both play the held-out
 # speaker-switch inputs (a command, its switched twin, its text-only input).
+# Frozen at the GRPO recipe of 2026-12-02 (its figures in RESULTS.md were measured with these).
 VOICEGATE_PAIRING = {
-    **VOICEGATE_GRPO,
+    "task": "voicegate",
     "families": ("speaker_switch",),
+    "num_generations": 4,
+    "batch_size": 16,
+    "max_steps": 40,
+    "max_completion_length": 48,
+    "learning_rate": 1e-4,
+    "temperature": 0.7,
+    "lora": FULL_WEIGHTS,
     "evaluation": {"split": "test", "families": ("speaker_switch",), "base": True, "batch_size": 64},
 }
