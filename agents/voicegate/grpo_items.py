@@ -4,7 +4,9 @@ Pairs (VoxGate Eq. 1): a speaker-switch command said by the user (x+ ``same_spea
 its tool) and the same words after a speaker switch (x- ``switch``, target: ``[Mute]``). A text
 model reads the transcript (access T), and the two sides have the same words, so no text model
 can separate them; pairing pays off for a listening model. The text-only input of a command has
-no pair and stays out. Side-talk and self-talk items are ordinary groups.
+no pair and stays out, except in the ``voicegate_text_commands`` task, which adds every command's
+text-only input as an ordinary item (``text_commands``). Side-talk and self-talk items are
+ordinary groups.
 
 ``item_pairs`` plans the rows from item metadata alone; plain (``paired=False``) runs the very
 same items, each side of a pair as its own ordinary row, so a plain control and a paired run see
@@ -40,19 +42,27 @@ def voicegate_families(families: Iterable[str] | None) -> tuple[str, ...]:
 
 
 def item_pairs(
-    split: str = "train", families=FAMILIES, paired: bool = False, limit: int | None = None
+    split: str = "train",
+    families=FAMILIES,
+    paired: bool = False,
+    limit: int | None = None,
+    text_commands: bool = False,
 ) -> list[tuple[str, str]]:
     """(x+, x-) item ids of the first ``limit`` pairs or ordinary items of ``split`` (nothing
     rendered): paired, a same-speaker command with its switch; plain, the same items, each with
-    itself (an ordinary group)."""
+    itself (an ordinary group). ``text_commands``: the speaker-switch commands' text-only inputs
+    too, as ordinary items (whether or not ``families`` holds ``speaker_switch``)."""
     items = {item.item_id: item for item in all_items()}
+    read = (*families, "speaker_switch") if text_commands and "speaker_switch" not in families else families
     units = []
-    for item_id in family(ENV_ID).episode_ids(split, tuple(families)):
+    for item_id in family(ENV_ID).episode_ids(split, tuple(read)):
         item = items[item_id]
         if item.family.value != "speaker_switch":
             units.append((item_id, item_id))
-        elif item.condition == "same_speaker":  # the switch joins its twin; text-only stays out
+        elif item.condition == "same_speaker" and "speaker_switch" in families:  # with its switch
             units.append((item_id, f"{item.group}/switch"))
+        elif item.condition == "text_only" and text_commands:
+            units.append((item_id, item_id))
     units = units[:limit]
     if paired:
         return units
@@ -60,10 +70,14 @@ def item_pairs(
 
 
 def gate_rows(
-    families=FAMILIES, paired: bool = False, split: str = "train", limit: int | None = None
+    families=FAMILIES,
+    paired: bool = False,
+    split: str = "train",
+    limit: int | None = None,
+    text_commands: bool = False,
 ) -> list[dict[str, Any]]:
     """``item_pairs`` as GRPO rows, each prompt the text agent's own ``gate_messages`` under T."""
-    pairs = item_pairs(split, families, paired, limit)
+    pairs = item_pairs(split, families, paired, limit, text_commands)
     items = {item.item_id: item for item in all_items()}
     prompts = gate_prompts(list(dict.fromkeys(i for pair in pairs for i in pair)))
     return [
@@ -112,7 +126,8 @@ def check(settings) -> dict[str, Any]:
     return {}
 
 
-def build(settings, eos_token_ids: set[int]):
-    rows = gate_rows(voicegate_families(settings.families), settings.paired, limit=settings.item_limit)
+def build(settings, eos_token_ids: set[int], text_commands: bool = False):
+    families = voicegate_families(settings.families)
+    rows = gate_rows(families, settings.paired, limit=settings.item_limit, text_commands=text_commands)
     items = {r["item_id"] for r in rows} | {r["item_id_minus"] for r in rows}
     return rows, EnvReward(items, eos_token_ids)

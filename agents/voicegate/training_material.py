@@ -7,6 +7,7 @@ GRPO task (same words, different audio)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from agents.audio_material import AudioDecisionTask, AudioDemoSource
 from agents.training_material import DecisionTask, DemoSource, TrainingMaterial
@@ -44,7 +45,16 @@ MATERIAL = TrainingMaterial(
             access=lambda settings: grpo_items.TRAIN_ACCESS,
             build=grpo_items.build,
             eval_options=lambda options: {},
-        )
+        ),
+        # the same items plus the speaker-switch commands' text-only inputs as ordinary rows:
+        # tool targets a text model can read, which anchor tool calls while GRPO trains on the
+        # families' harder decisions
+        "voicegate_text_commands": DecisionTask(
+            check=grpo_items.check,
+            access=lambda settings: grpo_items.TRAIN_ACCESS,
+            build=partial(grpo_items.build, text_commands=True),
+            eval_options=lambda options: {},
+        ),
     },
     corpus=corpus,
     instructions=instructions,

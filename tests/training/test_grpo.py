@@ -12,7 +12,7 @@ import pytest
 import torch
 from reward_spies import record_reward_calls
 
-from agents.voicegate.grpo_items import EnvReward, gate_rows
+from agents.voicegate.grpo_items import EnvReward, gate_rows, item_pairs
 from training.llm.grpo import GRPOSettings, train_grpo
 from training.llm.paired_grpo import paired_advantages
 from training.tiny_model import build_tiny_causal_lm
@@ -95,6 +95,19 @@ def test_item_limit_takes_the_same_pairs_in_both_modes():
     assert _targets(plain, ("item_id",)) == _targets(paired, ("item_id", "item_id_minus"))
 
 
+@pytest.mark.parametrize("paired", [False, True])
+def test_text_commands_add_each_commands_text_only_input_as_an_ordinary_item(paired):
+    """The ``voicegate_text_commands`` task's rows: the families' items as before, plus the 320
+    train commands' text-only inputs (tool targets a text model can read), each its own group."""
+    for families in [("side_talk",), ("speaker_switch", "self_talk")]:
+        before = item_pairs("train", families, paired)
+        after = item_pairs("train", families, paired, text_commands=True)
+        added = [unit for unit in after if unit not in before]
+        assert sorted(before) == sorted(unit for unit in after if unit in before)
+        assert len(added) == 320
+        assert all(plus == minus and plus.endswith("/text_only") for plus, minus in added)
+
+
 def test_env_reward_is_the_env_reward_and_cut_replies_are_malformed():
     ids = ["ss-send_message-00/same_speaker", "ss-send_message-00/switch"]
     reward = EnvReward(ids, {EOS})
@@ -123,6 +136,8 @@ def test_grpo_settings_refuse_what_breaks_pairing(tiny_lm, tmp_path):
         GRPOSettings(**base, paired=True, families=("self_talk",))
     with pytest.raises(ValueError, match="families must be"):
         GRPOSettings(**base, families=("cue_validity",))
+    with pytest.raises(ValueError, match="top_entropy_quantile"):
+        GRPOSettings(**base, top_entropy_quantile=0.0)
 
 
 def _tiny_run(tiny_lm, out: Path, **overrides):

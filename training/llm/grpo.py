@@ -45,6 +45,9 @@ class GRPOSettings(GRPOBaseSettings):
     state_probe: str | None = None  # Hear2Act assent through T+S^: a concern-probe checkpoint
     vllm_mode: str | None = None  # None: generate with transformers
     eval_every: int = 0  # optimizer steps between held-out evaluations (0: only before and after)
+    # the loss keeps the batch's completion tokens of the top q entropy only (TRL; 1.0: all):
+    # a decision's tokens (which action, which tool) stay, a reply's near-certain grammar leaves
+    top_entropy_quantile: float = 1.0
 
     TASKS = "grpo_tasks"
 
@@ -58,6 +61,8 @@ class GRPOSettings(GRPOBaseSettings):
         )
         if self.eval_every < 0:
             raise ValueError("eval_every must be >= 0")
+        if not 0.0 < self.top_entropy_quantile <= 1.0:
+            raise ValueError("top_entropy_quantile must be in (0, 1]")
         if self.vllm_mode not in VLLM_MODES:
             raise ValueError(f"vllm_mode must be one of {VLLM_MODES}")
         if self.paired and self.vllm_mode == "server":
@@ -84,6 +89,7 @@ def make_trainer(settings: GRPOSettings, rows: list[dict[str, Any]], reward, pol
         **grpo_arguments(settings, checkpoint_every=settings.eval_every),
         use_vllm=settings.vllm_mode is not None,
         vllm_mode=settings.vllm_mode or "colocate",
+        top_entropy_quantile=settings.top_entropy_quantile,
     )
     trainer_class = PairedGRPOTrainer if settings.paired else GRPOTrainer
     model, tokenizer = policy
