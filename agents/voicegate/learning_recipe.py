@@ -8,9 +8,11 @@ items, where the gen-2 SFT model was weakest (it muted many of them, and a mute 
 side-talk item); it raised held-out side-talk reward there. On gen-3 items it does not (the
 learning test is a strict xfail): the SFT model no longer mutes side-talk greedily, and what is
 left to learn (which tool, whose request) the tiny model gets wrong about as often as right, so
-GRPO trades tool calls for answers or mutes (benchmarks/RESULTS.md, post-training). Sampling at
-temperature 0.7 keeps its tool calls well-formed; at 1.0 sampled calls break, their malformed
-penalty teaches the model to drop tool calls, and the held-out reward did not rise.
+GRPO trades tool calls for answers or mutes (benchmarks/RESULTS.md, post-training); commands'
+text-only inputs as anchor rows (task ``voicegate_text_commands``) and a loss on the
+high-entropy tokens only did not change that. Sampling at temperature 0.7 keeps its tool calls
+well-formed; at 1.0 sampled calls break, their malformed penalty teaches the model to drop tool
+calls, and the held-out reward did not rise.
 """
 
 from __future__ import annotations

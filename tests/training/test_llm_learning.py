@@ -54,9 +54,10 @@ def test_sft_teaches_a_model_from_scratch_the_reply_grammar(sft_run):
     reason="not learning on VoiceGate gen-3 items under the paper reward (2026-12-02): lift "
     "+0.008 [-0.153, +0.160] on held-out side-talk; no variant tried reached a CI above zero "
     "(64 completions a step, K=8, strict_format in training, side-talk + self-talk at lr 1e-4 "
-    "to 3e-4, with and without KL, two seeds). The SFT model no longer mutes side-talk (gen-2's GRPO gain) and "
-    "names the wrong tool on 17 of 37 side-talk tool calls, so GRPO's one consistent signal, "
-    "answer or mute rather than call a tool, costs tool targets as much as it gains "
+    "to 3e-4, with and without KL, two seeds; the commands' text-only inputs as anchor rows, "
+    "TRL's top-20%-entropy token mask, lr 1e-4 to 1e-3). GRPO does not improve even the "
+    "kinds of input it trains on: right tool calls on held-out text-only commands fall (76 -> "
+    "59-73 of 80), self-talk stays a tool call below lr 1e-3 and at 1e-3 everything mutes "
     "(benchmarks/RESULTS.md, post-training). Strict: a pass turns red.",
 )
 def test_grpo_from_the_sft_model_raises_held_out_reward(sft_run, tmp_path):
