@@ -13,9 +13,12 @@ duplicated.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import multiprocessing
 import os
+import pickle
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -113,6 +116,7 @@ def run_evaluation(
     workers: int = 1,
     backend: str = "processes",
     batch_size: int = 1,
+    pool: WorkerPool | None = None,
 ) -> Path:
     """Run (or resume) every episode of ``config`` into ``out_dir``; returns the results path.
     ``env_objects`` go to every ``gym.make`` beside ``config.env_kwargs`` (objects such as a
@@ -122,6 +126,8 @@ def run_evaluation(
       agents (factories and ``env_objects`` must pickle). ``backend="processes"`` uses a pool of
       spawned processes; ``backend="ray"`` uses Ray actors (a local instance, or the cluster
       named by ``RAY_ADDRESS``; needs ``pip install ray``).
+    * ``pool``: an open ``WorkerPool`` plays the episodes (its worker count replaces
+      ``workers``), so the evaluations of a grid share one set of started workers.
     * ``batch_size > 1``: agents with ``act_batch`` (stateless chat agents) play that many
       episodes of a cell in lockstep, one batched call per turn; other agents play one by one.
 
@@ -137,6 +143,8 @@ def run_evaluation(
         raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
     if backend == "ray":
         _require_ray()
+        if pool is not None:
+            raise ValueError("a WorkerPool is a set of processes; it cannot serve backend 'ray'")
     results = out_dir / RESULTS_FILE
     with writing_into(out_dir):  # one writer per folder; a refused run leaves nothing behind
         _check_config(out_dir, config)
@@ -146,7 +154,7 @@ def run_evaluation(
                 task = bar.add_task("episodes", total=len(todo))
                 chunks = _chunks(todo, batch_size)
                 for record in _play_all(
-                    chunks, config, agents, dict(env_objects or {}), workers, backend, batch_size
+                    chunks, config, agents, dict(env_objects or {}), workers, backend, batch_size, pool
                 ):
                     writer.write(record)
                     bar.advance(task)
@@ -228,27 +236,68 @@ def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tup
     return [group[i : i + batch_size] for group in groups.values() for i in range(0, len(group), batch_size)]
 
 
-_WORKER_PLAYER: _Player | None = None
+class WorkerPool:
+    """Spawned worker processes that several evaluations share, opened once as a context
+    manager: ``with WorkerPool(2) as pool: evaluate(..., pool=pool)`` for each run of a grid.
+    Workers are started (and import torch, the speech layer, ...) once instead of once per
+    evaluation, and keep their per-process caches (renderings, features) between evaluations.
+
+    Each evaluation's setup (config, agent factories, ``env_objects``, batch size) is pickled
+    once into the pool's private folder; a worker loads it when it first gets one of that
+    evaluation's chunks and builds a fresh player for it, exactly as a fresh pool's worker
+    would, so the records are the same as with a pool per evaluation. Use it for one
+    evaluation at a time."""
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self.workers = workers
+        self._evaluations = itertools.count()
+        self._pool = None
+        self._folder: tempfile.TemporaryDirectory | None = None
+
+    def __enter__(self) -> WorkerPool:
+        context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
+        self._folder = tempfile.TemporaryDirectory(prefix="hear_gym_pool_")
+        self._pool = context.Pool(self.workers, initializer=die_with_parent, initargs=(os.getpid(),))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._pool.terminate()
+        self._pool.join()
+        self._folder.cleanup()
+        self._pool = self._folder = None
+
+    def play(self, chunks, config, agents, env_objects, batch_size) -> Iterator[dict[str, Any]]:
+        if self._pool is None:
+            raise RuntimeError("WorkerPool is not open: use it as a context manager")
+        setup = Path(self._folder.name) / f"evaluation-{next(self._evaluations)}.pickle"
+        setup.write_bytes(pickle.dumps((config, agents, env_objects, batch_size)))
+        try:
+            tasks = ((str(setup), chunk) for chunk in chunks)
+            for records in self._pool.imap_unordered(_play_in_worker, tasks):
+                yield from records
+        finally:
+            setup.unlink()
 
 
-def _init_worker(
-    parent_pid: int, config: RunConfig, agents: Mapping[str, AgentFactory], env_objects: dict, batch_size: int
-) -> None:
+_WORKER_PLAYER: tuple[str, _Player] | None = None  # (setup file, its player) in a pool worker
+
+
+def _play_in_worker(task: tuple[str, list[tuple[Cell, str, int]]]) -> list[dict[str, Any]]:
     global _WORKER_PLAYER
-    die_with_parent(parent_pid)
-    _WORKER_PLAYER = _Player(config, agents, env_objects, batch_size)
-
-
-def _play_in_worker(chunk: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
-    return _WORKER_PLAYER.play_chunk(chunk)
+    setup, chunk = task
+    if _WORKER_PLAYER is None or _WORKER_PLAYER[0] != setup:
+        if _WORKER_PLAYER is not None:
+            _WORKER_PLAYER[1].close()
+        with open(setup, "rb") as fh:
+            _WORKER_PLAYER = (setup, _Player(*pickle.load(fh)))
+    return _WORKER_PLAYER[1].play_chunk(chunk)
 
 
 def _play_processes(chunks, config, agents, env_objects, workers, batch_size) -> Iterator[dict[str, Any]]:
-    context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
-    initargs = (os.getpid(), config, agents, env_objects, batch_size)
-    with context.Pool(workers, initializer=_init_worker, initargs=initargs) as pool:
-        for records in pool.imap_unordered(_play_in_worker, chunks):
-            yield from records
+    with WorkerPool(workers) as pool:
+        yield from pool.play(chunks, config, agents, env_objects, batch_size)
 
 
 def _require_ray() -> None:
@@ -287,7 +336,12 @@ def _play_ray(chunks, config, agents, env_objects, workers, batch_size) -> Itera
 BACKENDS = {"processes": _play_processes, "ray": _play_ray}
 
 
-def _play_all(chunks, config, agents, env_objects, workers, backend, batch_size) -> Iterator[dict[str, Any]]:
+def _play_all(
+    chunks, config, agents, env_objects, workers, backend, batch_size, pool
+) -> Iterator[dict[str, Any]]:
+    if pool is not None:
+        yield from pool.play(chunks, config, agents, env_objects, batch_size)
+        return
     if workers == 1 or len(chunks) < 2:
         player = _Player(config, agents, env_objects, batch_size)
         try:
@@ -352,6 +406,7 @@ __all__ = [
     "BACKENDS",
     "Cell",
     "RunConfig",
+    "WorkerPool",
     "episode_key",
     "episode_seed",
     "run_episode",
