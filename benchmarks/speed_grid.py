@@ -36,7 +36,7 @@ from benchmarks.hear2act_audio_grid import AGENTS, runs_for, train_probes
 from hear_gym.envs.hear2act.family import run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
 from hear_gym.eval.pipeline import evaluate
-from hear_gym.eval.runner import WorkerPool
+from hear_gym.eval.pool import WorkerPool
 
 OUT = Path(__file__).parent / "out" / "speed_grid"
 WORKERS = 2

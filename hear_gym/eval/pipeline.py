@@ -15,9 +15,10 @@ from hear_gym.core.registry import family
 from hear_gym.core.run_config import RunConfig
 from hear_gym.core.run_folder import write_json_atomic
 from hear_gym.eval.folder import writing_into
+from hear_gym.eval.pool import WorkerPool
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.results import CONFIG_FILE, METADATA_FILE, RESULTS_FILE, read_results, undefined_as_null
-from hear_gym.eval.runner import AgentFactory, WorkerPool, run_evaluation
+from hear_gym.eval.runner import AgentFactory, run_evaluation
 
 
 def evaluate(

@@ -12,13 +12,10 @@ duplicated.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import itertools
 import json
-import multiprocessing
 import os
-import pickle
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -31,7 +28,7 @@ from hear_gym.core.registry import family
 from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.core.run_folder import write_json_atomic
 from hear_gym.eval.folder import writing_into
-from hear_gym.eval.process import die_with_parent
+from hear_gym.eval.pool import WorkerPool
 from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter
 
 
@@ -126,7 +123,7 @@ def run_evaluation(
       agents (factories and ``env_objects`` must pickle). ``backend="processes"`` uses a pool of
       spawned processes; ``backend="ray"`` uses Ray actors (a local instance, or the cluster
       named by ``RAY_ADDRESS``; needs ``pip install ray``).
-    * ``pool``: an open ``WorkerPool`` plays the episodes (its worker count replaces
+    * ``pool``: an open ``hear_gym.eval.pool.WorkerPool`` plays the episodes (its worker count replaces
       ``workers``), so the evaluations of a grid share one set of started workers.
     * ``batch_size > 1``: agents with ``act_batch`` (stateless chat agents) play that many
       episodes of a cell in lockstep, one batched call per turn; other agents play one by one.
@@ -236,68 +233,16 @@ def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tup
     return [group[i : i + batch_size] for group in groups.values() for i in range(0, len(group), batch_size)]
 
 
-class WorkerPool:
-    """Spawned worker processes that several evaluations share, opened once as a context
-    manager: ``with WorkerPool(2) as pool: evaluate(..., pool=pool)`` for each run of a grid.
-    Workers are started (and import torch, the speech layer, ...) once instead of once per
-    evaluation, and keep their per-process caches (renderings, features) between evaluations.
-
-    Each evaluation's setup (config, agent factories, ``env_objects``, batch size) is pickled
-    once into the pool's private folder; a worker loads it when it first gets one of that
-    evaluation's chunks and builds a fresh player for it, exactly as a fresh pool's worker
-    would, so the records are the same as with a pool per evaluation. Use it for one
-    evaluation at a time."""
-
-    def __init__(self, workers: int) -> None:
-        if workers < 1:
-            raise ValueError("workers must be >= 1")
-        self.workers = workers
-        self._evaluations = itertools.count()
-        self._pool = None
-        self._folder: tempfile.TemporaryDirectory | None = None
-
-    def __enter__(self) -> WorkerPool:
-        context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
-        self._folder = tempfile.TemporaryDirectory(prefix="hear_gym_pool_")
-        self._pool = context.Pool(self.workers, initializer=die_with_parent, initargs=(os.getpid(),))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._pool.terminate()
-        self._pool.join()
-        self._folder.cleanup()
-        self._pool = self._folder = None
-
-    def play(self, chunks, config, agents, env_objects, batch_size) -> Iterator[dict[str, Any]]:
-        if self._pool is None:
-            raise RuntimeError("WorkerPool is not open: use it as a context manager")
-        setup = Path(self._folder.name) / f"evaluation-{next(self._evaluations)}.pickle"
-        setup.write_bytes(pickle.dumps((config, agents, env_objects, batch_size)))
-        try:
-            tasks = ((str(setup), chunk) for chunk in chunks)
-            for records in self._pool.imap_unordered(_play_in_worker, tasks):
-                yield from records
-        finally:
-            setup.unlink()
-
-
-_WORKER_PLAYER: tuple[str, _Player] | None = None  # (setup file, its player) in a pool worker
-
-
-def _play_in_worker(task: tuple[str, list[tuple[Cell, str, int]]]) -> list[dict[str, Any]]:
-    global _WORKER_PLAYER
-    setup, chunk = task
-    if _WORKER_PLAYER is None or _WORKER_PLAYER[0] != setup:
-        if _WORKER_PLAYER is not None:
-            _WORKER_PLAYER[1].close()
-        with open(setup, "rb") as fh:
-            _WORKER_PLAYER = (setup, _Player(*pickle.load(fh)))
-    return _WORKER_PLAYER[1].play_chunk(chunk)
-
-
 def _play_processes(chunks, config, agents, env_objects, workers, batch_size) -> Iterator[dict[str, Any]]:
     with WorkerPool(workers) as pool:
-        yield from pool.play(chunks, config, agents, env_objects, batch_size)
+        yield from _play_in_pool(pool, chunks, config, agents, env_objects, batch_size)
+
+
+def _play_in_pool(
+    pool: WorkerPool, chunks, config, agents, env_objects, batch_size
+) -> Iterator[dict[str, Any]]:
+    """Each worker builds its own ``_Player`` for this evaluation, as a fresh pool's would."""
+    yield from pool.play(chunks, functools.partial(_Player, config, agents, env_objects, batch_size))
 
 
 def _require_ray() -> None:
@@ -340,7 +285,7 @@ def _play_all(
     chunks, config, agents, env_objects, workers, backend, batch_size, pool
 ) -> Iterator[dict[str, Any]]:
     if pool is not None:
-        yield from pool.play(chunks, config, agents, env_objects, batch_size)
+        yield from _play_in_pool(pool, chunks, config, agents, env_objects, batch_size)
         return
     if workers == 1 or len(chunks) < 2:
         player = _Player(config, agents, env_objects, batch_size)
@@ -406,7 +351,6 @@ __all__ = [
     "BACKENDS",
     "Cell",
     "RunConfig",
-    "WorkerPool",
     "episode_key",
     "episode_seed",
     "run_episode",

@@ -11,8 +11,9 @@ from agents.hear2act.baselines import StateAwareAgent, TranscriptOnlyAgent
 from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.eval.pipeline import evaluate
+from hear_gym.eval.pool import WorkerPool
 from hear_gym.eval.results import read_results
-from hear_gym.eval.runner import WorkerPool, run_evaluation
+from hear_gym.eval.runner import run_evaluation
 
 FOUR = tuple(s.scenario_id for s in scenarios_for("dev")[:4])
 
