@@ -15,6 +15,7 @@ from hear_gym.core.registry import family
 from hear_gym.core.run_config import RunConfig
 from hear_gym.core.run_folder import write_json_atomic
 from hear_gym.eval.folder import writing_into
+from hear_gym.eval.pool import WorkerPool
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.results import CONFIG_FILE, METADATA_FILE, RESULTS_FILE, read_results, undefined_as_null
 from hear_gym.eval.runner import AgentFactory, run_evaluation
@@ -29,6 +30,7 @@ def evaluate(
     workers: int = 1,
     backend: str = "processes",
     batch_size: int = 1,
+    pool: WorkerPool | None = None,
 ) -> dict[str, Any]:
     """Play every episode of ``config`` into ``out_dir`` (resuming what is there) and aggregate
     it into ``metadata.json``; returns the metadata. ``agents`` maps each cell's agent name to a
@@ -44,6 +46,7 @@ def evaluate(
             workers=workers,
             backend=backend,
             batch_size=batch_size,
+            pool=pool,
         )
         return write_metadata(out_dir)
 

@@ -12,9 +12,9 @@ duplicated.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -28,7 +28,7 @@ from hear_gym.core.registry import family
 from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.core.run_folder import write_json_atomic
 from hear_gym.eval.folder import writing_into
-from hear_gym.eval.process import die_with_parent
+from hear_gym.eval.pool import WorkerPool
 from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter
 
 
@@ -113,6 +113,7 @@ def run_evaluation(
     workers: int = 1,
     backend: str = "processes",
     batch_size: int = 1,
+    pool: WorkerPool | None = None,
 ) -> Path:
     """Run (or resume) every episode of ``config`` into ``out_dir``; returns the results path.
     ``env_objects`` go to every ``gym.make`` beside ``config.env_kwargs`` (objects such as a
@@ -122,6 +123,8 @@ def run_evaluation(
       agents (factories and ``env_objects`` must pickle). ``backend="processes"`` uses a pool of
       spawned processes; ``backend="ray"`` uses Ray actors (a local instance, or the cluster
       named by ``RAY_ADDRESS``; needs ``pip install ray``).
+    * ``pool``: an open ``hear_gym.eval.pool.WorkerPool`` plays the episodes (its worker count replaces
+      ``workers``), so the evaluations of a grid share one set of started workers.
     * ``batch_size > 1``: agents with ``act_batch`` (stateless chat agents) play that many
       episodes of a cell in lockstep, one batched call per turn; other agents play one by one.
 
@@ -137,6 +140,8 @@ def run_evaluation(
         raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
     if backend == "ray":
         _require_ray()
+        if pool is not None:
+            raise ValueError("a WorkerPool is a set of processes; it cannot serve backend 'ray'")
     results = out_dir / RESULTS_FILE
     with writing_into(out_dir):  # one writer per folder; a refused run leaves nothing behind
         _check_config(out_dir, config)
@@ -146,7 +151,7 @@ def run_evaluation(
                 task = bar.add_task("episodes", total=len(todo))
                 chunks = _chunks(todo, batch_size)
                 for record in _play_all(
-                    chunks, config, agents, dict(env_objects or {}), workers, backend, batch_size
+                    chunks, config, agents, dict(env_objects or {}), workers, backend, batch_size, pool
                 ):
                     writer.write(record)
                     bar.advance(task)
@@ -228,27 +233,16 @@ def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tup
     return [group[i : i + batch_size] for group in groups.values() for i in range(0, len(group), batch_size)]
 
 
-_WORKER_PLAYER: _Player | None = None
-
-
-def _init_worker(
-    parent_pid: int, config: RunConfig, agents: Mapping[str, AgentFactory], env_objects: dict, batch_size: int
-) -> None:
-    global _WORKER_PLAYER
-    die_with_parent(parent_pid)
-    _WORKER_PLAYER = _Player(config, agents, env_objects, batch_size)
-
-
-def _play_in_worker(chunk: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
-    return _WORKER_PLAYER.play_chunk(chunk)
-
-
 def _play_processes(chunks, config, agents, env_objects, workers, batch_size) -> Iterator[dict[str, Any]]:
-    context = multiprocessing.get_context("spawn")  # eSpeak and torch hold process state
-    initargs = (os.getpid(), config, agents, env_objects, batch_size)
-    with context.Pool(workers, initializer=_init_worker, initargs=initargs) as pool:
-        for records in pool.imap_unordered(_play_in_worker, chunks):
-            yield from records
+    with WorkerPool(workers) as pool:
+        yield from _play_in_pool(pool, chunks, config, agents, env_objects, batch_size)
+
+
+def _play_in_pool(
+    pool: WorkerPool, chunks, config, agents, env_objects, batch_size
+) -> Iterator[dict[str, Any]]:
+    """Each worker builds its own ``_Player`` for this evaluation, as a fresh pool's would."""
+    yield from pool.play(chunks, functools.partial(_Player, config, agents, env_objects, batch_size))
 
 
 def _require_ray() -> None:
@@ -287,7 +281,12 @@ def _play_ray(chunks, config, agents, env_objects, workers, batch_size) -> Itera
 BACKENDS = {"processes": _play_processes, "ray": _play_ray}
 
 
-def _play_all(chunks, config, agents, env_objects, workers, backend, batch_size) -> Iterator[dict[str, Any]]:
+def _play_all(
+    chunks, config, agents, env_objects, workers, backend, batch_size, pool
+) -> Iterator[dict[str, Any]]:
+    if pool is not None:
+        yield from _play_in_pool(pool, chunks, config, agents, env_objects, batch_size)
+        return
     if workers == 1 or len(chunks) < 2:
         player = _Player(config, agents, env_objects, batch_size)
         try:

@@ -74,8 +74,22 @@ def _disk() -> sqlite3.Connection | None:
         except (OSError, sqlite3.Error) as exc:
             warnings.warn(f"feature store {path} unusable ({exc}); features are recomputed", stacklevel=3)
             connection = None
+        else:
+            _no_sync_per_row(connection)
         _store = (os.getpid(), path, connection)
     return _store[2]
+
+
+def _no_sync_per_row(connection: sqlite3.Connection) -> None:
+    """Write-ahead log, synced at checkpoints only: by default every stored row is a commit with
+    several fsyncs (most of a cold grid pass's feature time on a busy disk). The store is a
+    cache whose rows carry checks, so losing the last rows to a power cut only costs their
+    recomputation. Refused (a read-only store), the defaults stay."""
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+    except sqlite3.Error:
+        pass
 
 
 def _check(key: bytes, value: bytes) -> bytes:
