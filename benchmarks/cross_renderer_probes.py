@@ -36,6 +36,7 @@ from hear_gym.envs.onset.family import VERSION as ONSET_VERSION
 from hear_gym.envs.onset.metrics import group_sums
 from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION as VOICEGATE_VERSION
 from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.cache_dir import render_store
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import make_renderer
 from hear_gym.stats.bootstrap import RatioSums
@@ -88,14 +89,19 @@ def balanced_terms(correct: np.ndarray, labels: np.ndarray, groups: np.ndarray) 
 
 
 class _Caches:
-    """One render cache per renderer, shared by a family's training and held-out rows."""
+    """One render cache per renderer, shared by a family's training and held-out rows, over the
+    shared disk store (``render_store``): the condition grid and the listening-value table render
+    the same Hear2Act turns, and the neural voice renders about 5x faster than real time on one
+    core, so a second job should not render them again."""
 
     def __init__(self) -> None:
         self._caches: dict[str, RenderCache] = {}
 
     def __call__(self, renderer: str) -> RenderCache:
         if renderer not in self._caches:
-            self._caches[renderer] = RenderCache(make_renderer(renderer), max_bytes=RENDER_CACHE_BYTES)
+            self._caches[renderer] = RenderCache(
+                make_renderer(renderer), max_bytes=RENDER_CACHE_BYTES, disk_dir=render_store()
+            )
         return self._caches[renderer]
 
 

@@ -16,10 +16,14 @@ All audio uses the delivery plan table ``PROSODY`` (the default, "paper").
 Writes run folders and probes under benchmarks/out/audio_grid/, the Markdown tables to
 benchmarks/out/audio_grid.md and the ladder figure to benchmarks/out/label_ladder.png (with
 ``--renderer``, a subset of the registered renderers: ``audio_grid_<renderers>.md`` and
-``label_ladder_<renderers>.png``). A rerun resumes the finished runs and loads the saved probes.
+``label_ladder_<renderers>.png``; with ``--train-scenarios`` below the default, ``_train<n>`` is
+added to these names and to the probes' and runs' names). A rerun resumes the finished runs and
+loads the saved probes. The probes' training audio goes to the shared render store
+(``render_store``), where the cross-renderer table's Hear2Act probe leaves the same turns.
 
     python benchmarks/hear2act_audio_grid.py                     # every registered renderer
     python benchmarks/hear2act_audio_grid.py --renderer neural   # one of them
+    python benchmarks/hear2act_audio_grid.py --renderer neural --train-scenarios 40  # smaller probes
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.results import read_results
 from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.cache_dir import render_store
 from hear_gym.speech.plans import DEFAULT_PROSODY
 from hear_gym.speech.renderers import RENDERERS, make_renderer
 from hear_gym.stats.bootstrap import contrast_ci
@@ -66,16 +71,22 @@ PROBES = {
 OUTCOMES = ("1st%", "OptSat%", "SvcSat%")
 
 
-def train_probes(renderer: str) -> dict[str, AudioProbe]:
-    cache = RenderCache(make_renderer(renderer), max_bytes=768 * 2**20)
+def run_tag(renderer: str, train_scenarios: int) -> str:
+    """What names a renderer's probes and runs (probes trained on fewer scenarios are others)."""
+    reduced = "" if train_scenarios == TRAIN_SCENARIOS else f"_train{train_scenarios}"
+    return f"{renderer}_{PROSODY}{reduced}"
+
+
+def train_probes(renderer: str, train_scenarios: int) -> dict[str, AudioProbe]:
+    cache = RenderCache(make_renderer(renderer), max_bytes=768 * 2**20, disk_dir=render_store())
     probes = {}
     for name, (task, features) in PROBES.items():
-        path = OUT / f"{renderer}_{PROSODY}_{name}.safetensors"
+        path = OUT / f"{run_tag(renderer, train_scenarios)}_{name}.safetensors"
         if path.exists():
             probes[name] = AudioProbe.load(path)
             continue
         config = ProbeConfig(
-            task=task, features=features, renderer=renderer, prosody=PROSODY, max_scenarios=TRAIN_SCENARIOS
+            task=task, features=features, renderer=renderer, prosody=PROSODY, max_scenarios=train_scenarios
         )
         probe = fit(config, build_data(config, "train", cache, seed=0))
         probe.report = {"test": per_class_accuracy(probe, build_data(config, "test", cache, seed=1))}
@@ -147,19 +158,19 @@ LADDER = (
 )
 
 
-def main(renderers: tuple[str, ...] = tuple(RENDERERS)) -> None:
+def main(renderers: tuple[str, ...] = tuple(RENDERERS), train_scenarios: int = TRAIN_SCENARIOS) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
     console = Console(width=170)
     lines, record, ladders = [], {}, {}
     for renderer in renderers:
         start = time.perf_counter()
-        probes = train_probes(renderer)
+        probes = train_probes(renderer, train_scenarios)
         records = {}
         for run, (cells, env_kwargs, objects) in runs_for(renderer, probes).items():
             plugins = tuple((k, type(v).__name__) for k, v in objects.items())
             config = run_config(cells, scenario_ids, plugins=plugins, **env_kwargs)
-            folder = OUT / f"{renderer}_{PROSODY}_{run}"
+            folder = OUT / f"{run_tag(renderer, train_scenarios)}_{run}"
             evaluate(folder, config, AGENTS, progress=True, env_objects=objects)
             records[run] = read_results(folder / "results.jsonl")
         sums = {}
@@ -179,7 +190,7 @@ def main(renderers: tuple[str, ...] = tuple(RENDERERS)) -> None:
         elapsed = time.perf_counter() - start
         lines += [
             f"### Renderer: {renderer}, prosody {PROSODY} ({elapsed:.0f} s; probes trained on "
-            f"{TRAIN_SCENARIOS} train scenarios, held-out accuracy below)",
+            f"{train_scenarios} train scenarios, held-out accuracy on as many test scenarios below)",
             "",
         ]
         for name, probe in probes.items():
@@ -215,6 +226,7 @@ def main(renderers: tuple[str, ...] = tuple(RENDERERS)) -> None:
         lines.append("")
         console.print("\n".join(lines[-(len(ROWS) + len(CONTRASTS) + 8) :]))
     suffix = "" if set(renderers) == set(RENDERERS) else "_" + "_".join(renderers)
+    suffix += "" if train_scenarios == TRAIN_SCENARIOS else f"_train{train_scenarios}"
     (OUT.parent / f"audio_grid{suffix}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     ladder_plot(ladders, OUT.parent / f"label_ladder{suffix}.png")
     (OUT.parent / f"audio_grid{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
@@ -228,4 +240,11 @@ if __name__ == "__main__":
         choices=list(RENDERERS),
         help="a renderer to run (repeatable; default: every registered one)",
     )
-    main(tuple(parser.parse_args().renderer or RENDERERS))
+    parser.add_argument(
+        "--train-scenarios",
+        type=int,
+        default=TRAIN_SCENARIOS,
+        help=f"train (and probe-report test) scenarios per probe (default {TRAIN_SCENARIOS})",
+    )
+    args = parser.parse_args()
+    main(tuple(args.renderer or RENDERERS), args.train_scenarios)

@@ -13,3 +13,9 @@ def cache_root() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "hear_gym"
+
+
+def render_store() -> Path:
+    """The on-disk render store that benchmark jobs share (``RenderCache(disk_dir=...)``), so a
+    slow renderer's speech is rendered once for every job that plays the same turns."""
+    return cache_root() / "renders"

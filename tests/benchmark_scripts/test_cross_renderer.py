@@ -14,7 +14,8 @@ import pytest
 
 from benchmarks import cross_renderer
 from benchmarks.cross_renderer import cross_table, to_markdown
-from benchmarks.cross_renderer_probes import FAMILIES, Sizes, balanced_terms
+from benchmarks.cross_renderer_probes import FAMILIES, Sizes, _Caches, balanced_terms
+from hear_gym.speech.cache_dir import render_store
 from hear_gym.speech.renderers import RENDERERS
 from hear_gym.stats.bootstrap import contrast_ci
 
@@ -106,6 +107,14 @@ def test_featurized_splits_are_kept_per_renderer(tmp_path):
     other_size.version = "stand-in-1|smaller"
     cross_table(other_size, ("espeak", "praat"), row_cache=tmp_path)
     assert len(other_size.featurized) == 4
+
+
+def test_renders_go_to_the_store_other_benchmark_jobs_read(tmp_path, monkeypatch):
+    """A second job (the condition grid, a rerun) finds the table's speech on disk, not only
+    in this process's memory: a neural render costs about 2 s on a loaded machine."""
+    monkeypatch.setenv("HEAR_GYM_CACHE", str(tmp_path))
+    cache = _Caches()("espeak")
+    assert cache.disk is not None and cache.disk.folder == render_store() == tmp_path / "renders"
 
 
 @pytest.mark.slow
