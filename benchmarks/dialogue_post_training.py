@@ -13,6 +13,7 @@ temperature; the paired lift is final minus base on the same scenarios (scenario
 Writes benchmarks/out/dialogue_post_training/seed_<S>/ (run folders) and summary.json.
 
     python benchmarks/dialogue_post_training.py [--seeds 0 1] [--grpo-lr LR] [--grpo-steps N]
+                                                [--out DIR] [--sft-from SFT_RUN]
 """
 
 from __future__ import annotations
@@ -46,21 +47,28 @@ def rate(records: list[dict[str, Any]], key: str) -> float:
     return sum(float(r[key]) for r in records) / len(records)
 
 
-def one_seed(seed: int, out: Path, grpo_overrides: dict[str, Any]) -> dict[str, Any]:
+def one_seed(
+    seed: int, out: Path, grpo_overrides: dict[str, Any], sft_from: Path | None = None
+) -> dict[str, Any]:
+    """SFT then GRPO for ``seed``; with ``sft_from`` (a finished SFT run folder of the same seed)
+    GRPO starts from that run's model instead of a new SFT."""
     start = time.perf_counter()
-    model = build_tiny_causal_lm(out / "model", seed=seed, **LEARNING_TOOL_LM)
-    sft = train_tool_sft(out=out / "sft", model=str(model), seed=seed, **HEAR2ACT_TOOL_SFT, **QUIET)
+    sft_dir = sft_from or out / "sft"
+    if sft_from is None:
+        model = build_tiny_causal_lm(out / "model", seed=seed, **LEARNING_TOOL_LM)
+        train_tool_sft(out=sft_dir, model=str(model), seed=seed, **HEAR2ACT_TOOL_SFT, **QUIET)
     sft_seconds = time.perf_counter() - start
     grpo = {**HEAR2ACT_DIALOGUE_GRPO, **grpo_overrides}
-    train_dialogue_grpo(out=out / "grpo", model=sft["model"], seed=seed, **grpo, **QUIET)
+    train_dialogue_grpo(out=out / "grpo", model=str(sft_dir / "final"), seed=seed, **grpo, **QUIET)
     before, after = evaluation_records(out / "grpo", "base"), evaluation_records(out / "grpo", "final")
     rows = [r for r in read_curve(out / "grpo") if r.get("kind") == "train"]
     return {
         "seed": seed,
         "sft_seconds": round(sft_seconds, 1),
         "total_seconds": round(time.perf_counter() - start, 1),
-        "sft_dialogues": sft["dialogues"],
-        "sft_loss": every(train_curve(out / "sft", "loss"), 8),
+        "sft_run": str(sft_dir),
+        "sft_dialogues": len((sft_dir / "demos.jsonl").read_text().splitlines()),
+        "sft_loss": every(train_curve(sft_dir, "loss"), 8),
         "grpo_reward": every([r["reward"] for r in rows], 4),
         "grpo_invalid_call_rate": every([r["invalid_call_rate"] for r in rows], 4),
         "grpo_played_out": every([r["played_out_fraction"] for r in rows], 4),
@@ -86,6 +94,12 @@ def main() -> None:
     parser.add_argument("--grpo-lr", type=float, default=None)
     parser.add_argument("--grpo-steps", type=int, default=None)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--sft-from",
+        type=Path,
+        default=None,
+        help="A finished SFT run folder of the (one) seed to start GRPO from (the control reuses it).",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)  # a small model gains nothing from threads on a shared machine
     overrides = {
@@ -97,7 +111,7 @@ def main() -> None:
     for seed in args.seeds:
         folder = args.out / f"seed_{seed}"
         shutil.rmtree(folder, ignore_errors=True)
-        results.append(one_seed(seed, folder, overrides))
+        results.append(one_seed(seed, folder, overrides, args.sft_from))
         print(json.dumps(results[-1]), flush=True)
     summary = {"sft": HEAR2ACT_TOOL_SFT, "grpo": {**HEAR2ACT_DIALOGUE_GRPO, **overrides}, "seeds": results}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))

@@ -17,7 +17,12 @@ scenarios x ``EVAL_ROLLOUTS`` at turn cost ``EVAL_COST`` (0.1), sampled and gree
 ``planner@T``, ``planner@T+S`` and ``ask_until_disclosed@T``, on the same episodes: the contrasts
 are paired by scenario (2,000 scenario-bootstrap resamples).
 
-    python benchmarks/ppo_privileged_critic.py [--steps N] [--seed S] [--rollouts R] [--scenarios N]
+    python benchmarks/ppo_privileged_critic.py [--steps N] [--seed S] [--eval-every E]
+                                               [--rollouts R] [--scenarios N] [--until STEP]
+
+``--until STEP`` trains nothing: it plays runs of the same ``--steps``/``--seed``/``--eval-every``
+stopped before their budget (on a deadline), each cut at ``STEP`` (its dev-best evaluation up to
+there), so both policies are compared after the same number of steps.
 
 Writes benchmarks/out/ppo_privileged_critic/ (the runs, the evaluation, ``summary.json``).
 """
@@ -48,9 +53,11 @@ TRAIN_COST, EVAL_COST = 0.05, 0.10
 POLICIES = ("per_option", "per_option_privileged")
 REFERENCES = (("planner", "T"), ("planner", "T+S"), ("ask_until_disclosed", "T"))
 STRONGEST_TRANSCRIPT = "planner@T"
+# what the summary keeps of each training rollout (the mean over the episodes that ended in it)
+TRAIN_COLUMNS = ("step", "return", "1st%", "premature closure%", "dialogue length")
 
 
-def run_settings(policy: str, steps: int, seed: int) -> dict:
+def run_settings(policy: str, steps: int, seed: int, eval_every: int) -> dict:
     """One run's ``PPOSettings`` arguments (less ``out``)."""
     return dict(
         env_id=HEAR2ACT,
@@ -64,7 +71,7 @@ def run_settings(policy: str, steps: int, seed: int) -> dict:
         policy=policy,
         seed=seed,
         total_steps=steps,
-        eval_every=max(steps // 3, 1),
+        eval_every=eval_every,
         eval_split="dev",
         eval_limit=48,
         keep_best=True,
@@ -74,15 +81,31 @@ def run_settings(policy: str, steps: int, seed: int) -> dict:
     )
 
 
-def train_one(policy: str, steps: int, seed: int) -> dict:
-    settings = run_settings(policy, steps, seed)
-    out = OUT / f"ppo-A+T-{policy}-s{seed}-{steps}"
-    train(PPOSettings(out=out, **settings))
+def run_folder(policy: str, steps: int, seed: int) -> Path:
+    return OUT / f"ppo-A+T-{policy}-s{seed}-{steps}"
+
+
+def train_one(policy: str, steps: int, seed: int, eval_every: int) -> dict:
+    train(PPOSettings(out=run_folder(policy, steps, seed), **run_settings(policy, steps, seed, eval_every)))
+    return run_record(policy, steps, seed, eval_every)
+
+
+def run_record(policy: str, steps: int, seed: int, eval_every: int, until: int | None = None) -> dict:
+    """A run's settings, curve and checkpoint to play: its kept best (``checkpoints/best``), or
+    with ``until`` the dev-best of its evaluations up to that step (the later one on a tie), for a
+    run stopped before its budget: both policies are then cut at the same step."""
+    out = run_folder(policy, steps, seed)
     curve = [json.loads(line) for line in (out / "curve.jsonl").read_text().splitlines()]
+    checkpoint = out / "checkpoints" / "best"
+    if until is not None:
+        curve = [row for row in curve if row["step"] <= until]
+        evaluated = [row for row in curve if row["kind"] == "eval"]
+        best = max(evaluated, key=lambda row: (row["metrics"]["return"]["point"], row["step"]))
+        checkpoint = out / best["checkpoint"]
     return {
         "name": f"{policy}-s{seed}",
-        "settings": settings,
-        "checkpoint": str(out / "checkpoints" / "best"),
+        "settings": run_settings(policy, steps, seed, eval_every),
+        "checkpoint": str(checkpoint),
         "curve": curve,
     }
 
@@ -150,17 +173,30 @@ def main() -> dict:
     parser.add_argument("--seed", type=int, default=1)  # the seed `make run` trains (it learns to ask)
     parser.add_argument("--scenarios", type=int, default=None, help="First N test scenarios (a smoke run).")
     parser.add_argument("--rollouts", type=int, default=EVAL_ROLLOUTS, help="Rollouts per test scenario.")
+    parser.add_argument("--eval-every", type=int, default=None, help="Dev evaluations (default: steps / 3).")
+    parser.add_argument(
+        "--until",
+        type=int,
+        default=None,
+        help="Train nothing: play the runs of these settings (stopped early) cut at this step.",
+    )
     args = parser.parse_args()
+    eval_every = args.eval_every or max(args.steps // 3, 1)
     OUT.mkdir(parents=True, exist_ok=True)
-    with ProcessPoolExecutor(len(POLICIES)) as pool:
-        trained = list(pool.map(train_one, POLICIES, [args.steps] * 2, [args.seed] * 2))
+    if args.until is None:
+        with ProcessPoolExecutor(len(POLICIES)) as pool:
+            trained = list(pool.map(train_one, POLICIES, [args.steps] * 2, [args.seed] * 2, [eval_every] * 2))
+    else:
+        trained = [run_record(policy, args.steps, args.seed, eval_every, args.until) for policy in POLICIES]
+    cut = f"-until{args.until}" if args.until is not None else ""
     eval_dir = (
         OUT
-        / f"paired_eval-cost{EVAL_COST}-{args.steps}-s{args.seed}-n{args.scenarios or 'all'}x{args.rollouts}"
+        / f"paired_eval-cost{EVAL_COST}-{args.steps}{cut}-s{args.seed}-n{args.scenarios or 'all'}x{args.rollouts}"
     )
     records = evaluate_at_cost(trained, eval_dir, args.scenarios, args.rollouts)
     summary = {
         "steps": args.steps,
+        "until": args.until,
         "seed": args.seed,
         "rollouts": args.rollouts,
         **summarize(records, trained),
@@ -168,6 +204,12 @@ def main() -> dict:
     summary["dev_curves"] = {
         run["name"]: [
             (r["step"], r["metrics"]["return"]["point"]) for r in run["curve"] if r["kind"] == "eval"
+        ]
+        for run in trained
+    }
+    summary["train_curves"] = {
+        run["name"]: [
+            {k: r[k] for k in TRAIN_COLUMNS if k in r} for r in run["curve"] if r["kind"] == "train"
         ]
         for run in trained
     }
