@@ -17,6 +17,7 @@ side-specific mappings (held-out keys appear in training only as edits of their 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import gymnasium as gym
 import numpy as np
@@ -30,10 +31,20 @@ from hear_gym.wrappers.features import BIG, FeatureWrapper
 WORD_BINS = 256  # the suite's 54 prompt words (cue ids left out) fall in distinct bins
 CUE_ID = re.compile(r"\[[a-z]{3}-[0-9a-f]{6}\]")
 KEPT_CLIPS = 512  # two sides of every case, with room
+KEPT_PROMPTS = 512  # both prompts (with and without labels) of every case side, with room
 
 
 def prompt_words(text: str) -> np.ndarray:
     return hashed_words(CUE_ID.sub(" ", text), WORD_BINS)
+
+
+@lru_cache(maxsize=KEPT_PROMPTS)
+def _kept_prompt_words(text: str) -> np.ndarray:
+    """``prompt_words(text)``, computed once per prompt (a case side's prompt is shown at every
+    episode of the case); read-only: callers copy it."""
+    words = prompt_words(text)
+    words.flags.writeable = False
+    return words
 
 
 class FeatureObservation(FeatureWrapper):
@@ -46,7 +57,7 @@ class FeatureObservation(FeatureWrapper):
         self.observation_space = spaces.Dict(leaves)
 
     def features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
-        out = {"words": prompt_words(obs["text"])}
+        out = {"words": _kept_prompt_words(obs["text"]).copy()}
         if self.hears:
             wave = obs["audio"][: int(obs["audio_length"][0])]
             out["acoustic"] = self.kept(
