@@ -18,7 +18,9 @@ import numpy as np
 from hear_gym.wrappers.access import apply_access_table
 from hear_gym.wrappers.audio import AudioObservation
 
-KEPT_SOURCE_CLIPS = 256  # the source record of every case side (100 cases x 2), with room
+# the suite's 143 distinct source records (200 case sides), with room: 15 MB of eSpeak clips, the
+# arrays the render cache holds while it holds them
+KEPT_SOURCE_CLIPS = 256
 
 
 @lru_cache(maxsize=KEPT_SOURCE_CLIPS)

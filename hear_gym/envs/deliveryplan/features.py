@@ -8,7 +8,7 @@ side-specific mappings (held-out keys appear in training only as edits of their 
 
 * ``words``: the prompt's words hashed into ``WORD_BINS`` presence bits, cue ids left out (they
   are per-case hashes and carry no meaning across cases); under ``T`` and ``A+T`` the source
-  label's words are among them, under ``A`` they are not;
+  label's words are among them, under ``A`` they are not; kept per prompt;
 * ``acoustic``: the prosodic features (``hear_gym.speech.features``) of the source recording
   (``A`` and ``A+T`` only), kept per (case, side), which fixes the audio;
 * ``action_mask``: over the ``discrete`` catalogue.
@@ -17,7 +17,6 @@ side-specific mappings (held-out keys appear in training only as edits of their 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 import gymnasium as gym
 import numpy as np
@@ -30,26 +29,17 @@ from hear_gym.wrappers.features import BIG, FeatureWrapper
 
 WORD_BINS = 256  # the suite's 54 prompt words (cue ids left out) fall in distinct bins
 CUE_ID = re.compile(r"\[[a-z]{3}-[0-9a-f]{6}\]")
-KEPT_CLIPS = 512  # two sides of every case, with room
-KEPT_PROMPTS = 512  # both prompts (with and without labels) of every case side, with room
+# kept leaves: the word bits and the acoustic features of both sides of every case (400), with room
+KEPT_LEAVES = 512
 
 
 def prompt_words(text: str) -> np.ndarray:
     return hashed_words(CUE_ID.sub(" ", text), WORD_BINS)
 
 
-@lru_cache(maxsize=KEPT_PROMPTS)
-def _kept_prompt_words(text: str) -> np.ndarray:
-    """``prompt_words(text)``, computed once per prompt (a case side's prompt is shown at every
-    episode of the case); read-only: callers copy it."""
-    words = prompt_words(text)
-    words.flags.writeable = False
-    return words
-
-
 class FeatureObservation(FeatureWrapper):
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env, KEPT_CLIPS)
+        super().__init__(env, KEPT_LEAVES)
         leaves = {"words": spaces.Box(0.0, 1.0, (WORD_BINS,), np.float32)}
         if self.hears:
             leaves["acoustic"] = spaces.Box(-BIG, BIG, (len(FEATURE_NAMES),), np.float32)
@@ -57,7 +47,8 @@ class FeatureObservation(FeatureWrapper):
         self.observation_space = spaces.Dict(leaves)
 
     def features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
-        out = {"words": _kept_prompt_words(obs["text"]).copy()}
+        text = obs["text"]  # a case side's prompt, shown at every episode of the case
+        out = {"words": self.kept(text, lambda: prompt_words(text))}
         if self.hears:
             wave = obs["audio"][: int(obs["audio_length"][0])]
             out["acoustic"] = self.kept(
