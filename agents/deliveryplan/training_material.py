@@ -28,8 +28,8 @@ from agents.training_material import (
 )
 from hear_gym.core.registry import family
 from hear_gym.envs.deliveryplan.actions import format_reply
+from hear_gym.envs.deliveryplan.case_tables import side_prompt
 from hear_gym.envs.deliveryplan.cases import cases_by_id
-from hear_gym.envs.deliveryplan.env import side_prompt
 from hear_gym.envs.deliveryplan.family import ENV_ID
 from hear_gym.envs.deliveryplan.features import CUE_ID
 from hear_gym.envs.deliveryplan.splits import split_ids

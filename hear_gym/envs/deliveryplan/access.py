@@ -10,19 +10,32 @@ cites), so the planner must *hear* the emotion and intensity it plans from.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import gymnasium as gym
 import numpy as np
 
 from hear_gym.wrappers.access import apply_access_table
 from hear_gym.wrappers.audio import AudioObservation
 
+# the suite's 143 distinct source records (200 case sides), with room: 15 MB of eSpeak clips, the
+# arrays the render cache holds while it holds them
+KEPT_SOURCE_CLIPS = 256
 
-def _source_clip(env: gym.Env, renderer: str) -> tuple[np.ndarray, dict]:
+
+@lru_cache(maxsize=KEPT_SOURCE_CLIPS)
+def _source_waveform(request: tuple[str, str, str, str], renderer: str) -> np.ndarray:
+    """The rendering of a source record, read-only: kept here, so a step that shows it again
+    does not build the render request and its cache key anew (the rendering is a function of
+    these arguments, ``render_evidence``)."""
     # imported here: rendering speech is only needed (and only loaded) under audio access
     from hear_gym.envs.deliveryplan.evidence_audio import render_evidence
 
-    statement, emotion, intensity, voice = env.unwrapped.source_audio_request()
-    return render_evidence(statement, emotion, intensity, voice, renderer=renderer), {}
+    return render_evidence(*request, renderer=renderer)
+
+
+def _source_clip(env: gym.Env, renderer: str) -> tuple[np.ndarray, dict]:
+    return _source_waveform(env.unwrapped.source_audio_request(), renderer), {}
 
 
 def source_audio(env: gym.Env, renderer: str = "espeak") -> gym.Env:

@@ -1,5 +1,7 @@
 """The ``discrete`` action format: a Discrete index into ``actions.CATALOGUE``, played as the
-typed action it stands for (so the base env scores every format the same way)."""
+typed action it stands for (so the base env scores every format the same way). ``step`` hands the
+index to the base env's ``step_catalogue``, which keeps each entry's decoding and scores per case
+side; ``action`` gives the typed action itself."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ class CatalogueActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.ActionWrapper.__init__(self, env)
         self.action_space = spaces.Discrete(N_CATALOGUE)
+
+    def step(self, action):
+        return self.env.unwrapped.step_catalogue(action)
 
     def action(self, action):
         view = self.env.unwrapped.view

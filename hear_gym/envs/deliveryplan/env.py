@@ -34,35 +34,26 @@ from gymnasium import spaces
 
 from hear_gym.core.env_checks import require_finite, require_running
 from hear_gym.core.reset_options import requested_episode
+from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
 from hear_gym.envs.deliveryplan.actions import N_CATALOGUE, decode_typed, typed_space
-from hear_gym.envs.deliveryplan.cases import SOURCE_KIND, Case, CaseView, cases_by_id
-from hear_gym.envs.deliveryplan.plan import key_name
+from hear_gym.envs.deliveryplan.case_tables import (
+    MAX_TEXT_CHARS,
+    CaseTables,
+    SideTables,
+    case_tables,
+    output_record,
+)
+from hear_gym.envs.deliveryplan.cases import Case, CaseView, cases_by_id
 from hear_gym.envs.deliveryplan.splits import PARTITIONS, split_ids
 from hear_gym.envs.deliveryplan.verifier import PlannerOutput, score_case, score_pair
 
-MAX_TEXT_CHARS = 600
 N_STEPS = 2
+# the arrays every observation copies (a copy is cheaper than building one)
+_ALL_VALID = np.ones(N_CATALOGUE, dtype=np.int8)
+_STEP_ARRAYS = tuple(np.array([side], dtype=np.int64) for side in range(N_STEPS))
 PAIR_REWARD = "counterfactual_consistency"
 REWARD_OPTIONS = ("gcite", "grounded_score", "plan_slot_accuracy", "evidence_f1", PAIR_REWARD)
-
-
-def side_prompt(case: Case, view: CaseView, *, labels: bool) -> str:
-    """The case side as text; ``labels=False`` hides the source record's emotion and intensity
-    (its cue id stays: it is what the planner cites)."""
-    words = " ".join(f"{i}:{w}" for i, w in enumerate(case.words))
-    lines = [f"utterance: {case.utterance} (words {words})", "evidence:"]
-    for record in view.records:
-        if record.kind != SOURCE_KIND:
-            lines.append(f"[{record.cue_id}] {record.kind}: {record.text}")
-        elif labels:
-            lines.append(
-                f"[{record.cue_id}] source: emotion {record.emotion}, intensity {record.intensity} "
-                f'("{record.text}", voice {record.voice})'
-            )
-        else:
-            lines.append(f"[{record.cue_id}] source: the recording you hear")
-    return "\n".join(lines)
 
 
 class DeliveryPlanEnv(gym.Env):
@@ -104,7 +95,10 @@ class DeliveryPlanEnv(gym.Env):
         self.action_space = typed_space()
         self.case: Case | None = None
         self.side = 0
+        self._tables: CaseTables | None = None
         self._outputs: list[PlannerOutput] = []
+        self._output_records: list[dict[str, Any]] = []
+        self._played: list[int | None] = []  # per step: its catalogue entry, None for other formats
         self._replies: list[str] = []
         self._scores: list[dict[str, float]] = []
         self._rewards: list[float] = []
@@ -112,22 +106,36 @@ class DeliveryPlanEnv(gym.Env):
     # -- episode --------------------------------------------------------------------------
     @property
     def view(self) -> CaseView:
+        return self._side_tables().view
+
+    def _side_tables(self) -> SideTables:
         if self.case is None:
             raise RuntimeError("call reset() first")
-        return self.case.original if self.side == 0 else self.case.edited
+        return self._tables.sides[self.side]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         requested = requested_episode(options or {}, self._index)
         super().reset(seed=seed)
         drawn = int(self.np_random.integers(len(self.episodes))) if requested is None else requested
-        self.case = cases_by_id()[self.episodes[drawn]]
+        self._tables = case_tables(self.episodes[drawn])
+        self.case = self._tables.case
         self.side = 0
-        self._outputs, self._replies, self._scores, self._rewards = [], [], [], []
+        self._outputs, self._output_records, self._played = [], [], []
+        self._replies, self._scores, self._rewards = [], [], []
         return self._observation(), self._info()
 
     def step(self, action):
         require_running(self.case is not None, len(self._outputs) == N_STEPS)
         return self.step_decoded(decode_typed(action, self.view, len(self.case.words)))
+
+    def step_catalogue(self, action):
+        """Play a ``discrete`` action (an index into ``actions.CATALOGUE``) as the typed action it
+        stands for; its decoding and scores are kept per case side (``case_tables``)."""
+        self._side_tables()  # "call reset() first" before any check of the action
+        index = discrete_index(action, N_CATALOGUE)
+        require_running(self.case is not None, len(self._outputs) == N_STEPS)
+        play = self._tables.play(self.side, index)
+        return self._advance(play.output, dict(play.scores), play.record.copy(), index, None)
 
     def step_decoded(self, output: PlannerOutput, reply: str | None = None):
         """Score a decoded planner output for the side on show (the text wrapper parses replies)."""
@@ -136,41 +144,56 @@ class DeliveryPlanEnv(gym.Env):
             raise TypeError(f"step_decoded takes a PlannerOutput, got {type(output).__name__}")
         view = self.view
         scores = score_case(output, view.gold_evidence, view.decisive_cue, view.expected_plan)
+        return self._advance(output, scores, output_record(output), None, reply)
+
+    def _advance(
+        self,
+        output: PlannerOutput,
+        scores: dict[str, float],
+        record: dict[str, Any],
+        played: int | None,
+        reply: str | None,
+    ):
+        """Record the side's scored output (``record``: its episode-record entry; ``played``: its
+        catalogue entry or None) and move on: to the edited side, or to the pair's scores."""
         self._outputs.append(output)
+        self._output_records.append(record)
+        self._played.append(played)
         self._replies.append(reply or "")
         self._scores.append(scores)
         terminated = len(self._outputs) == N_STEPS
-        pair = (
-            score_pair(self._outputs[0].plan, output.plan, self.case.declared_delta) if terminated else None
-        )
+        pair = self._pair_scores() if terminated else None
         if self.reward_name == PAIR_REWARD:
             reward = pair[PAIR_REWARD] if pair else 0.0
         else:
             reward = scores[self.reward_name]
         self._rewards.append(float(reward))
-        info = {**self._info(), "scores": scores, "malformed": output.malformed, "reply": reply or ""}
+        if not terminated:
+            self.side = 1  # the observation and info now describe the edited case
+        info = self._info()
+        info["scores"], info["malformed"], info["reply"] = scores, output.malformed, reply or ""
         if terminated:
             info["pair_scores"] = pair
             info["episode"] = self._episode_record(pair)
-        else:
-            self.side = 1  # the observation and info now describe the edited case
-            info.update(self._info())
         return self._observation(), float(reward), terminated, False, info
+
+    def _pair_scores(self) -> dict[str, float]:
+        original, edited = self._played
+        if original is not None and edited is not None:
+            return self._tables.pair(original, edited)
+        return score_pair(self._outputs[0].plan, self._outputs[1].plan, self.case.declared_delta)
 
     def _episode_record(self, pair: dict[str, float]) -> dict[str, Any]:
         """The finished case as ``results.jsonl`` stores it (what ``report`` reads)."""
-        case = self.case
+        tables = self._tables
         return {
-            "item_id": case.case_id,
+            "item_id": self.case.case_id,
             "split": self.split,
             "partition": self.partition,
-            "source_key": key_name(*case.original.source_key),
-            "edited_key": key_name(*case.edited.source_key),
-            "declared_delta": case.as_dict()["declared_delta"],
-            "outputs": [
-                {"evidence": sorted(o.citations), "plan": None if o.plan is None else o.plan.as_dict()}
-                for o in self._outputs
-            ],
+            "source_key": tables.source_key,
+            "edited_key": tables.edited_key,
+            "declared_delta": tables.declared_delta.copy(),
+            "outputs": list(self._output_records),
             "replies": list(self._replies),
             "malformed": [o.malformed for o in self._outputs],
             "case_scores": list(self._scores),
@@ -181,7 +204,7 @@ class DeliveryPlanEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """Valid ``discrete`` actions (sb3-contrib convention): every catalogue entry, always."""
-        return np.ones(N_CATALOGUE, dtype=np.int8)
+        return _ALL_VALID.copy()
 
     def source_audio_request(self) -> tuple[str, str, str, str]:
         """(statement, emotion, intensity, voice) of the source record on show: what the audio
@@ -191,26 +214,18 @@ class DeliveryPlanEnv(gym.Env):
 
     # -- views ----------------------------------------------------------------------------
     def prompt(self, *, labels: bool = True) -> str:
-        return side_prompt(self.case, self.view, labels=labels)[:MAX_TEXT_CHARS]
+        tables = self._side_tables()
+        return tables.text if labels else tables.hidden_text
 
     def _observation(self) -> dict[str, Any]:
         return {
-            "text": self.prompt(labels=True),
-            "step": np.array([self.side], dtype=np.int64),
-            "action_mask": self.action_masks(),
+            "text": self._side_tables().text,
+            "step": _STEP_ARRAYS[self.side].copy(),
+            "action_mask": _ALL_VALID.copy(),
         }
 
     def _info(self) -> dict[str, Any]:
-        view = self.view
-        return {
-            "item_id": self.case.case_id,
-            "step_index": self.side,
-            "source_key": key_name(*view.source_key),
-            "expected_plan": view.expected_plan.as_dict(),
-            "gold_evidence": sorted(view.gold_evidence),
-            "decisive_cue": view.decisive_cue,
-            "cue_ids": [r.cue_id for r in view.records],
-        }
+        return self._side_tables().info.copy()
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.case is None:

@@ -8,7 +8,7 @@ side-specific mappings (held-out keys appear in training only as edits of their 
 
 * ``words``: the prompt's words hashed into ``WORD_BINS`` presence bits, cue ids left out (they
   are per-case hashes and carry no meaning across cases); under ``T`` and ``A+T`` the source
-  label's words are among them, under ``A`` they are not;
+  label's words are among them, under ``A`` they are not; kept per prompt;
 * ``acoustic``: the prosodic features (``hear_gym.speech.features``) of the source recording
   (``A`` and ``A+T`` only), kept per (case, side), which fixes the audio;
 * ``action_mask``: over the ``discrete`` catalogue.
@@ -29,7 +29,8 @@ from hear_gym.wrappers.features import BIG, FeatureWrapper
 
 WORD_BINS = 256  # the suite's 54 prompt words (cue ids left out) fall in distinct bins
 CUE_ID = re.compile(r"\[[a-z]{3}-[0-9a-f]{6}\]")
-KEPT_CLIPS = 512  # two sides of every case, with room
+# kept leaves: the word bits and the acoustic features of both sides of every case (400), with room
+KEPT_LEAVES = 512
 
 
 def prompt_words(text: str) -> np.ndarray:
@@ -38,7 +39,7 @@ def prompt_words(text: str) -> np.ndarray:
 
 class FeatureObservation(FeatureWrapper):
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env, KEPT_CLIPS)
+        super().__init__(env, KEPT_LEAVES)
         leaves = {"words": spaces.Box(0.0, 1.0, (WORD_BINS,), np.float32)}
         if self.hears:
             leaves["acoustic"] = spaces.Box(-BIG, BIG, (len(FEATURE_NAMES),), np.float32)
@@ -46,7 +47,8 @@ class FeatureObservation(FeatureWrapper):
         self.observation_space = spaces.Dict(leaves)
 
     def features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
-        out = {"words": prompt_words(obs["text"])}
+        text = obs["text"]  # a case side's prompt, shown at every episode of the case
+        out = {"words": self.kept(text, lambda: prompt_words(text))}
         if self.hears:
             wave = obs["audio"][: int(obs["audio_length"][0])]
             out["acoustic"] = self.kept(

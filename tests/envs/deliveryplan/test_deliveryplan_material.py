@@ -62,8 +62,8 @@ def test_feature_words_give_every_label_word_its_own_bin():
     vectors = {w: prompt_words(w) for w in labels}
     assert all(v.sum() == 1 for v in vectors.values())
     assert len({int(v.argmax()) for v in vectors.values()}) == len(labels)
+    from hear_gym.envs.deliveryplan.case_tables import side_prompt
     from hear_gym.envs.deliveryplan.cases import generate_cases
-    from hear_gym.envs.deliveryplan.env import side_prompt
 
     label_bins = {int(v.argmax()) for v in vectors.values()}
     for case in generate_cases():

@@ -1,0 +1,138 @@
+"""What DeliveryPlan hands out that depends only on the case and the side on show, computed once
+per process and reused by every env and episode: the two prompts, the info record, and, per
+``discrete`` catalogue entry, its decoded output, scores and episode-record entry, and the pair
+scores of two entries.
+
+Each value is computed by the function the env called at every step before (``side_prompt``,
+``decode_typed`` over ``encode_typed``, ``score_case``, ``score_pair``), so observations, rewards
+and infos are unchanged byte for byte; callers get their own copies of every dict and list
+(``SharedRecord``, ``dict``), never the kept ones.
+
+Memory: a case's tables hold its two prompts and infos at first use (~5 kB), then what is played:
+at most 30 catalogue entries per side and 15 x 15 pairs of plan-table keys. Every entry and pair
+of all 100 cases played (a long run on the ``all`` split) holds ~26 MB (tracemalloc: 9 MB of
+entries, 7 MB of their compiled records, 8 MB of pairs); a run sees only its split's cases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from hear_gym.core.records import SharedRecord
+from hear_gym.envs.deliveryplan.actions import (
+    CATALOGUE,
+    decode_catalogue,
+    decode_typed,
+    encode_typed,
+)
+from hear_gym.envs.deliveryplan.cases import SOURCE_KIND, Case, CaseView, cases_by_id
+from hear_gym.envs.deliveryplan.plan import key_name
+from hear_gym.envs.deliveryplan.verifier import PlannerOutput, score_case, score_pair
+
+MAX_TEXT_CHARS = 600
+
+
+def side_prompt(case: Case, view: CaseView, *, labels: bool) -> str:
+    """The case side as text; ``labels=False`` hides the source record's emotion and intensity
+    (its cue id stays: it is what the planner cites)."""
+    words = " ".join(f"{i}:{w}" for i, w in enumerate(case.words))
+    lines = [f"utterance: {case.utterance} (words {words})", "evidence:"]
+    for record in view.records:
+        if record.kind != SOURCE_KIND:
+            lines.append(f"[{record.cue_id}] {record.kind}: {record.text}")
+        elif labels:
+            lines.append(
+                f"[{record.cue_id}] source: emotion {record.emotion}, intensity {record.intensity} "
+                f'("{record.text}", voice {record.voice})'
+            )
+        else:
+            lines.append(f"[{record.cue_id}] source: the recording you hear")
+    return "\n".join(lines)
+
+
+def side_info(case: Case, side: int, view: CaseView) -> dict[str, Any]:
+    """The info of a case side: its ground truth, never observed."""
+    return {
+        "item_id": case.case_id,
+        "step_index": side,
+        "source_key": key_name(*view.source_key),
+        "expected_plan": view.expected_plan.as_dict(),
+        "gold_evidence": sorted(view.gold_evidence),
+        "decisive_cue": view.decisive_cue,
+        "cue_ids": [r.cue_id for r in view.records],
+    }
+
+
+def output_record(output: PlannerOutput) -> dict[str, Any]:
+    """A planner output as the episode record stores it."""
+    return {
+        "evidence": sorted(output.citations),
+        "plan": None if output.plan is None else output.plan.as_dict(),
+    }
+
+
+@dataclass(frozen=True)
+class CataloguePlay:
+    """A catalogue entry played on a case side."""
+
+    output: PlannerOutput
+    scores: dict[str, float]  # the kept scores: hand out ``dict(scores)``
+    record: SharedRecord  # ``output_record(output)``
+
+
+@dataclass
+class SideTables:
+    view: CaseView
+    text: str  # the prompt with the source labels, cut at MAX_TEXT_CHARS
+    hidden_text: str  # the prompt without them
+    info: SharedRecord
+    plays: dict[int, CataloguePlay] = field(default_factory=dict)
+
+
+class CaseTables:
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.sides = tuple(
+            SideTables(
+                view,
+                side_prompt(case, view, labels=True)[:MAX_TEXT_CHARS],
+                side_prompt(case, view, labels=False)[:MAX_TEXT_CHARS],
+                SharedRecord(side_info(case, side, view)),
+            )
+            for side, view in enumerate((case.original, case.edited))
+        )
+        self.source_key = key_name(*case.original.source_key)
+        self.edited_key = key_name(*case.edited.source_key)
+        self.declared_delta = SharedRecord(case.as_dict()["declared_delta"])
+        self._pairs: dict[tuple[tuple[str, str], tuple[str, str]], dict[str, float]] = {}
+
+    def play(self, side: int, index: int) -> CataloguePlay:
+        """Catalogue entry ``index`` on ``side``, played as the typed action it stands for (what
+        the ``discrete`` format has always done)."""
+        tables = self.sides[side]
+        play = tables.plays.get(index)
+        if play is None:
+            view = tables.view
+            typed = encode_typed(decode_catalogue(index, view), view)
+            output = decode_typed(typed, view, len(self.case.words))
+            scores = score_case(output, view.gold_evidence, view.decisive_cue, view.expected_plan)
+            play = tables.plays[index] = CataloguePlay(output, scores, SharedRecord(output_record(output)))
+        return play
+
+    def pair(self, original: int, edited: int) -> dict[str, float]:
+        """The pair scores of catalogue entries ``original`` (played on side 0) and ``edited``
+        (side 1), a new dict. Kept per pair of plan-table keys: an entry's decoded plan is its
+        key's row whatever it cites, and the case fixes the words and the declared delta."""
+        keys = (CATALOGUE[original][1], CATALOGUE[edited][1])
+        pair = self._pairs.get(keys)
+        if pair is None:
+            plans = self.play(0, original).output.plan, self.play(1, edited).output.plan
+            pair = self._pairs[keys] = score_pair(*plans, self.case.declared_delta)
+        return dict(pair)
+
+
+@cache
+def case_tables(case_id: str) -> CaseTables:
+    return CaseTables(cases_by_id()[case_id])
