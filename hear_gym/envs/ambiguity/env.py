@@ -49,10 +49,10 @@ MAX_TRANSCRIPT_CHARS = 8_000
 MAX_REPLY_IN_TRANSCRIPT = 200  # an earlier reply as the transcript shows it
 TURN_GAP_S = 0.3  # silence between the utterances of one turn
 DEFAULT_VOICE = "m3"
-# views of (episode, decisions so far) kept per env: a single-decision episode has at most five
-# (its reset and four options), so this holds every reset and answer of ~800 episodes
-VIEWS_KEPT = 4096
-TURN_CLIPS_KEPT = 64  # joined turn waveforms kept per env (~0.1-0.5 MB each)
+# views of (episode, decisions so far) kept per env (~1.4 kB each, ~23 MB full): a single-decision
+# episode has at most five (its reset and four answers), so a split's ~2,600 episodes fit
+VIEWS_KEPT = 16384
+TURN_CLIPS_KEPT = 256  # turn waveforms kept per env (mostly the render cache's own arrays)
 _OPTION_DECISIONS = tuple(Decision(i, "option") for i in range(MAX_OPTIONS))
 _INVALID_DECISION = Decision(None, "invalid")
 
@@ -332,6 +332,8 @@ class AmbiguityEnv(gym.Env):
                 parts.append(render_reading(utterance.spoken, self.voice, self.renderer))
             else:
                 parts.append(render_text(utterance.written, episode.language, self.voice, self.renderer))
+        if len(parts) == 1 and parts[0].dtype == np.float32 and not parts[0].flags.writeable:
+            return parts[0]  # the render cache's own read-only array: a copy would hold the same bytes
         wave = np.concatenate(parts).astype(np.float32)
         wave.flags.writeable = False
         return wave

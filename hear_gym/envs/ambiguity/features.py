@@ -29,7 +29,7 @@ from hear_gym.wrappers.features import BIG, PROSODY_AND_MEL_NAMES, FeatureWrappe
 
 TEXT_BINS, TRANSCRIPT_BINS = 256, 256
 N_ACOUSTIC = len(PROSODY_AND_MEL_NAMES)
-KEPT_REPRESENTATIONS = 8192  # questions, transcripts and turn clips (~0.6-1 kB each)
+KEPT_REPRESENTATIONS = 16384  # questions, transcripts and turn clips (~0.6-1.1 kB each)
 _TOKEN = re.compile(r"[a-z0-9']+|[\u4e00-\u9fff]|[?!,.\uff0c\u3002\uff1f\uff01]")
 
 
