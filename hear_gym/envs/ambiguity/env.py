@@ -33,7 +33,6 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.core.env_checks import require_finite, require_running
-from hear_gym.core.records import SharedRecord
 from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import AUDIO_RATE, discrete_index
 from hear_gym.core.text import TEXT_CHARSET
@@ -49,7 +48,7 @@ MAX_TRANSCRIPT_CHARS = 8_000
 MAX_REPLY_IN_TRANSCRIPT = 200  # an earlier reply as the transcript shows it
 TURN_GAP_S = 0.3  # silence between the utterances of one turn
 DEFAULT_VOICE = "m3"
-# views of (episode, decisions so far) kept per env (~1.4 kB each, ~23 MB full): a single-decision
+# views of (episode, decisions so far) kept per env (~0.9 kB each, ~15 MB full): a single-decision
 # episode has at most five (its reset and four answers), so a split's ~2,600 episodes fit
 VIEWS_KEPT = 16384
 TURN_CLIPS_KEPT = 256  # turn waveforms kept per env (mostly the render cache's own arrays)
@@ -86,15 +85,14 @@ def _charset_set() -> frozenset[str]:
 
 class _View(NamedTuple):
     """What the env shows after a given sequence of decisions in an episode: the observation's
-    text, its arrays (read-only; each observation gets copies), the step's reward and its info
-    (the reset's after no decision)."""
+    text, its arrays (read-only; each observation gets copies) and the step's reward. (The info
+    is built at each step: a kept copy to unpickle costs about as much as building it.)"""
 
     question: str
     transcript: str
     turn: np.ndarray
     action_mask: np.ndarray
     reward: float
-    info: SharedRecord
 
     def observation(self) -> dict[str, Any]:
         return {
@@ -181,8 +179,7 @@ class AmbiguityEnv(gym.Env):
         self.episode = episodes_by_id()[self.episodes[drawn]]
         self._drawn, self.turn = drawn, 0
         self._decisions, self._audio = (), None
-        view = self._views(drawn, ())
-        return view.observation(), view.info.copy()
+        return self._views(drawn, ()).observation(), self._info(self.episode, 0)
 
     def step(self, action):
         self._require_running()
@@ -218,7 +215,7 @@ class AmbiguityEnv(gym.Env):
         if not last:
             self.turn += 1
             self._audio = None
-        return view.observation(), view.reward, last, False, view.info.copy()
+        return view.observation(), view.reward, last, False, self._step_info(self.episode, self._decisions)
 
     def _view(self, drawn: int, decisions: tuple[Decision, ...]) -> _View:
         """What episode ``drawn`` shows after ``decisions`` (its reset: none)."""
@@ -234,28 +231,29 @@ class AmbiguityEnv(gym.Env):
         asked = episode.turns[turn].asked
         turn_array, mask = np.array([turn], dtype=np.int64), option_mask(len(asked.options))
         turn_array.flags.writeable = mask.flags.writeable = False
-        paid, info = 0.0, self._info(episode, 0)
-        if decisions:
-            decision, answered = decisions[-1], episode.turns[len(decisions) - 1].asked
-            paid = reward(decision, answered.answer) if done else 0.0
-            info = {
-                **self._info(episode, len(decisions) - 1),
-                "decision": decision.choice,
-                "decision_kind": decision.kind,
-                "correct": is_correct(decision, answered.answer),
-                "invalid_action": "not one option letter" if decision.kind == "invalid" else None,
-            }
-            if done:
-                record = self._episode_record(episode, decisions)
-                info.update(success=record["success"], episode=record)
+        paid = reward(decisions[-1], asked.answer) if done else 0.0
         return _View(
             f"{asked.prompt}\n{format_options(asked.options)}"[:MAX_QUESTION_CHARS],
             "\n".join(lines)[-MAX_TRANSCRIPT_CHARS:],
             turn_array,
             mask,
             paid,
-            SharedRecord(info),
         )
+
+    def _step_info(self, episode: Episode, decisions: tuple[Decision, ...]) -> dict[str, Any]:
+        """The info of the step that took ``decisions[-1]``."""
+        decision, answered = decisions[-1], episode.turns[len(decisions) - 1].asked
+        info = {
+            **self._info(episode, len(decisions) - 1),
+            "decision": decision.choice,
+            "decision_kind": decision.kind,
+            "correct": is_correct(decision, answered.answer),
+            "invalid_action": "not one option letter" if decision.kind == "invalid" else None,
+        }
+        if len(decisions) == len(episode.turns):
+            record = self._episode_record(episode, decisions)
+            info.update(success=record["success"], episode=record)
+        return info
 
     def _said_back(self, decision: Decision, options: tuple[str, ...]) -> str:
         if decision.text:

@@ -7,7 +7,6 @@ import gymnasium as gym
 import numpy as np
 
 import hear_gym  # noqa: F401  (registers the ids)
-from hear_gym.core.records import COMPILE_AFTER
 from hear_gym.envs.ambiguity import render
 from hear_gym.envs.ambiguity.access import bare_transcript
 from hear_gym.envs.ambiguity.features import TRANSCRIPT_BINS, token_bits
@@ -65,7 +64,7 @@ def test_a_replayed_dialogue_builds_each_view_once_and_shows_what_a_fresh_env_sh
 def test_each_caller_gets_its_own_observation_arrays_and_info():
     env = gym.make(ENV_ID, access="T", item_ids=[SINGLE])
     first = _play(env, [0])
-    for _ in range(COMPILE_AFTER + 2):  # past the point where a kept record is compiled
+    for _ in range(3):
         (obs, info), (step_obs, _, _, _, step_info) = _play(env, [0])
         obs["turn"][0], obs["action_mask"][:], info["answer"] = 7, 0, -1
         step_obs["transcript"] = "edited"
