@@ -16,10 +16,12 @@ The question and its options are text under every condition (the paper's prompt)
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import gymnasium as gym
 import numpy as np
 
-from hear_gym.envs.ambiguity.env import USER
+from hear_gym.envs.ambiguity.env import USER, VIEWS_KEPT
 from hear_gym.envs.ambiguity.items.model import bare_words
 from hear_gym.wrappers.access import HiddenWords, apply_access_table
 from hear_gym.wrappers.audio import AudioObservation
@@ -33,13 +35,21 @@ def turn_audio(env: gym.Env) -> gym.Env:
     return AudioObservation(env, _turn_clip)
 
 
+@lru_cache(maxsize=VIEWS_KEPT)
+def bare_transcript(transcript: str) -> str:
+    """``transcript`` with its user lines' punctuation dropped (the agent's own lines stay); kept,
+    as an env shows the same transcripts again."""
+    lines = transcript.split("\n")
+    return "\n".join(
+        USER + bare_words(line[len(USER) :]) if line.startswith(USER) else line for line in lines
+    )
+
+
 class BareWords(gym.ObservationWrapper):
     """User lines of the transcript without punctuation (the agent's own lines stay as they were)."""
 
     def observation(self, observation: dict) -> dict:
-        lines = observation["transcript"].split("\n")
-        bare = [USER + bare_words(line[len(USER) :]) if line.startswith(USER) else line for line in lines]
-        return {**observation, "transcript": "\n".join(bare)}
+        return {**observation, "transcript": bare_transcript(observation["transcript"])}
 
 
 def hide_user_words(env: gym.Env) -> gym.Env:

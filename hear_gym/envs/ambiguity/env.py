@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -48,6 +48,12 @@ MAX_TRANSCRIPT_CHARS = 8_000
 MAX_REPLY_IN_TRANSCRIPT = 200  # an earlier reply as the transcript shows it
 TURN_GAP_S = 0.3  # silence between the utterances of one turn
 DEFAULT_VOICE = "m3"
+# views of (episode, decisions so far) kept per env (~0.9 kB each, ~15 MB full): a single-decision
+# episode has at most five (its reset and four answers), so a split's ~2,600 episodes fit
+VIEWS_KEPT = 16384
+TURN_CLIPS_KEPT = 256  # turn waveforms kept per env (mostly the render cache's own arrays)
+_OPTION_DECISIONS = tuple(Decision(i, "option") for i in range(MAX_OPTIONS))
+_INVALID_DECISION = Decision(None, "invalid")
 
 
 @lru_cache(maxsize=1)
@@ -75,6 +81,26 @@ def in_charset(text: str) -> str:
 @lru_cache(maxsize=1)
 def _charset_set() -> frozenset[str]:
     return frozenset(charset()) - {"\n", "\r", "\t", "\x0b", "\x0c"}
+
+
+class _View(NamedTuple):
+    """What the env shows after a given sequence of decisions in an episode: the observation's
+    text, its arrays (read-only; each observation gets copies) and the step's reward. (The info
+    is built at each step: a kept copy to unpickle costs about as much as building it.)"""
+
+    question: str
+    transcript: str
+    turn: np.ndarray
+    action_mask: np.ndarray
+    reward: float
+
+    def observation(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "transcript": self.transcript,
+            "turn": self.turn.copy(),
+            "action_mask": self.action_mask.copy(),
+        }
 
 
 class AmbiguityEnv(gym.Env):
@@ -120,9 +146,13 @@ class AmbiguityEnv(gym.Env):
         self.action_space = spaces.Discrete(MAX_OPTIONS)
         self.episode: Episode | None = None
         self.turn = 0
-        self._decisions: list[Decision] = []
-        self._history: list[str] = []
+        self._drawn = -1  # index of self.episode in self.episodes
+        self._decisions: tuple[Decision, ...] = ()
         self._audio: tuple[int, np.ndarray] | None = None
+        # an episode and its decisions so far fix everything a step shows, and a turn its audio:
+        # both are built once and kept (bounded), not rebuilt at every reset and step
+        self._views = lru_cache(maxsize=VIEWS_KEPT)(self._view)
+        self._turn_waves = lru_cache(maxsize=TURN_CLIPS_KEPT)(self._turn_wave)
 
     @staticmethod
     def _select(split, phenomena, languages) -> tuple[str, ...]:
@@ -147,15 +177,15 @@ class AmbiguityEnv(gym.Env):
         super().reset(seed=seed)
         drawn = int(self.np_random.integers(len(self.episodes))) if requested is None else requested
         self.episode = episodes_by_id()[self.episodes[drawn]]
-        self.turn = 0
-        self._decisions, self._history, self._audio = [], [], None
-        return self._observation(), self._info()
+        self._drawn, self.turn = drawn, 0
+        self._decisions, self._audio = (), None
+        return self._views(drawn, ()).observation(), self._info(self.episode, 0)
 
     def step(self, action):
         self._require_running()
         index = discrete_index(action, MAX_OPTIONS)
         valid = index < len(self._asked().options)
-        return self.step_decoded(Decision(index, "option") if valid else Decision(None, "invalid"))
+        return self._advance(_OPTION_DECISIONS[index] if valid else _INVALID_DECISION)
 
     def parse(self, reply: str) -> Decision:
         """A text reply as a decision (the grammar in ``actions.py``)."""
@@ -173,28 +203,57 @@ class AmbiguityEnv(gym.Env):
         self._require_running()
         if not isinstance(decision, Decision):
             raise TypeError(f"step_decoded expects a Decision, got {type(decision).__name__}")
-        asked = self._asked()
-        if decision.choice is not None and not 0 <= decision.choice < len(asked.options):
-            raise ValueError(f"choice {decision.choice} outside the {len(asked.options)} options")
-        self._decisions.append(decision)
-        self._history += [f"{USER}{u.written}" for u in self._turn().said]
-        self._history.append(ASSISTANT + self._said_back(decision, asked.options))
-        last = self.turn == len(self.episode.turns) - 1
-        paid = reward(decision, asked.answer) if last else 0.0
-        info = {
-            **self._info(),
-            "decision": decision.choice,
-            "decision_kind": decision.kind,
-            "correct": is_correct(decision, asked.answer),
-            "invalid_action": "not one option letter" if decision.kind == "invalid" else None,
-        }
-        if last:
-            record = self._episode_record()
-            info.update(success=record["success"], episode=record)
-        else:
+        n_options = len(self._asked().options)
+        if decision.choice is not None and not 0 <= decision.choice < n_options:
+            raise ValueError(f"choice {decision.choice} outside the {n_options} options")
+        return self._advance(decision)
+
+    def _advance(self, decision: Decision):
+        self._decisions = (*self._decisions, decision)
+        view = self._views(self._drawn, self._decisions)
+        last = len(self._decisions) == len(self.episode.turns)
+        if not last:
             self.turn += 1
             self._audio = None
-        return self._observation(), paid, last, False, info
+        return view.observation(), view.reward, last, False, self._step_info(self.episode, self._decisions)
+
+    def _view(self, drawn: int, decisions: tuple[Decision, ...]) -> _View:
+        """What episode ``drawn`` shows after ``decisions`` (its reset: none)."""
+        episode = episodes_by_id()[self.episodes[drawn]]
+        done = len(decisions) == len(episode.turns)
+        turn = len(decisions) - 1 if done else len(decisions)
+        lines: list[str] = []
+        for answered, decision in zip(episode.turns[: len(decisions)], decisions, strict=True):
+            lines += [USER + u.written for u in answered.said]
+            lines.append(ASSISTANT + self._said_back(decision, answered.asked.options))
+        if not done:
+            lines += [USER + u.written for u in episode.turns[turn].said]
+        asked = episode.turns[turn].asked
+        turn_array, mask = np.array([turn], dtype=np.int64), option_mask(len(asked.options))
+        turn_array.flags.writeable = mask.flags.writeable = False
+        paid = reward(decisions[-1], asked.answer) if done else 0.0
+        return _View(
+            f"{asked.prompt}\n{format_options(asked.options)}"[:MAX_QUESTION_CHARS],
+            "\n".join(lines)[-MAX_TRANSCRIPT_CHARS:],
+            turn_array,
+            mask,
+            paid,
+        )
+
+    def _step_info(self, episode: Episode, decisions: tuple[Decision, ...]) -> dict[str, Any]:
+        """The info of the step that took ``decisions[-1]``."""
+        decision, answered = decisions[-1], episode.turns[len(decisions) - 1].asked
+        info = {
+            **self._info(episode, len(decisions) - 1),
+            "decision": decision.choice,
+            "decision_kind": decision.kind,
+            "correct": is_correct(decision, answered.answer),
+            "invalid_action": "not one option letter" if decision.kind == "invalid" else None,
+        }
+        if len(decisions) == len(episode.turns):
+            record = self._episode_record(episode, decisions)
+            info.update(success=record["success"], episode=record)
+        return info
 
     def _said_back(self, decision: Decision, options: tuple[str, ...]) -> str:
         if decision.text:
@@ -212,11 +271,11 @@ class AmbiguityEnv(gym.Env):
     def _asked(self):
         return self._turn().asked
 
-    def _episode_record(self) -> dict[str, Any]:
+    @staticmethod
+    def _episode_record(e: Episode, decisions: tuple[Decision, ...]) -> dict[str, Any]:
         """The finished episode as ``results.jsonl`` stores it (what ``metrics`` reads)."""
-        e = self.episode
         answers = [t.asked.answer for t in e.turns]
-        correct = [is_correct(d, a) for d, a in zip(self._decisions, answers, strict=True)]
+        correct = [is_correct(d, a) for d, a in zip(decisions, answers, strict=True)]
         return {
             "item_id": e.episode_id,
             "instance_id": e.item_id,
@@ -228,23 +287,22 @@ class AmbiguityEnv(gym.Env):
             "split": e.split,
             "control": e.control,
             "answers": answers,
-            "choices": [d.choice for d in self._decisions],
-            "kinds": [d.kind for d in self._decisions],
-            "replies": [d.text for d in self._decisions],
+            "choices": [d.choice for d in decisions],
+            "kinds": [d.kind for d in decisions],
+            "replies": [d.text for d in decisions],
             "options": [list(t.asked.options) for t in e.turns],
             "last_said": " ".join(u.written for u in e.turns[-1].said),  # what a judge reads as the question
             "correct": correct,
             "success": correct[-1],
-            "consistent": self._decisions[0].choice is not None
-            and self._decisions[-1].choice == self._decisions[0].choice,
-            "return": reward(self._decisions[-1], answers[-1]),
+            "consistent": decisions[0].choice is not None and decisions[-1].choice == decisions[0].choice,
+            "return": reward(decisions[-1], answers[-1]),
         }
 
     def action_masks(self) -> np.ndarray:
         """Valid actions (sb3-contrib convention): the options the question on show has."""
         if self.episode is None:
             return option_mask(MAX_OPTIONS)
-        return option_mask(len((self._asked() if not self._done() else self.episode.turns[-1].asked).options))
+        return self._views(self._drawn, self._decisions).action_mask.copy()
 
     # -- audio ----------------------------------------------------------------------------
     def turn_audio(self) -> tuple[np.ndarray, dict]:
@@ -253,45 +311,34 @@ class AmbiguityEnv(gym.Env):
         if self.episode is None:
             raise RuntimeError("call reset() first")
         if self._audio is None or self._audio[0] != self.turn:
-            from hear_gym.envs.ambiguity.render import render_reading, render_text
-
-            gap = np.zeros(int(TURN_GAP_S * AUDIO_RATE), dtype=np.float32)
-            parts: list[np.ndarray] = []
-            for utterance in self._turn().said:
-                if parts:
-                    parts.append(gap)
-                if utterance.spoken is not None:
-                    parts.append(render_reading(utterance.spoken, self.voice, self.renderer))
-                else:
-                    parts.append(
-                        render_text(utterance.written, self.episode.language, self.voice, self.renderer)
-                    )
-            wave = np.concatenate(parts).astype(np.float32)
-            wave.flags.writeable = False
-            self._audio = (self.turn, wave)
+            self._audio = (self.turn, self._turn_waves(self._drawn, self.turn))
         wave = self._audio[1]
         return wave, {"turn_samples": len(wave)}
 
+    def _turn_wave(self, drawn: int, turn: int) -> np.ndarray:
+        """Turn ``turn`` of episode ``drawn``: its utterances joined by ``TURN_GAP_S`` of silence
+        (read-only: shared by every episode that plays the turn)."""
+        from hear_gym.envs.ambiguity.render import render_reading, render_text
+
+        episode = episodes_by_id()[self.episodes[drawn]]
+        gap = np.zeros(int(TURN_GAP_S * AUDIO_RATE), dtype=np.float32)
+        parts: list[np.ndarray] = []
+        for utterance in episode.turns[turn].said:
+            if parts:
+                parts.append(gap)
+            if utterance.spoken is not None:
+                parts.append(render_reading(utterance.spoken, self.voice, self.renderer))
+            else:
+                parts.append(render_text(utterance.written, episode.language, self.voice, self.renderer))
+        if len(parts) == 1 and parts[0].dtype == np.float32 and not parts[0].flags.writeable:
+            return parts[0]  # the render cache's own read-only array: a copy would hold the same bytes
+        wave = np.concatenate(parts).astype(np.float32)
+        wave.flags.writeable = False
+        return wave
+
     # -- views ----------------------------------------------------------------------------
-    def _observation(self) -> dict[str, Any]:
-        asked = self._asked() if not self._done() else self.episode.turns[-1].asked
-        lines = (
-            self._history
-            if self._done()
-            else [*self._history, *(USER + u.written for u in self._turn().said)]
-        )
-        return {
-            "question": f"{asked.prompt}\n{format_options(asked.options)}"[:MAX_QUESTION_CHARS],
-            "transcript": "\n".join(lines)[-MAX_TRANSCRIPT_CHARS:],
-            "turn": np.array([self.turn], dtype=np.int64),
-            "action_mask": option_mask(len(asked.options)),
-        }
-
-    def _done(self) -> bool:
-        return len(self._decisions) == len(self.episode.turns)
-
-    def _info(self) -> dict[str, Any]:
-        e = self.episode
+    @staticmethod
+    def _info(e: Episode, turn: int) -> dict[str, Any]:
         return {
             "item_id": e.episode_id,
             "instance_id": e.item_id,
@@ -299,12 +346,12 @@ class AmbiguityEnv(gym.Env):
             "contrast": e.contrast.value,
             "task": e.task,
             "language": e.language,
-            "turn": self.turn,
-            "answer": e.turns[self.turn].asked.answer,
+            "turn": turn,
+            "answer": e.turns[turn].asked.answer,
         }
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.episode is None:
             return None
-        obs = self._observation()
+        obs = self._views(self._drawn, self._decisions).observation()
         return f"[{self.episode.episode_id} turn {self.turn + 1}/{len(self.episode.turns)}]\n{obs['transcript']}\n{obs['question']}"

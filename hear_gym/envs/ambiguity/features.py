@@ -5,7 +5,7 @@ sees exactly what it grants:
 
 * ``question`` and ``transcript``: hashed bags of tokens (``TEXT_BINS`` and ``TRANSCRIPT_BINS``
   presence bits); tokens are English words, Mandarin characters and punctuation marks (so ``T``
-  keeps the punctuation ``T-nopunct`` drops);
+  keeps the punctuation ``T-nopunct`` drops); kept per text, as episodes show the same ones again;
 * ``turn``: the turn, one-hot over ``MAX_TURNS``;
 * ``acoustic`` (A and A+T only): the turn's 12 prosodic features (Praat) and the mean and
   standard deviation of 64 log-mel bands (``hear_gym.speech.features``, cached by content), kept
@@ -29,7 +29,7 @@ from hear_gym.wrappers.features import BIG, PROSODY_AND_MEL_NAMES, FeatureWrappe
 
 TEXT_BINS, TRANSCRIPT_BINS = 256, 256
 N_ACOUSTIC = len(PROSODY_AND_MEL_NAMES)
-KEPT_REPRESENTATIONS = 2048
+KEPT_REPRESENTATIONS = 16384  # questions, transcripts and turn clips (~0.6-1.1 kB each)
 _TOKEN = re.compile(r"[a-z0-9']+|[\u4e00-\u9fff]|[?!,.\uff0c\u3002\uff1f\uff01]")
 
 
@@ -61,9 +61,13 @@ class FeatureObservation(FeatureWrapper):
     def features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
         turn = np.zeros(MAX_TURNS, dtype=np.float32)
         turn[int(obs["turn"][0])] = 1.0
+        # an episode shows the same question and transcripts at every replay: their bits are kept
+        question, transcript = obs["question"], obs["transcript"]
         out = {
-            "question": token_bits(obs["question"], TEXT_BINS),
-            "transcript": token_bits(obs["transcript"], TRANSCRIPT_BINS),
+            "question": self.kept(("question", question), lambda: token_bits(question, TEXT_BINS)),
+            "transcript": self.kept(
+                ("transcript", transcript), lambda: token_bits(transcript, TRANSCRIPT_BINS)
+            ),
             "turn": turn,
         }
         if self.hears:
