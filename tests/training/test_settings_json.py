@@ -5,7 +5,8 @@ shared their fields (``training.run_settings``, ``training.llm.settings``) still
 arguments as ``CASES``; the run folder and model replaced by ``<OUT>`` and ``<MODEL>``). Each case
 checks that today's settings record the same run, and that its run folder holding the old file
 is taken as this run (resumed), not refused as another. A folder written before ``--device``
-existed (its settings lack ``device``) resumes on the device chosen now."""
+existed (its settings lack ``device``) resumes on the device chosen now, and a setting added since
+(``training.llm.run_folder.ADDED_SINCE``) is read as the value earlier runs trained with."""
 
 from __future__ import annotations
 
@@ -20,11 +21,10 @@ from training.llm.audio_grpo import AudioGRPOSettings  # noqa: E402
 from training.llm.audio_sft import AudioSFTSettings  # noqa: E402
 from training.llm.dialogue_grpo import DialogueGRPOSettings  # noqa: E402
 from training.llm.grpo import GRPOSettings  # noqa: E402
-from training.llm.run_folder import RUN_TIME, SETTINGS_FILE, finish_curve, start_curve  # noqa: E402
+from training.llm.run_folder import SETTINGS_FILE, finish_curve, start_curve, trained_settings  # noqa: E402
 from training.llm.sft import SFTSettings  # noqa: E402
 from training.ppo.run_folder import prior_run  # noqa: E402
 from training.ppo.settings import PPOSettings  # noqa: E402
-from training.run_settings import what_is_trained  # noqa: E402
 from training.tiny_model import build_tiny_causal_lm  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "settings_json"
@@ -67,7 +67,7 @@ def test_a_language_model_run_folder_written_before_keeps_resuming(model, tmp_pa
     out = tmp_path / "run"
     settings = settings_class(out=out, model=str(model), **arguments)
     saved = _saved(name, out, model)
-    assert what_is_trained(_as_json(settings), RUN_TIME) == what_is_trained(saved, RUN_TIME)
+    assert trained_settings(_as_json(settings)) == trained_settings(saved)
     for old in (saved, {k: v for k, v in saved.items() if k != "device"}):  # and before --device
         out.mkdir(exist_ok=True)
         (out / SETTINGS_FILE).write_text(json.dumps({"settings": old, "provenance": {}}))
@@ -85,6 +85,23 @@ def test_another_run_is_still_refused(model, tmp_path):
     settings = SFTSettings(out=out, model=str(model), demo_limit=8, wandb_project=None)
     with pytest.raises(FileExistsError, match="different training run"):
         start_curve(out, settings.to_json(), ENV_ID, None)
+
+
+def test_a_setting_added_since_is_read_as_what_earlier_runs_trained_with(model, tmp_path):
+    """A GRPO folder from before ``top_entropy_quantile`` trained on every token (1.0): it is
+    this run at 1.0 and another run at 0.2."""
+    out = tmp_path / "run"
+    out.mkdir()
+    saved = _saved("grpo", out, model)
+    assert "top_entropy_quantile" not in saved
+    (out / SETTINGS_FILE).write_text(json.dumps({"settings": saved, "provenance": {}}))
+    arguments = CASES["grpo"][1]
+    masked = GRPOSettings(out=out, model=str(model), **arguments, top_entropy_quantile=0.2)
+    with pytest.raises(FileExistsError, match="different training run"):
+        start_curve(out, masked.to_json(), ENV_ID, None)
+    finish_curve(
+        start_curve(out, GRPOSettings(out=out, model=str(model), **arguments).to_json(), ENV_ID, None)
+    )
 
 
 def test_a_ppo_run_folder_written_before_keeps_resuming(tmp_path):

@@ -28,6 +28,14 @@ FINAL_DIR = "final"
 # settings that say how a run is watched and where it trains, not what: a folder resumes whatever
 # they are now (a folder written before ``device`` existed resumes on the device chosen now)
 RUN_TIME = (*WATCHING, "device")
+# settings added after run folders were written, with the value every earlier run trained with:
+# a saved folder that lacks one holds that value (GRPO's entropy mask: before it, all tokens)
+ADDED_SINCE = {"top_entropy_quantile": 1.0}
+
+
+def trained_settings(settings_json: dict[str, Any]) -> dict[str, Any]:
+    """What two runs must share to be one run, settings added since filled in on both sides."""
+    return what_is_trained({**ADDED_SINCE, **settings_json}, RUN_TIME)
 
 
 def checkpoint_arguments(every: int) -> dict[str, Any]:
@@ -116,8 +124,8 @@ def _prepare_folder(out: Path, record: dict[str, Any], final_evaluated: bool) ->
             raise ValueError(
                 f"{saved_path}: not valid JSON ({exc.msg}, line {exc.lineno}); choose a new folder"
             ) from None
-        if not isinstance(saved, dict) or what_is_trained(saved.get("settings") or {}, RUN_TIME) != (
-            what_is_trained(record["settings"], RUN_TIME)
+        if not isinstance(saved, dict) or trained_settings(saved.get("settings") or {}) != (
+            trained_settings(record["settings"])
         ):
             raise FileExistsError(f"{out} already holds a different training run; choose a new folder")
         rows = read_rows(curve_path)
