@@ -83,7 +83,8 @@ def _rows(out: Path):
     return [json.loads(line) for line in (out / CURVE_FILE).read_text().splitlines()]
 
 
-@pytest.mark.parametrize("trainer", [_sft, _grpo], ids=["sft", "grpo"])
+# the sft case (10 s) runs in the slow tier: both go through the same run-folder resume code
+@pytest.mark.parametrize("trainer", [pytest.param(_sft, marks=pytest.mark.slow), _grpo], ids=["sft", "grpo"])
 def test_an_interrupted_run_resumes_from_its_last_checkpoint(tiny_lm, tmp_path, monkeypatch, trainer):
     out = tmp_path / "run"
     with monkeypatch.context() as patch:
