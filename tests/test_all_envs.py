@@ -79,12 +79,9 @@ def rollout(env_id, access, actions, observation, seed, steps=30, **env_kwargs):
 
 @pytest.mark.parametrize("env_id,access,actions,observation", VARIANTS)
 def test_same_seed_same_episodes(env_id, access, actions, observation):
-    assert rollout(env_id, access, actions, observation, 7) == rollout(
-        env_id, access, actions, observation, 7
-    )
-    assert rollout(env_id, access, actions, observation, 7) != rollout(
-        env_id, access, actions, observation, 8
-    )
+    first = rollout(env_id, access, actions, observation, 7)
+    assert rollout(env_id, access, actions, observation, 7) == first
+    assert rollout(env_id, access, actions, observation, 8) != first
 
 
 @pytest.mark.parametrize("env_id", env_ids())

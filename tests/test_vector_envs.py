@@ -15,7 +15,7 @@ from hear_gym.envs.voicegate.actions import format_tool_call
 from hear_gym.envs.voicegate.items.model import Family
 from hear_gym.envs.voicegate.items.pools import TOOL_NAMES
 
-STEPS = 200
+STEPS = 100
 
 
 P6A = (

@@ -141,7 +141,7 @@ def test_the_planner_finds_every_twin_users_gold_from_what_it_observes(access):
     """Twins share everything visible; a planner that read the bank's hidden user would miss
     the twins' golds, and one that read anything but the observations could act differently
     on twins whose dialogues have looked the same so far."""
-    scenario_ids = DEV[:12]
+    scenario_ids = DEV[:6]  # every twin user of 6 scenarios
     env = make(access=access, scenario_ids=scenario_ids, turn_cost=0.1)
     for seed, scenario_id in enumerate(scenario_ids):
         seen: dict[tuple, int] = {}  # the dialogue so far -> the action taken on it
