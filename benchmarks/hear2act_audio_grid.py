@@ -24,6 +24,11 @@ loads the saved probes. The probes' training audio goes to the shared render sto
     python benchmarks/hear2act_audio_grid.py                     # every registered renderer
     python benchmarks/hear2act_audio_grid.py --renderer neural   # one of them
     python benchmarks/hear2act_audio_grid.py --renderer neural --train-scenarios 40  # smaller probes
+    python benchmarks/hear2act_audio_grid.py --renderer neural --workers 2  # episodes on 2 cores
+
+The evaluations' user turns go to the same render store (``audio_cache_dir``), so a rerun, or a
+second job that plays the same episodes, finds them rendered. ``--workers`` plays the episodes
+in that many processes; the records do not depend on it (each episode's seed is its own).
 """
 
 from __future__ import annotations
@@ -158,7 +163,9 @@ LADDER = (
 )
 
 
-def main(renderers: tuple[str, ...] = tuple(RENDERERS), train_scenarios: int = TRAIN_SCENARIOS) -> None:
+def main(
+    renderers: tuple[str, ...] = tuple(RENDERERS), train_scenarios: int = TRAIN_SCENARIOS, workers: int = 1
+) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
     console = Console(width=170)
@@ -171,7 +178,8 @@ def main(renderers: tuple[str, ...] = tuple(RENDERERS), train_scenarios: int = T
             plugins = tuple((k, type(v).__name__) for k, v in objects.items())
             config = run_config(cells, scenario_ids, plugins=plugins, **env_kwargs)
             folder = OUT / f"{run_tag(renderer, train_scenarios)}_{run}"
-            evaluate(folder, config, AGENTS, progress=True, env_objects=objects)
+            env_objects = {**objects, "audio_cache_dir": render_store()}
+            evaluate(folder, config, AGENTS, progress=True, env_objects=env_objects, workers=workers)
             records[run] = read_results(folder / "results.jsonl")
         sums = {}
         for label, run, template in ROWS:
@@ -246,5 +254,6 @@ if __name__ == "__main__":
         default=TRAIN_SCENARIOS,
         help=f"train (and probe-report test) scenarios per probe (default {TRAIN_SCENARIOS})",
     )
+    parser.add_argument("--workers", type=int, default=1, help="processes that play the episodes (default 1)")
     args = parser.parse_args()
-    main(tuple(args.renderer or RENDERERS), args.train_scenarios)
+    main(tuple(args.renderer or RENDERERS), args.train_scenarios, args.workers)

@@ -32,7 +32,11 @@ resumes finished runs and loads saved probes.
 
     python benchmarks/hear2act_listening_value.py               # full size: 3 rollouts
     python benchmarks/hear2act_listening_value.py --rollouts 1  # a third of the episodes
-    python benchmarks/hear2act_listening_value.py --rollouts 1 --renderer neural
+    python benchmarks/hear2act_listening_value.py --rollouts 1 --renderer neural --workers 2
+
+The probes' audio and the episodes' user turns go to the shared on-disk render store
+(``render_store``), so a rerun finds them rendered; ``--workers`` plays the episodes in that many
+processes (the records do not depend on it: each episode's seed is its own).
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.provenance import file_fingerprint
 from hear_gym.eval.results import read_results
 from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.cache_dir import render_store
 from hear_gym.speech.renderers import RENDERERS, make_renderer
 from hear_gym.stats.bootstrap import Estimate, contrast_ci
 
@@ -178,12 +183,12 @@ def runs(
     return out
 
 
-def main(rollouts: int = ROLLOUTS, renderer: str = DEFAULT_RENDERER) -> dict:
+def main(rollouts: int = ROLLOUTS, renderer: str = DEFAULT_RENDERER, workers: int = 1) -> dict:
     out = out_dir(renderer)
     out.mkdir(parents=True, exist_ok=True)
     console = Console(width=180)
     start = time.perf_counter()
-    cache = RenderCache(make_renderer(renderer), max_bytes=512 * 2**20)
+    cache = RenderCache(make_renderer(renderer), max_bytes=512 * 2**20, disk_dir=render_store())
     probes = calibrated_probes(cache, LISTENER_FEATURES, OPERATING_POINTS)
     audio_probe = calibrated_probes(cache, AUDIO_FEATURES, (AUDIO_POINT,))[AUDIO_POINT]
     probe_table = Table(
@@ -223,7 +228,8 @@ def main(rollouts: int = ROLLOUTS, renderer: str = DEFAULT_RENDERER) -> dict:
                 renderer=renderer,
             )
             folder = out / f"cost{turn_cost}_r{rollouts}_{name}"
-            evaluate(folder, config, agents, progress=True, env_objects=objects)
+            env_objects = {**objects, "audio_cache_dir": render_store()}
+            evaluate(folder, config, agents, progress=True, env_objects=env_objects, workers=workers)
             for record_cell, episodes in _by_cell(read_results(folder / "results.jsonl")).items():
                 label = record_cell.removesuffix("/prosody")
                 if name != "references":
@@ -278,5 +284,6 @@ if __name__ == "__main__":
     parser.add_argument(
         "--renderer", choices=list(RENDERERS), default=DEFAULT_RENDERER, help="who speaks the user"
     )
+    parser.add_argument("--workers", type=int, default=1, help="processes that play the episodes (default 1)")
     args = parser.parse_args()
-    main(args.rollouts, args.renderer)
+    main(args.rollouts, args.renderer, args.workers)
