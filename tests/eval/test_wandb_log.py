@@ -130,6 +130,7 @@ class _WrongKey(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow  # 3.5 s of the W&B SDK starting in a subprocess; offline runs stay in the default tier
 def test_a_wrong_key_is_one_line(tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _WrongKey)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -35,7 +35,7 @@ from gymnasium import spaces
 from hear_gym.core.env_checks import require_finite, require_running
 from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import AUDIO_RATE, discrete_index
-from hear_gym.core.text import TEXT_CHARSET
+from hear_gym.core.text import TEXT_CHARSET, shared_text_space
 from hear_gym.envs.ambiguity.actions import LETTERS, Decision, format_options, option_mask, parse_reply
 from hear_gym.envs.ambiguity.items.generator import all_episodes, episode_ids, episodes_by_id
 from hear_gym.envs.ambiguity.items.model import LANGUAGES, MAX_OPTIONS, Episode, Phenomenon
@@ -134,11 +134,10 @@ class AmbiguityEnv(gym.Env):
         self.episodes = chosen
         self._index = {e: i for i, e in enumerate(self.episodes)}
         self.voice, self.renderer, self.render_mode = voice, renderer, render_mode
-        text = dict(charset=charset(), min_length=1)
         self.observation_space = spaces.Dict(
             {
-                "question": spaces.Text(MAX_QUESTION_CHARS, **text),
-                "transcript": spaces.Text(MAX_TRANSCRIPT_CHARS, **text),
+                "question": shared_text_space(MAX_QUESTION_CHARS, charset()),
+                "transcript": shared_text_space(MAX_TRANSCRIPT_CHARS, charset()),
                 "turn": spaces.Box(0, MAX_TURNS - 1, (1,), np.int64),
                 "action_mask": spaces.MultiBinary(MAX_OPTIONS),
             }
