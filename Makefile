@@ -20,6 +20,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve,neural]"
+	$(PY) -m hear_gym.speech.jit_warmup
 	touch $(STAMP)
 
 ## Train a small PPO policy on the transcript features, then evaluate its checkpoint beside the
