@@ -86,7 +86,10 @@ def interrupted_renders(tries: int, seed: int, folder: str) -> dict:
 
 
 def _in_child(call: str) -> tuple[dict, str]:
+    # Python leaves SIGINT ignored when its parent ignored it (a shell's background job):
+    # the child restores the default handler, so the interrupts land however pytest was started
     code = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
         f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
         f"import test_interrupts as t; print(json.dumps(t.{call}))"
     )
