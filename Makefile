@@ -39,7 +39,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-## The default tier: every behaviour at smoke size (5-5.5 minutes of pytest on 2 cores).
+## The default tier: every behaviour at smoke size (5-6 minutes of pytest on 2 cores).
 test: lint
 	$(VENV)/bin/pytest
 
