@@ -30,8 +30,8 @@ class SharedCharsetText(spaces.Text):
 
     def __deepcopy__(self, memo: dict) -> SharedCharsetText:
         clone = copy.copy(self)  # the charset tables are never mutated after __init__
-        clone._np_random = copy.deepcopy(self._np_random, memo)
         memo[id(self)] = clone
+        clone._np_random = copy.deepcopy(self._np_random, memo)
         return clone
 
 

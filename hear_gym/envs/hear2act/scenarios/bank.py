@@ -47,7 +47,6 @@ def get_scenario(scenario_id: str) -> Scenario:
         ) from None
 
 
-@cache  # pure; envs and agents ask for a split's scenarios at every construction
 def split_of(domain_id: str, seed_index: int) -> str:
     order = StableRng(f"split/{domain_id}").shuffled(range(10))
     rank = order.index(seed_index)
@@ -75,7 +74,7 @@ def scenarios_for(
     return _split_scenarios(split)
 
 
-@cache
+@cache  # envs and agents ask for a split's scenarios at every construction
 def _split_scenarios(split: str) -> tuple[Scenario, ...]:
     return tuple(s for s in scenario_bank() if split_of(s.domain, s.seed_index) == split)
 
