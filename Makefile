@@ -39,9 +39,15 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-## The default tier: every behaviour at smoke size (5-6 minutes of pytest on 2 cores).
+# Test workers (pytest-xdist): one per CPU by default, each torch process on one intra-op thread
+# (two workers with two threads each oversubscribe 2 cores and run no faster than one worker).
+TEST_WORKERS ?= auto
+XDIST := -n $(TEST_WORKERS)
+ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+
+## The default tier: every behaviour at smoke size (about 4.5 minutes of pytest on 2 cores).
 test: lint
-	$(VENV)/bin/pytest
+	$(ONE_THREAD) $(VENV)/bin/pytest $(XDIST)
 
 ## The `slow` tier alone (full-size statistical bounds, second seeded runs); CI runs it after `make test`.
 test-slow: $(STAMP)
