@@ -41,6 +41,9 @@ lint: $(STAMP)
 
 # Test workers (pytest-xdist): one per CPU by default, each torch process on one intra-op thread
 # (two workers with two threads each oversubscribe 2 cores and run no faster than one worker).
+# The slow and learning tiers stay in one process: on two workers they ran no faster (792 s and
+# 1,083 s on 2026-12-03): the slow tier's render and eval pools already use both cores, and one
+# long file sets the learning tier's time.
 TEST_WORKERS ?= auto
 XDIST := -n $(TEST_WORKERS)
 ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
