@@ -59,7 +59,9 @@ def test_sft_teaches_a_model_from_scratch_the_reply_grammar(sft_run):
     "TRL's top-20%-entropy token mask, lr 1e-4 to 1e-3; 2026-12-03: from an SFT model without the "
     "switched twins, +0.253 held out, up to 160 steps of 64 completions at K=8, and a model "
     "twice as wide; GRPO on train items the SFT model was not shown, opener-swapped vocative "
-    "side-talk twins as paired groups, LoRA on q/k only). GRPO does not improve even the "
+    "side-talk twins as paired groups, LoRA on q/k only; from SFT on 200 demonstrations or on "
+    "replies shuffled across prompts, it does not learn even which tool a command names). "
+    "GRPO does not improve even the "
     "kinds of input it trains on: right tool calls on held-out text-only commands fall (76 -> "
     "59-73 of 80), self-talk stays a tool call below lr 1e-3 and at 1e-3 everything mutes "
     "(benchmarks/RESULTS.md, post-training). Strict: a pass turns red.",
