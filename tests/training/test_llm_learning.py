@@ -62,7 +62,7 @@ def test_sft_teaches_a_model_from_scratch_the_reply_grammar(sft_run):
     "side-talk twins as paired groups, LoRA on q/k only; from SFT on 200 demonstrations or on "
     "replies shuffled across prompts, it does not learn even which tool a command names; 400 "
     "steps of 64 from the no-twin SFT raise held-out side-talk at two seeds, not all items). "
-    "GRPO does not improve even the "
+    "At the recipe's budget GRPO does not improve even the "
     "kinds of input it trains on: right tool calls on held-out text-only commands fall (76 -> "
     "59-73 of 80), self-talk stays a tool call below lr 1e-3 and at 1e-3 everything mutes "
     "(benchmarks/RESULTS.md, post-training). Strict: a pass turns red.",
