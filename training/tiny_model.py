@@ -90,22 +90,26 @@ def _tokenizer(
 
 
 def tool_call_frames() -> list[str]:
-    """Every registered env's tool calls as the chat template writes them, cut into their fixed
-    parts: a call without arguments whole (``<tool_call>\n{"name": "ask", "arguments": {}}\n</tool_call>``),
-    a call with arguments up to its first value (``<tool_call>\n{"name": "recommend", "arguments":
-    {"option": ``) and the ends after a last value (``}}\n</tool_call>``, ``"}}\n</tool_call>``).
-    One token each: choosing a tool is one token, and a call is two to four."""
+    """Every registered env's tool calls as the chat template writes them between the tags, cut
+    into their fixed parts: a call without arguments whole (``\n{"name": "ask", "arguments": {}}\n``),
+    a call with arguments up to its first value (``\n{"name": "recommend", "arguments": {"option": ``)
+    and the ends after a last value (``}}\n``, ``"}}\n``). One token each: choosing a tool is one
+    token, and a call is three to five with its tags.
+
+    The tags stay tokens of their own: transformers' response parser (which TRL's tool loop uses)
+    matches ``<tool_call>`` and ``</tool_call>`` only as those token ids and treats their spelling
+    inside another token as text, so a frame that swallowed a tag would hide every call."""
     from transformers.utils import get_json_schema
 
     from hear_gym.core.registry import env_ids
     from hear_gym.integrations.trl import environment_factory, offered_tools
 
-    open_tag, close = "<tool_call>\n", "}}\n</tool_call>"
+    close = "}}\n"
     frames = []
     for env_id in env_ids():
         for method in offered_tools(environment_factory(env_id)()):
             schema = get_json_schema(method)["function"]
-            head = open_tag + '{"name": "' + schema["name"] + '", "arguments": {'
+            head = '\n{"name": "' + schema["name"] + '", "arguments": {'
             first = next(iter(schema["parameters"].get("properties", {})), None)
             frames.append(head + close if first is None else head + '"' + first + '": ')
     return [*dict.fromkeys(frames), close, '"' + close]

@@ -12,6 +12,18 @@ from pathlib import Path
 from hear_gym.core.registry import family
 
 _PACKAGES = ("hear-gym", "gymnasium", "numpy", "scipy", "pydantic")
+# The model stack, recorded where installed: a transformers release changed how tool calls are
+# parsed from generated ids (2026-12), and a run's numbers can move with any of these.
+_MODEL_PACKAGES = (
+    "torch",
+    "transformers",
+    "tokenizers",
+    "trl",
+    "peft",
+    "accelerate",
+    "stable-baselines3",
+    "sb3-contrib",
+)
 
 
 def git_commit() -> str | None:
@@ -52,6 +64,11 @@ def package_versions() -> dict[str, str | None]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
+    for name in _MODEL_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
     return versions
 
 

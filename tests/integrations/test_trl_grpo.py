@@ -111,6 +111,48 @@ def _model_logps(trainer, output) -> torch.Tensor:
     return (logps * model_tokens).sum(dim=1)
 
 
+def _example_value(schema: dict):
+    if "enum" in schema:
+        return schema["enum"][0]
+    return {"integer": 2, "number": 0.5, "boolean": True}.get(schema.get("type"), "kitchen")
+
+
+def test_trls_parser_reads_every_tool_call_the_learning_vocabulary_writes(tmp_path):
+    """The learning models' vocabulary has each call's fixed parts as whole tokens
+    (``tool_call_frames``). A call written in those tokens parses back to itself through the
+    parser TRL's tool loop uses; had a frame swallowed a ``<tool_call>`` tag, transformers' parser
+    would read the call as plain text and GRPO would see no calls at all."""
+    from transformers import AutoTokenizer
+    from transformers.utils import get_json_schema
+    from trl.chat_template_utils import add_response_schema, parse_response
+
+    from hear_gym.core.registry import env_ids
+    from hear_gym.integrations.trl import offered_tools
+    from training.tiny_model import _tokenizer, tool_call_frames
+
+    frames = set(tool_call_frames())
+    # the learning models' tokenizer (LEARNING_TOOL_LM's vocabulary, smaller), saved and loaded
+    _tokenizer(512, tool_calling=True, whole_instructions=True).save_pretrained(tmp_path)
+    tokenizer = add_response_schema(AutoTokenizer.from_pretrained(tmp_path))
+    prefix = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], add_generation_prompt=True, return_dict=True
+    )["input_ids"]
+    checked = 0
+    for env_id in env_ids():
+        for method in offered_tools(environment_factory(env_id)()):
+            schema = get_json_schema(method)["function"]
+            arguments = {k: _example_value(v) for k, v in schema["parameters"].get("properties", {}).items()}
+            ids = tokenizer(call(schema["name"], **arguments), add_special_tokens=False)["input_ids"]
+            parsed = parse_response(tokenizer, ids, prefix=prefix)
+            calls = [c["function"] for c in parsed.get("tool_calls", [])]
+            assert calls == [{"name": schema["name"], "arguments": arguments}], (env_id, parsed)
+            tokens = tokenizer.convert_ids_to_tokens(ids)
+            assert tokens[0] == "<tool_call>" and tokens[1] in frames, tokens  # the frames are used
+            assert tokens[-3] in frames and tokens[-2:] == ["</tool_call>", "<|im_end|>"], tokens
+            checked += 1
+    assert checked >= 10
+
+
 def test_one_grpo_step_through_the_factory_trains_on_the_envs_return(tool_lm, tmp_path):
     """Onset, five prefixes: two rollouts follow the targets call by call (multi-turn through
     TRL's tool loop), two act at once and stop (the rest is played out as malformed)."""

@@ -358,6 +358,7 @@ def test_a_tiny_grpo_run_trains_and_saves(eager, tmp_path, monkeypatch):
     saved = json.loads((tmp_path / "a" / SETTINGS_FILE).read_text())
     assert saved["settings"]["num_generations"] == 2 and saved["settings"]["cut_rule"] == CUT_RULE
     assert saved["provenance"]["env_id"] == "hear_gym/Hear2Act-v0"
+    assert {"torch", "transformers", "tokenizers", "trl"} <= set(saved["provenance"]["packages"])
     with pytest.raises(FileExistsError):
         train_dialogue_grpo(out=tmp_path / "a", model=eager, **TINY_RUN)
 

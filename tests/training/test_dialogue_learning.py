@@ -5,9 +5,16 @@ on a few of the state-aware agent's Hear2Act dialogues under T+S, written as too
 (``train_tool_sft``), then trained with dialogue GRPO through TRL's ``environment_factory``
 (``train_dialogue_grpo``, task ``hear2act_dialogue_state``) on the env's return, with the settings
 of ``agents.hear2act.dialogue_learning_recipe`` (``benchmarks/dialogue_post_training.py`` records
-the curves in RESULTS.md). Measured on seed 0 (2026-12-02): held-out return -0.267 -> -0.097,
-paired lift +0.170 [+0.004, +0.342]; about 30 min on the heavily loaded 2-core machine, and
-the test itself passed in 268 s on a nearly idle one (2026-12-02, merged tree).
+the curves in RESULTS.md). Measured on seed 0 (2026-12-03, transformers 5.25.0): held-out return
+-0.185 -> +0.050, paired lift +0.235 [+0.003, +0.477], in about 12 min beside another run. Its
+lower bound is close to zero: a change in the model stack can move it either side.
+
+The figures below, and the 2026-12-02 pass (-0.267 -> -0.097, +0.170 [+0.004, +0.342]), were
+measured with a vocabulary whose tool-call tokens included the ``<tool_call>`` tags. A later
+transformers parses calls from token ids and matches a tag only as its own token, so that model's
+calls read as text: GRPO saw no calls, trained on nothing, and this test failed with a lift of
+exactly 0 (``tool_call_frames`` now keeps the tags apart;
+``tests/integrations/test_trl_grpo.py`` checks the parse in the default tier).
 
 What this test is, honestly: a check of seed 0's run, not evidence that the recipe lifts every
 seed. Seed 1 (same recipe) gave -0.092 [-0.368, +0.188], and the learning-rate-~0 control on
