@@ -42,8 +42,7 @@ def test_demos_are_the_experts_dialogues_as_factory_chats(demos):
 @pytest.mark.slow  # trains a BPE tokenizer on every family's corpus (about 10 s)
 def test_tool_sft_trains_on_the_assistant_turns_only(demos):
     """The loss mask covers each tool call and the closing reply with their end-of-turn tokens,
-    nothing of the prompt or the tool results; a tool call's start is one token of the
-    tool-calling vocabulary."""
+    nothing of the prompt or the tool results, in the tool-calling vocabulary with its call frames."""
     tokenizer = _tokenizer(512, tool_calling=True)
     tokenizer.add_tokens(tool_call_frames())
     tools = offered_tools(environment_factory(HEAR2ACT, access="T+S")())
