@@ -3,12 +3,14 @@ expert demonstrations, then GRPO on the env reward. Two studies:
 
 * ``voicegate``, the recipe the learning tests assert (``tests/training/test_llm_learning.py``):
   the ``LEARNING_LM`` model (hidden 128, 4 layers, VoiceGate's fixed instruction one token of its
-  vocabulary) is fine-tuned on VoiceGate's gold actions (``VOICEGATE_SFT``), then trained with
-  GRPO on side-talk items (``VOICEGATE_GRPO``), where the SFT model is weakest. It reports the
-  valid-reply rate (``parse_reply``) and mean reward on held-out items, the paired lift of GRPO
-  on the same items (item-group bootstrap CIs), and the curves: SFT loss, GRPO reward and
-  valid-format rate by step. Then plain vs paired GRPO from the same SFT model on the
-  speaker-switch pairs, same items and budget (``VOICEGATE_PAIRING``): the lift of each over
+  vocabulary) is fine-tuned on VoiceGate's gold actions without the switched commands
+  (``VOICEGATE_SFT``), then trained with GRPO on side- and self-talk with the commands' text-only
+  inputs (``VOICEGATE_GRPO``). It reports the valid-reply rate (``parse_reply``) and mean reward
+  on held-out items, the paired lift of GRPO on held-out side-talk and on every held-out item
+  (item-group bootstrap CIs), and the curves: SFT loss, GRPO reward and valid-format rate by
+  step. Then plain vs paired GRPO from an SFT model with the switched commands
+  (``VOICEGATE_PAIRING_SFT``) on the speaker-switch pairs, same items and budget
+  (``VOICEGATE_PAIRING``): the lift of each over
   the SFT model on the held-out speaker-switch inputs, paired minus plain, and the mute rates
   on switched commands and their same-speaker twins.
 * ``hear2act``: SFT on Hear2Act demonstrations (``state_aware@T+S`` under prosody feedback), GRPO
@@ -38,6 +40,7 @@ from agents.voicegate.learning_recipe import (
     FULL_WEIGHTS,
     VOICEGATE_GRPO,
     VOICEGATE_PAIRING,
+    VOICEGATE_PAIRING_SFT,
     VOICEGATE_SFT,
 )
 from agents.voicegate.reply_checks import ended_valid_rate, greedy_replies, valid_reply_rate
@@ -70,11 +73,14 @@ def voicegate(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     )
     grpo_settings = with_overrides(VOICEGATE_GRPO, max_steps=args.grpo_steps, learning_rate=args.grpo_lr)
     grpo = train_grpo(**grpo_settings, out=out / "grpo", model=sft["model"], progress=False)
+    held_out = {
+        "SFT": evaluation_records(out / "grpo", "base"),
+        "SFT + GRPO": evaluation_records(out / "grpo", "final"),
+    }
     evals = {
         "untrained, all held-out items": evaluation_records(out / "sft", "base"),
-        "SFT, all held-out items": evaluation_records(out / "sft", "final"),
-        "SFT, held-out side-talk": evaluation_records(out / "grpo", "base"),
-        "SFT + GRPO, held-out side-talk": evaluation_records(out / "grpo", "final"),
+        **{f"{name}, all held-out items": records for name, records in held_out.items()},
+        **{f"{name}, held-out side-talk": side_talk(records) for name, records in held_out.items()},
     }
     rows = {
         name: {
@@ -89,7 +95,10 @@ def voicegate(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         name: ended_valid_rate(greedy_replies(folder))
         for name, folder in (("untrained", model), ("SFT", sft["model"]), ("SFT + GRPO", grpo["model"]))
     }
-    lift = paired_lift(evals["SFT, held-out side-talk"], evals["SFT + GRPO, held-out side-talk"])
+    lifts = {
+        "held-out side-talk": paired_lift(*(side_talk(records) for records in held_out.values())),
+        "all held-out items": paired_lift(*held_out.values()),
+    }
     table = Table(title="VoiceGate held-out items, access T, greedy; LEARNING_LM on CPU [95% CI]")
     for column in ("model", "items", "valid replies %", "mean reward"):
         table.add_column(column)
@@ -102,9 +111,8 @@ def voicegate(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             f"{reward['point']:+.3f} [{reward['low']:+.3f}, {reward['high']:+.3f}]",
         )
     Console().print(table)
-    print(
-        f"GRPO paired lift in held-out side-talk reward: {lift.point:+.3f} [{lift.low:+.3f}, {lift.high:+.3f}]"
-    )
+    for name, lift in lifts.items():
+        print(f"GRPO paired lift in {name} reward: {lift.point:+.3f} [{lift.low:+.3f}, {lift.high:+.3f}]")
     curves = {
         "sft_loss_every_10_steps": every(train_curve(out / "sft", "loss"), 10),
         "grpo_reward_every_5_steps": every(train_curve(out / "grpo", "reward"), 5),
@@ -116,11 +124,15 @@ def voicegate(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     return {
         "rows": rows,
         "ended_valid": ended_valid,
-        "grpo_paired_lift": lift.as_dict(),
+        "grpo_paired_lift": {name: lift.as_dict() for name, lift in lifts.items()},
         "curves": curves,
         "timing": timing,
-        "plain_vs_paired": plain_vs_paired(args, out, sft["model"]),
+        "plain_vs_paired": plain_vs_paired(args, out, model),
     }
+
+
+def side_talk(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if r["family"] == "side_talk"]
 
 
 def mute_rates(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -139,11 +151,15 @@ def mute_rates(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     }
 
 
-def plain_vs_paired(args: argparse.Namespace, out: Path, sft_model: str) -> dict[str, Any]:
-    """GRPO from the SFT model on the speaker-switch pairs, paired groups vs the same items as
-    ordinary groups, with the same budget (``VOICEGATE_PAIRING``); both play the held-out
-    speaker-switch inputs. The paired lift of each over the SFT model, paired minus plain, and
-    the mute rates."""
+def plain_vs_paired(args: argparse.Namespace, out: Path, model: Path) -> dict[str, Any]:
+    """GRPO on the speaker-switch pairs from its own SFT model (``VOICEGATE_PAIRING_SFT``, with the
+    switched commands), paired groups vs the same items as ordinary groups, with the same budget
+    (``VOICEGATE_PAIRING``); both play the held-out speaker-switch inputs. The paired lift of
+    each over the SFT model, paired minus plain, and the mute rates."""
+    sft_settings = with_overrides(
+        VOICEGATE_PAIRING_SFT, demo_limit=args.demos, epochs=args.sft_epochs, learning_rate=args.sft_lr
+    )
+    sft_model = train_sft(**sft_settings, out=out / "sft_pairing", model=str(model), progress=False)["model"]
     settings = with_overrides(VOICEGATE_PAIRING, max_steps=args.grpo_steps, learning_rate=args.grpo_lr)
     runs = {"plain": out / "grpo_plain", "paired": out / "grpo_paired"}
     for name, run in runs.items():

@@ -42,13 +42,22 @@ def voicegate_demos(
     limit: int | None = None,
     seed: int = 0,
     families: Iterable[str] = TRAIN_FAMILIES,
+    exclude_conditions: Iterable[str] = (),
     **env_options: Any,
 ) -> list[Demo]:
-    """The gold reply of every ``split`` item of ``families`` under ``access``; ``limit`` of them
-    drawn with ``seed`` (kept in item order) when given."""
+    """The gold reply of every ``split`` item of ``families`` under ``access``, except items in
+    ``exclude_conditions`` (e.g. ``("switch",)``: the speaker-switch commands whose second voice a
+    text model cannot read, their gold a mute its transcript does not show); ``limit`` of them drawn
+    with ``seed`` (kept in item order) when given, from the items left."""
+    excluded = {exclude_conditions} if isinstance(exclude_conditions, str) else set(exclude_conditions)
     env_family = family(ENV_ID)
-    ids = env_family.episode_ids(split, tuple(families))
     items = {item.item_id: item for item in all_items()}
+    conditions = {item.condition for item in items.values()}
+    if excluded - conditions:
+        raise ValueError(
+            f"exclude_conditions: unknown {sorted(excluded - conditions)}; known {sorted(conditions)}"
+        )
+    ids = [i for i in env_family.episode_ids(split, tuple(families)) if items[i].condition not in excluded]
     env = env_family.make(access=access, actions="text", item_ids=list(ids), **env_options)
     demos = []
     try:

@@ -100,6 +100,13 @@ def train_sft_command(
             min=1, help="As the family's source counts (VoiceGate: N items, seeded; Hear2Act: N dialogues)."
         ),
     ] = None,
+    demo_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE option of the family's demonstration source, repeatable (VoiceGate: "
+            "exclude_conditions=switch drops the speaker-switch commands a text model cannot read)."
+        ),
+    ] = None,
     epochs: Annotated[float, typer.Option(help="Passes over the demonstrations.")] = 3.0,
     max_steps: Annotated[int | None, typer.Option(min=1, help="Stop after N optimizer steps.")] = None,
     learning_rate: Annotated[float, typer.Option(help="AdamW learning rate (VoxGate: 1e-4).")] = 1e-4,
@@ -127,9 +134,10 @@ def train_sft_command(
     family(env)
     settings: dict[str, Any] = {"env_id": env, "env_options": env_options(option)}
     if audio:
-        _refuse_for_audio(bool(eval_every), "--eval-every")
+        _refuse_for_audio(bool(eval_every or demo_option), "--eval-every, --demo-option")
     else:
         settings["eval_every"] = eval_every
+        settings["demo_options"] = env_options(demo_option)
     _run(
         "train_audio_sft" if audio else "train_sft",
         out=out,

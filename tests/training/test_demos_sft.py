@@ -13,6 +13,7 @@ import torch
 from agents.hear2act.demos import hear2act_demos
 from agents.hear2act.llm import LLMAgent
 from agents.llm.clients import ChatClientError, MockChatClient, TransformersChatClient
+from agents.training_material import seeded_sample
 from agents.voicegate.demos import voicegate_demos
 from agents.voicegate.llm import LLMGateAgent
 from hear_gym.core.registry import family
@@ -43,6 +44,22 @@ def test_every_voicegate_demo_is_scored_correct_by_the_env():
     assert wrong == []
     kinds = Counter(d["completion"][0]["content"][:6] for d in demos)
     assert kinds["[Mute]"] == 501 and kinds["<|TOOL"] == 798
+
+
+def test_voicegate_demos_without_a_condition_sample_from_the_items_left():
+    """``exclude_conditions`` drops those items before the seeded draw: the sample is the one a
+    list without them gives, and no excluded item is in it."""
+    ids = family(VOICEGATE).episode_ids("train")
+    kept = voicegate_demos(exclude_conditions=("switch",))
+    switch = {d["episode_id"] for d in voicegate_demos(families=("speaker_switch",))} - {
+        d["episode_id"] for d in kept
+    }
+    assert len(kept) + len(switch) == len(ids) and all(d["condition"] != "switch" for d in kept)
+    drawn = voicegate_demos(limit=40, seed=3, exclude_conditions="switch")
+    expected = seeded_sample([d["episode_id"] for d in kept], 40, 3)
+    assert [d["episode_id"] for d in drawn] == expected
+    with pytest.raises(ValueError, match="unknown"):
+        voicegate_demos(exclude_conditions=("swtich",))
 
 
 def test_demo_prompts_are_what_the_agents_send():
@@ -197,6 +214,8 @@ def test_sft_settings_refuse_bad_values(tiny_lm, tmp_path):
         SFTSettings(out=tmp_path, model=str(tiny_lm), env_options={"split": "test"})
     with pytest.raises(ChatClientError):
         SFTSettings(out=tmp_path, model=str(tmp_path / "no_model"))
+    with pytest.raises(ValueError, match=r"takes \['exclude_conditions', 'families'\], not \['feedback'\]"):
+        SFTSettings(out=tmp_path, model=str(tiny_lm), demo_options={"feedback": "prosody"})
 
 
 def test_cli_trains_sft_and_eval_plays_the_adapter(tiny_lm, tmp_path):
@@ -207,10 +226,17 @@ def test_cli_trains_sft_and_eval_plays_the_adapter(tiny_lm, tmp_path):
     runner = CliRunner()
     out = tmp_path / "sft"
     args = ["train", "sft", "--out", str(out), "--model", str(tiny_lm), "--demo-limit", "4"]
+    args += ["--demo-option", "exclude_conditions=switch"]
     tiny = ["--max-steps", "1", "--batch-size", "4", "--eval-limit", "2", "--no-eval-base", "--no-wandb"]
     result = runner.invoke(app, [*args, *tiny, "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "final" in result.output and "switch_mute" in result.output
+    saved = json.loads((out / "settings.json").read_text())["settings"]
+    assert saved["demo_options"] == {"exclude_conditions": "switch"}
+    unknown = runner.invoke(
+        app, [*args[:-2], "--demo-option", "feedback=prosody", "--out", str(tmp_path / "x")]
+    )
+    assert unknown.exit_code == 2 and "takes ['exclude_conditions', 'families']" in unknown.output
     evaluation = runner.invoke(
         app,
         [

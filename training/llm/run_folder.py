@@ -29,8 +29,9 @@ FINAL_DIR = "final"
 # they are now (a folder written before ``device`` existed resumes on the device chosen now)
 RUN_TIME = (*WATCHING, "device")
 # settings added after run folders were written, with the value every earlier run trained with:
-# a saved folder that lacks one holds that value (GRPO's entropy mask: before it, all tokens)
-ADDED_SINCE = {"top_entropy_quantile": 1.0}
+# a saved folder that lacks one holds that value (GRPO's entropy mask: before it, all tokens;
+# SFT's demonstration-source options: before them, none)
+ADDED_SINCE = {"top_entropy_quantile": 1.0, "demo_options": {}}
 
 
 def trained_settings(settings_json: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,8 @@
    merged into its base in the run's ``start/``, ``training.llm.start_model``), the env whose experts demonstrate
    (its family's training material declares them, ``agents.training_material.DemoSource``:
    VoiceGate's gold actions under T, Hear2Act's state-aware agent under T+S), LoRA
-   (rank 32, alpha 64 on q/k/v/o by default), the optimizer, the held-out evaluation.
+   (rank 32, alpha 64 on q/k/v/o by default), the optimizer, the held-out evaluation, and the
+   source's own options (``demo_options``: VoiceGate's ``exclude_conditions``).
 2. The demonstrations are built with the agents' own prompt builders and saved as
    ``demos.jsonl`` (TRL's conversational prompt-completion rows).
 3. TRL's ``SFTTrainer`` trains with the loss on the completion (the assistant's reply) only;
@@ -19,7 +20,8 @@ Play the result anywhere with ``hear-gym eval --cell llm@ACCESS --llm-client hf:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, field
 from typing import Any
 
 from agents.training_material import DemoSource, envs_with, training_material
@@ -36,6 +38,8 @@ DEMOS_FILE = "demos.jsonl"
 class SFTSettings(SFTBaseSettings):
     max_length: int = 4096
     eval_every: int = 0  # optimizer steps between held-out evaluations (0: only before and after)
+    # keyword options of the family's demonstration source (VoiceGate: families, exclude_conditions)
+    demo_options: dict[str, Any] = field(default_factory=dict)
 
     DEMOS = "demos"
 
@@ -50,6 +54,9 @@ class SFTSettings(SFTBaseSettings):
             raise ValueError("max_length must be >= 1")
         if "split" in self.env_options:
             raise ValueError("demonstrations come from the 'train' split; do not set split")
+        known = demo_option_names(demos)
+        if unknown := sorted(set(self.demo_options) - known):
+            raise ValueError(f"demo_options: {self.env_id} takes {sorted(known) or 'none'}, not {unknown}")
 
 
 # -- 2. demonstrations -------------------------------------------------------------------------
@@ -61,10 +68,23 @@ def demo_source(env_id: str) -> DemoSource:
     return source
 
 
+def demo_option_names(source: DemoSource) -> set[str]:
+    """The options a source's builder names besides the ones the trainer sets (its ``**`` catch-all
+    holds env options, not demonstration options)."""
+    parameters = inspect.signature(source.build).parameters.values()
+    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return named - {"split", "access", "limit", "seed"}
+
+
 def build_demos(settings: SFTSettings) -> list[dict[str, Any]]:
     source = demo_source(settings.env_id)
     return source.build(
-        "train", access=source.access, limit=settings.demo_limit, seed=settings.seed, **settings.env_options
+        "train",
+        access=source.access,
+        limit=settings.demo_limit,
+        seed=settings.seed,
+        **settings.demo_options,
+        **settings.env_options,
     )
 
 
