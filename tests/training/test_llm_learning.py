@@ -7,9 +7,9 @@ records the curves in RESULTS.md). Each test fails when its trainer stops learni
 learning rate near zero no SFT reply ends and the loss stays flat, and GRPO leaves the held-out
 reward where it was (its paired CI is then [0, 0]).
 
-Measured 2026-12-03 (19:19-19:45 UTC, one torch thread, beside one other run): SFT on the 800
-demonstrations without the switched commands in 4.5 min, every held-out reply ended and valid;
-GRPO (400 steps of 64 completions) and its two evaluations of all 362 held-out items in 21 min:
+Measured 2026-12-03 (19:20-19:40 UTC, one torch thread, beside one other run): SFT on the 800
+demonstrations without the switched commands in 2.5 min, every held-out reply ended and valid;
+GRPO (400 steps of 64 completions) and its two evaluations of all 362 held-out items in 18 min:
 held-out side-talk +0.175 [+0.037, +0.331], every item +0.011 [-0.049, +0.068], the same
 figures as the same run on 2026-12-03 afternoon. With 80 steps, or from an SFT model with the
 switched commands, held-out reward did not rise (RESULTS.md, post-training). The assertion is on
