@@ -58,7 +58,7 @@ def voicegate_demos(
             f"exclude_conditions: unknown {sorted(excluded - conditions)}; known {sorted(conditions)}"
         )
     ids = [i for i in env_family.episode_ids(split, tuple(families)) if items[i].condition not in excluded]
-    env = env_family.make(access=access, actions="text", item_ids=list(ids), **env_options)
+    env = env_family.make(access=access, actions="text", item_ids=ids, **env_options)
     demos = []
     try:
         for item_id in seeded_sample(ids, limit, seed):

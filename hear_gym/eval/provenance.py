@@ -57,19 +57,18 @@ def file_fingerprint(path: Path) -> str:
     return f"{path.name}@sha256:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
 
 
+def _installed_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def package_versions() -> dict[str, str | None]:
-    versions: dict[str, str | None] = {"python": sys.version.split()[0]}
-    for name in _PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    for name in _MODEL_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
+    """The core packages' versions (None where missing) and the model stack's where installed."""
+    versions = {"python": sys.version.split()[0], **{name: _installed_version(name) for name in _PACKAGES}}
+    model_stack = {name: _installed_version(name) for name in _MODEL_PACKAGES}
+    return {**versions, **{name: v for name, v in model_stack.items() if v is not None}}
 
 
 def provenance(env_id: str) -> dict:
