@@ -40,19 +40,19 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 # Test workers (pytest-xdist): one per CPU by default, each torch process on one intra-op thread
-# (two workers with two threads each oversubscribe 2 cores and run no faster than one worker).
-# The slow and learning tiers stay in one process: on two workers they ran no faster (792 s and
-# 1,083 s on 2026-12-03): the slow tier's render and eval pools already use both cores, and one
-# long file sets the learning tier's time.
+# (two workers with two threads each oversubscribe 2 cores). The slow and learning tiers stay in
+# one process: the slow tier's render and eval pools already use every core, and one long file
+# sets the learning tier's time.
 TEST_WORKERS ?= auto
 XDIST := -n $(TEST_WORKERS)
 ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-## The default tier: every behaviour at smoke size (about 4.5 minutes of pytest on 2 cores).
+## The default tier: every behaviour at smoke size.
 test: lint
 	$(ONE_THREAD) $(VENV)/bin/pytest $(XDIST)
 
-## The `slow` tier alone (full-size statistical bounds, second seeded runs); CI runs it after `make test`.
+## The `slow` tier alone (full-size statistical bounds, second seeded runs); run it before changing
+## an env's construction, its renderer or a shortcut bound (not in CI: it takes longer than CI's budget).
 test-slow: $(STAMP)
 	$(VENV)/bin/pytest -m "slow and not neural"
 
@@ -60,7 +60,7 @@ test-slow: $(STAMP)
 test-neural: $(STAMP)
 	$(VENV)/bin/pytest -m neural
 
-## The `learning` tier alone: each test fails if a trainer stops learning (CI runs it after `make test-slow`).
+## The `learning` tier alone: each test fails if a trainer stops learning (CI runs it after `make test`).
 test-learning: $(STAMP)
 	$(VENV)/bin/pytest -m learning
 

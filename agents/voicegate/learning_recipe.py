@@ -1,19 +1,18 @@
 """Settings under which SFT and GRPO teach a small model built from scratch
-(``training.tiny_model.LEARNING_LM``) VoiceGate on CPU in minutes: what the learning tests
-assert (``tests/training/test_llm_learning.py``) and ``benchmarks/llm_post_training.py``
-measures. Keyword arguments of ``train_sft`` and ``train_grpo`` besides ``out`` and ``model``.
+(``training.tiny_model.LEARNING_LM``) VoiceGate on CPU: what the learning tier asserts
+(``tests/training/test_llm_learning.py``) and ``benchmarks/llm_post_training.py`` measures.
+Keyword arguments of ``train_sft`` and ``train_grpo`` besides ``out`` and ``model``.
 
 SFT teaches the reply grammar from VoiceGate's gold actions, leaving out the switched commands:
 their gold is a mute whose only cue is a second voice, which a text model cannot read, so they
-teach it to mute some commands at random. GRPO then trains on side- and self-talk with the
-commands' text-only inputs as ordinary rows (task ``voicegate_text_commands``: tool targets a
-text model can read, which keep tool calls from eroding), 400 steps of 64 completions at lr
-3e-4. It raises held-out side-talk reward, not the reward on every item (RESULTS.md,
-post-training). The shorter recipe of 2026-12-02 (40 steps of 16 completions on side-talk,
-from an SFT model with the switched commands) did not raise it on gen-3 items, nor did 80 steps
-of 64 or the same 400 steps from that SFT model. Sampling at temperature 0.7 keeps tool calls
-well-formed; at 1.0 sampled calls break, their malformed penalty teaches the model to drop tool
-calls, and the held-out reward did not rise.
+teach it to mute some commands at random. The GRPO study (``VOICEGATE_GRPO``) then trains on
+side- and self-talk with the commands' text-only inputs as ordinary rows (task
+``voicegate_text_commands``: tool targets a text model can read, which keep tool calls from
+eroding), 400 steps of 64 completions at lr 3e-4: it raises held-out side-talk reward, not the
+reward on every item (RESULTS.md, post-training, with the shorter budgets that did not).
+Sampling at temperature 0.7 keeps tool calls well-formed; at 1.0 sampled calls break, their
+malformed penalty teaches the model to drop tool calls. ``VOICEGATE_GRPO_CHECK`` is the learning
+tier's short GRPO run.
 """
 
 from __future__ import annotations
@@ -47,13 +46,24 @@ VOICEGATE_GRPO = {
     # base: the SFT model on the same items, for the paired lift; every held-out item
     "evaluation": {"split": "test", "base": True, "batch_size": 64},
 }
-# Plain vs paired GRPO (benchmarks/llm_post_training.py) starts from this SFT model: the
-# recipe's of 2026-12-02, switched commands included, with which its figures were measured.
+# The learning tier's GRPO check (tests/training/test_llm_learning.py): the recipe's task on
+# side-talk alone, 24 steps of 32 completions, evaluated on held-out side-talk. It detects a GRPO
+# trainer that stops learning in about a minute, not an input-conditional gain: the model learns
+# the side-talk families' action mix and loses self-talk for it (RESULTS.md, post-training).
+VOICEGATE_GRPO_CHECK = {
+    **VOICEGATE_GRPO,
+    "families": ("side_talk",),
+    "batch_size": 32,
+    "max_steps": 24,
+    "evaluation": {"split": "test", "families": ("side_talk",), "base": True, "batch_size": 64},
+}
+# Plain vs paired GRPO (benchmarks/llm_post_training.py) starts from this SFT model: switched
+# commands included, the model its figures were measured from.
 VOICEGATE_PAIRING_SFT = {k: v for k, v in VOICEGATE_SFT.items() if k != "demo_options"}
 # Plain vs paired GRPO (benchmarks/llm_post_training.py): the GRPO recipe on the speaker-switch
 # pairs, paired groups or the same items as ordinary groups, same budget; both play the held-out
 # speaker-switch inputs (a command, its switched twin, its text-only input).
-# Frozen at the GRPO recipe of 2026-12-02 (its figures in RESULTS.md were measured with these).
+# Its figures in RESULTS.md were measured with exactly these settings.
 VOICEGATE_PAIRING = {
     "task": "voicegate",
     "families": ("speaker_switch",),
