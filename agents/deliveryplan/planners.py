@@ -37,7 +37,13 @@ from typing import Any
 
 import numpy as np
 
-from hear_gym.envs.deliveryplan.cases import RECORD_KINDS, SOURCE_KIND, cases_by_id, generate_cases, plan_delta
+from hear_gym.envs.deliveryplan.cases import (
+    RECORD_KINDS,
+    SOURCE_KIND,
+    cases_by_id,
+    generate_cases,
+    plan_delta,
+)
 from hear_gym.envs.deliveryplan.plan import SCORED_SLOTS, DeliveryPlan
 from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE
 from hear_gym.envs.deliveryplan.splits import training_pairs, training_sides

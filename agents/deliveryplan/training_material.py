@@ -7,8 +7,9 @@ shared ``mlp`` policy on the feature observation and the ``discrete`` catalogue.
 GRPO rows are case *sides* (``vr-017/0`` original, ``vr-017/1`` edited); the reward of a reply is
 the env's reward for it on that side (Gcite by default): the env plays the case, and for the
 edited side first plans the original with the oracle, so the side is scored exactly as in an
-episode. Each side is shown with the record order and cue ids its env draws (seeded by the side),
-so a GRPO row's prompt and its reward's episode show the same ids.
+episode. Each case is shown with the record order and cue ids its env draws (seeded by the case),
+so a GRPO row's prompt and its reward's episode show the same ids, and a pair's two prompts
+differ in the source record alone.
 
 Every material of a partition comes from its training material only (``splits.training_sides``,
 ``training_pairs``): a training case whose edit is a held-out key gives its original side and
@@ -55,9 +56,9 @@ def parse_side_id(item_id: str) -> tuple[str, int]:
     return case_id, int(side)
 
 
-def side_seed(case_id: str, side: int) -> int:
-    """The env seed a side is shown with: fixed per side, so its prompt is the same each time."""
-    return 2 * int(case_id.removeprefix("vr-")) + side
+def case_seed(case_id: str) -> int:
+    """The env seed a case is shown with: fixed per case, so its prompts are the same each time."""
+    return int(case_id.removeprefix("vr-"))
 
 
 class SidePlayer:
@@ -66,20 +67,20 @@ class SidePlayer:
 
     def __init__(self, case_ids, access: str = DEMO_ACCESS, **env_options: Any) -> None:
         self.env = family(ENV_ID).make(access=access, actions="text", item_ids=list(case_ids), **env_options)
-        self.labelled = family(ENV_ID).make(access="T", actions="text", item_ids=list(case_ids), **env_options)
+        self.labelled = family(ENV_ID).make(
+            access="T", actions="text", item_ids=list(case_ids), **env_options
+        )
 
     def show(self, case_id: str, side: int) -> dict[str, Any]:
-        seed, options = side_seed(case_id, side), {"item_id": case_id}
-        observation, _ = self.env.reset(seed=seed, options=options)
+        observation, _ = self.env.reset(seed=case_seed(case_id), options={"item_id": case_id})
         if side == 1:
-            observation, *_ = self.env.step(self.oracle_reply(case_id, 0, seed))
+            observation, *_ = self.env.step(self.oracle_reply(case_id, 0))
         return observation
 
-    def oracle_reply(self, case_id: str, side: int, seed: int | None = None) -> str:
+    def oracle_reply(self, case_id: str, side: int) -> str:
         """The oracle's reply to the side as ``show`` shows it (the same ids, read under T)."""
         agent = OracleAgent()
-        observation, _ = self.labelled.reset(seed=side_seed(case_id, side) if seed is None else seed,
-                                             options={"item_id": case_id})
+        observation, _ = self.labelled.reset(seed=case_seed(case_id), options={"item_id": case_id})
         if side == 1:
             observation, *_ = self.labelled.step(agent.act(observation))
         return agent.act(observation)
@@ -141,7 +142,9 @@ def build(settings, eos_token_ids: set[int]):
     if settings.paired:
         sides = [(c, s) for c in training_pairs(partition)[: settings.item_limit] for s in SIDES]
     else:
-        sides = list(training_sides(partition))[: None if settings.item_limit is None else 2 * settings.item_limit]
+        sides = list(training_sides(partition))[
+            : None if settings.item_limit is None else 2 * settings.item_limit
+        ]
     case_ids = sorted({c for c, _ in sides})
     player = SidePlayer(case_ids, **options)
     prompts = {(c, s): plan_messages(player.show(c, s)) for c, s in sides}

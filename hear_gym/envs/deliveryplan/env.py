@@ -130,15 +130,21 @@ class DeliveryPlanEnv(gym.Env):
         drawn = int(self.np_random.integers(len(self.episodes))) if requested is None else requested
         self._tables = case_tables(self.episodes[drawn])
         self.case = self._tables.case
-        self.display = draw_display(self.np_random)
+        self.display = self._draw_display()
         self.side = 0
         self._outputs, self._output_records, self._played = [], [], []
         self._replies, self._scores, self._rewards = [], [], []
         return self._observation(), self._info()
 
+    def _draw_display(self) -> Display:
+        """The episode's record order and cue ids, from the env's generator alone."""
+        return draw_display(self.np_random)
+
     def step(self, action):
         require_running(self.case is not None, len(self._outputs) == N_STEPS)
-        return self.step_decoded(decode_typed(action, self.display.shown_ids(self.side), len(self.case.words)))
+        return self.step_decoded(
+            decode_typed(action, self.display.shown_ids(self.side), len(self.case.words))
+        )
 
     def step_catalogue(self, action):
         """Play a ``discrete`` action (an index into ``actions.CATALOGUE``) as the typed action it

@@ -22,7 +22,7 @@ def _settings(**changes):
 
 def test_demonstrations_are_the_oracles_plans_for_both_sides():
     demos = MATERIAL.demos.build("train")
-    assert len(demos) == 2 * 67 and MATERIAL.demos.access == "T"
+    assert len(demos) == 2 * 67 and MATERIAL.demos.access == "T"  # public: every training side
     assert {d["item_id"][-2:] for d in demos} == {"/0", "/1"}
     assert all(not parse_reply(d["completion"][0]["content"], 6).malformed for d in demos)
 
@@ -62,10 +62,14 @@ def test_feature_words_give_every_label_word_its_own_bin():
     vectors = {w: prompt_words(w) for w in labels}
     assert all(v.sum() == 1 for v in vectors.values())
     assert len({int(v.argmax()) for v in vectors.values()}) == len(labels)
+    import numpy as np
+
     from hear_gym.envs.deliveryplan.case_tables import side_prompt
     from hear_gym.envs.deliveryplan.cases import generate_cases
+    from hear_gym.envs.deliveryplan.display import draw_display
 
     label_bins = {int(v.argmax()) for v in vectors.values()}
+    display = draw_display(np.random.default_rng(0))
     for case in generate_cases():
-        other = prompt_words(side_prompt(case, case.original, labels=False))
+        other = prompt_words(side_prompt(case, 0, display, labels=False))
         assert not any(other[b] for b in label_bins), WORD_BINS
