@@ -19,12 +19,11 @@ a plan) for the case side on show.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-
-from collections.abc import Sequence
 
 from hear_gym.envs.deliveryplan.cases import SOURCE_KIND
 from hear_gym.envs.deliveryplan.plan import FIELD_LEVELS, PLAN_FIELDS, SOURCE_KEYS, DeliveryPlan

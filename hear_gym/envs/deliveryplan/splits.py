@@ -119,6 +119,17 @@ def training_pairs(name: str, seed: int = DEFAULT_SEED) -> tuple[str, ...]:
     return tuple(c for c in partition(name, seed)["train"] if (c, 0) in sides and (c, 1) in sides)
 
 
+def episode_ids(split: str, partition_name: str = "public", seed: int = DEFAULT_SEED) -> tuple[str, ...]:
+    """The cases an env plays for ``split``: ``split_ids``, except that a ``train`` split plays
+    only its ``training_pairs`` (an episode shows both sides, so a case whose edit is held out
+    is no training episode)."""
+    if "/" in split:
+        partition_name, _, split = split.partition("/")
+    if split == "train":
+        return training_pairs(partition_name, seed)
+    return split_ids(split, partition_name, seed)
+
+
 QUALIFIED_SPLITS = tuple(f"{p}/{s}" for p in PARTITIONS[1:] for s in SPLITS)
 
 

@@ -25,6 +25,45 @@ from hear_gym.envs.deliveryplan.evidence_audio import TEST_VOICES, TRAIN_VOICES
 
 KEY_SCALAR_BOUND = 1 / 3
 SMOKE_BOUND = 0.5
+LENGTH_BOUND = 0.60  # balanced accuracy of intensity from clip length alone
+# the first table's strong rate and clause pause (words/min, ms), which made strong clips of
+# arousal emotions shorter and of calm/sad/disgust longer: the leaky variant of the length test
+OLD_STRONG_TIMING = {
+    "calm": (155, 230), "happy": (202, 100), "sad": (142, 320), "angry": (208, 80),
+    "fearful": (210, 200), "disgust": (147, 260), "surprised": (195, 110),
+}  # fmt: skip
+
+
+def _length_balanced_accuracy(train_voices, test_voices, texts) -> float:
+    """Intensity from speech duration alone: a Gaussian-per-class rule on the duration of the
+    training voices' clips, balanced accuracy on the held-out voices' clips."""
+    from scipy.stats import norm
+
+    from agents.deliveryplan.audio_probe import labels, probe_clips
+    from hear_gym.speech.features import FEATURE_NAMES
+
+    column = FEATURE_NAMES.index("duration_s")
+    train, test = probe_clips(train_voices, texts), probe_clips(test_voices, texts)
+    x_train, x_test = inputs(train, "A")[:, column], inputs(test, "A")[:, column]
+    y_train, y_test = labels(train, "intensity"), labels(test, "intensity")
+    means = [x_train[y_train == c].mean() for c in (0, 1)]
+    spreads = [x_train[y_train == c].std() + 1e-6 for c in (0, 1)]
+    guess = np.argmax([norm.logpdf(x_test, m, s) for m, s in zip(means, spreads, strict=True)], axis=0)
+    return float(np.mean([np.mean(guess[y_test == c] == c) for c in (0, 1)]))
+
+
+@pytest.fixture
+def old_timing(monkeypatch):
+    import dataclasses
+
+    from hear_gym.envs.deliveryplan import evidence_audio
+
+    table = evidence_audio.evidence_table()
+    plans = dict(table.labels)
+    for emotion, (rate, pause) in OLD_STRONG_TIMING.items():
+        plans[f"{emotion}/strong"] = dataclasses.replace(plans[f"{emotion}/strong"], rate=rate, clause_pause_ms=pause)
+    monkeypatch.setattr(evidence_audio, "evidence_table", lambda: dataclasses.replace(table, labels=plans))
+    monkeypatch.setattr(evidence_audio, "evidence_cache", evidence_audio.evidence_cache.__wrapped__)
 
 
 def test_smoke_no_single_scalar_names_the_key_on_a_small_grid():
@@ -32,6 +71,23 @@ def test_smoke_no_single_scalar_names_the_key_on_a_small_grid():
     best = max(accuracies, key=lambda name: accuracies[name].point)
     assert accuracies[best].point < SMOKE_BOUND, (best, accuracies[best])
     assert all(0 <= a.low <= a.point <= a.high <= 1 for a in accuracies.values())
+
+
+def test_smoke_clip_length_does_not_tell_the_intensity():
+    accuracy = _length_balanced_accuracy(TRAIN_VOICES[:3], TEST_VOICES[:2], UTTERANCES[:1])
+    assert accuracy <= LENGTH_BOUND + 0.1, accuracy  # 60 clips: a looser bound
+
+
+@pytest.mark.slow
+def test_clip_length_does_not_tell_the_intensity():
+    accuracy = _length_balanced_accuracy(TRAIN_VOICES, TEST_VOICES, UTTERANCES)
+    assert accuracy <= LENGTH_BOUND, accuracy
+
+
+@pytest.mark.slow
+def test_the_length_bound_fails_on_the_old_strong_timing(old_timing):
+    accuracy = _length_balanced_accuracy(TRAIN_VOICES, TEST_VOICES, UTTERANCES)
+    assert accuracy > LENGTH_BOUND, accuracy
 
 
 def test_probe_clip_labels_index_each_target():
