@@ -212,3 +212,20 @@ def single_scalar_accuracies(
         log_likelihood = norm.logpdf(x_test[:, [j]].astype(np.float64), means[None], spreads[None])
         out[name] = grouped_accuracy(log_likelihood.argmax(axis=1) == y_test, clip_groups(test))
     return out
+
+
+def length_balanced_accuracy(
+    renderer: str = "espeak",
+    train_voices: Sequence[str] = TRAIN_VOICES,
+    test_voices: Sequence[str] = TEST_VOICES,
+    texts: Sequence[str] = UTTERANCES,
+) -> float:
+    """Intensity from clip length alone (speech duration): a Gaussian-per-class rule fitted on
+    the training voices' clips, balanced accuracy on the held-out voices' clips."""
+    column = FEATURE_NAMES.index("duration_s")
+    train, test = probe_clips(train_voices, texts), probe_clips(test_voices, texts)
+    x_train, x_test = inputs(train, "A", renderer)[:, column], inputs(test, "A", renderer)[:, column]
+    y_train, y_test = labels(train, "intensity"), labels(test, "intensity")
+    fits = [(x_train[y_train == c].mean(), x_train[y_train == c].std() + 1e-6) for c in (0, 1)]
+    guess = np.argmax([norm.logpdf(x_test, m, s) for m, s in fits], axis=0)
+    return float(np.mean([np.mean(guess[y_test == c] == c) for c in (0, 1)]))

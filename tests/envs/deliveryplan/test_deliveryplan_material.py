@@ -107,7 +107,9 @@ def _materials(partition):
     ppo = gym.make(ENV_ID, split="train", partition=partition).unwrapped.episodes
     return {
         "sft demos": _side_keys(sides(d["item_id"] for d in demos)),
-        "grpo pairs": _side_keys(sides([r["item_id"] for r in paired] + [r["item_id_minus"] for r in paired])),
+        "grpo pairs": _side_keys(
+            sides([r["item_id"] for r in paired] + [r["item_id_minus"] for r in paired])
+        ),
         "grpo sides": _side_keys(sides(r["item_id"] for r in plain)),
         "fitted controls": _side_keys(training_sides(partition)),
         "ppo episodes": _side_keys([(c, s) for c in ppo for s in (0, 1)]),
