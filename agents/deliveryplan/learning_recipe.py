@@ -12,10 +12,10 @@ from __future__ import annotations
 
 DELIVERYPLAN_SFT = {
     "env_id": "hear_gym/DeliveryPlan-v0",
-    "env_options": {"partition": "source_key_disjoint"},
-    "epochs": 40.0,
+    "env_options": {"partition": "public"},
+    "epochs": 20.0,
     "learning_rate": 3e-3,
     "batch_size": 16,
     "lora": {"enabled": False},  # all weights: LoRA on a random model cannot teach it a grammar
-    "evaluation": {"split": "source_key_disjoint/test", "base": False, "batch_size": 48},
+    "evaluation": {"split": "test", "base": False, "batch_size": 48},
 }

@@ -37,8 +37,8 @@ def test_sft_model_beats_prior_only_on_counterfactual_consistency(tmp_path):
         torch.set_num_threads(threads)
     consistency = result["metrics"]["final"]["counterfactual_consistency"]
     prior = mean_rows(
-        play_control("prior_only", split_ids("test", "source_key_disjoint"), "source_key_disjoint"),
+        play_control("prior_only", split_ids("test", "public"), "public"),
         ["counterfactual_consistency"],
     )["counterfactual_consistency"]
-    assert consistency["n_scenarios"] == 24
+    assert consistency["n_scenarios"] == 16
     assert consistency["low"] > prior, consistency
