@@ -12,7 +12,7 @@ model that ignores the evidence converges to; measured here too).
 What it does not learn, and so what this test does not assert: the change an edit licenses.
 Each emotion strengthens along its own plan slot, and measured counterfactual consistency was
 0.062 [0.000, 0.188] at 40 epochs and 0.188 [0.000, 0.375] at 80 (prior-only: 0), with no
-CI above zero. About 8 minutes on the busy 2-core machine.
+CI above zero. 309 s on the shared 2-core machine (the whole test, measured).
 """
 
 from __future__ import annotations
