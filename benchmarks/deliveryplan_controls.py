@@ -2,22 +2,28 @@
 (access T, strict JSON text actions), beside the paper's figures.
 
 Run: ``python benchmarks/deliveryplan_controls.py [--out benchmarks/out/deliveryplan_controls.json]``.
-Prints three tables: the controlled comparison on all 100 paired cases (text-only vs oracle,
-prior fitted on the public train split), the evidence-sensitivity matrix (6 controls x 24
-held-out pairs of the source-key-disjoint test split x 3 seeds = 432 paired records), and the
-prior-only control on each partition's test split.
+Prints four tables: the controlled comparison on all 100 paired cases (text-only vs oracle,
+blind edit and prior-only, fitted on the public training material), the evidence-sensitivity
+matrix (6 controls x 24 held-out pairs of the source-key-disjoint test split x 3 seeds = 432
+paired records), the prior-only control on each partition's test split, and the citation
+controls (every record, none, one by listing position, one by kind) on all 100 cases x 3 seeds
+beside the F1 of citing as many records at random.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from itertools import combinations
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from agents.deliveryplan.planners import CITATION_CONTROLS
 from agents.deliveryplan.play import mean_rows, play_control
+from hear_gym.envs.deliveryplan.cases import RECORD_KINDS, generate_cases
 from hear_gym.envs.deliveryplan.splits import MATRIX_CONDITIONS, MATRIX_SEEDS, PARTITIONS, split_ids
 
 SHOWN = (
@@ -55,10 +61,26 @@ def means(rows: list[dict]) -> dict[str, float]:
     return mean_rows(rows, SHOWN)
 
 
+def chance_f1(n_cited: int) -> float:
+    """Mean evidence F1 over every case side of citing ``n_cited`` of its records at random."""
+    out = []
+    for view in (v for c in generate_cases() for v in (c.original, c.edited)):
+        gold = set(range(len(view.gold_evidence)))
+        out.append(
+            np.mean(
+                [
+                    2 * len(gold & set(cited)) / (n_cited + len(gold)) if n_cited else 0.0
+                    for cited in combinations(range(len(RECORD_KINDS)), n_cited)
+                ]
+            )
+        )
+    return float(np.mean(out))
+
+
 def run() -> dict[str, dict[str, dict[str, float]]]:
     everything = split_ids("all")
     results: dict[str, dict[str, dict[str, float]]] = {"all": {}}
-    for control in ("text_only", "oracle"):
+    for control in ("text_only", "oracle", "prior_only", "blind_edit"):
         results["all"][control] = means(play_control(control, everything, "public"))
     held_out = split_ids("test", "source_key_disjoint")
     results["matrix"] = {}
@@ -70,8 +92,14 @@ def run() -> dict[str, dict[str, dict[str, float]]]:
     for partition in PARTITIONS:
         test = split_ids("test", partition)
         results[partition] = {
-            "prior_only": {**means(play_control("prior_only", test, partition)), "n_cases": len(test)}
+            "prior_only": {**means(play_control("prior_only", test, partition)), "n_cases": len(test)},
+            "blind_edit": {**means(play_control("blind_edit", test, partition)), "n_cases": len(test)},
         }
+    results["citation"] = {}
+    for control in CITATION_CONTROLS:
+        rows = [r for s in MATRIX_SEEDS for r in play_control(control, everything, "public", seed=s)]
+        n_cited = {"cite_all": len(RECORD_KINDS), "cite_none": 0}.get(control, 1)
+        results["citation"][control] = {**means(rows), "chance_f1": chance_f1(n_cited)}
     return results
 
 
@@ -80,7 +108,7 @@ def tables(results) -> list[Table]:
     for block, title in (
         ("all", "All 100 paired cases (public-train fit)"),
         ("matrix", "Evidence-sensitivity matrix: 6 controls x 24 held-out pairs x 3 seeds"),
-        *((p, f"prior_only on {p} test") for p in PARTITIONS),
+        *((p, f"prior_only and blind_edit on {p} test") for p in PARTITIONS),
     ):
         table = Table("control", *SHOWN, title=title)
         for control, row in results[block].items():
@@ -90,6 +118,15 @@ def tables(results) -> list[Table]:
                 *(f"{row[m]:.3f}" + (f" ({paper[m]:.3f})" if m in paper else "") for m in SHOWN),
             )
         out.append(table)
+    table = Table("control", "evidence F1", "chance F1", "decisive-cue recall", title="Citation controls")
+    for control, row in results["citation"].items():
+        table.add_row(
+            control,
+            f"{row['evidence_f1']:.3f}",
+            f"{row['chance_f1']:.3f}",
+            f"{row['decisive_cue_recall']:.3f}",
+        )
+    out.append(table)
     return out
 
 

@@ -1,11 +1,12 @@
 """PPO on DeliveryPlan's feature observation under three rewards: does a trained policy respond
-to the edit on held-out keys, or only learn the emotion?
+to the edit on held-out cases, or only learn the emotion?
 
-Run: ``python benchmarks/deliveryplan_ppo.py [--out benchmarks/out/deliveryplan_ppo]`` (about
-5 minutes on 2 cores). Each run trains MaskablePPO through ``training/`` (shared ``mlp``
-policy, T features, discrete catalogue) on the 60 training cases of the source-key-disjoint
-split and is played greedily on its 24 held-out pairs; prior-only is the control. Prints one
-table (metric means, counterfactual consistency with a case-bootstrap CI).
+Run: ``python benchmarks/deliveryplan_ppo.py [--partition public] [--out benchmarks/out/deliveryplan_ppo]``
+(about 8 minutes on 2 shared cores). Each run trains MaskablePPO through ``training/`` (shared
+``mlp`` policy, T features, discrete catalogue) on the partition's training episodes (its
+training pairs: no held-out key on either side) and is played greedily on its test cases;
+prior-only is the control. Prints one table (metric means, counterfactual consistency with a
+case-bootstrap CI).
 """
 
 from __future__ import annotations
@@ -20,11 +21,10 @@ from rich.table import Table
 
 import hear_gym  # noqa: F401  (registers the envs)
 from agents.deliveryplan.play import mean_rows, play_checkpoint, play_control
-from hear_gym.envs.deliveryplan.splits import split_ids
+from hear_gym.envs.deliveryplan.splits import PARTITIONS, split_ids
 from hear_gym.stats.bootstrap import bootstrap
 from training.ppo.train import PPOSettings, train
 
-PARTITION = "source_key_disjoint"
 SHOWN = ("counterfactual_consistency", "required_change_accuracy", "plan_slot_accuracy_original", "gcite")
 COMMON = dict(
     env_id="hear_gym/DeliveryPlan-v0",
@@ -33,7 +33,6 @@ COMMON = dict(
     n_steps=64,
     batch_size=128,
     eval_every=0,
-    eval_split=f"{PARTITION}/test",
     wandb_project=None,
     progress=False,
     seed=0,
@@ -54,17 +53,21 @@ def summary(rows: list[dict]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/deliveryplan_ppo"))
+    parser.add_argument("--partition", default="public", choices=PARTITIONS)
     args = parser.parse_args()
-    results = {"prior_only": summary(play_control("prior_only", split_ids("test", PARTITION), PARTITION))}
+    partition = args.partition
+    test = split_ids("test", partition)
+    results = {"prior_only": summary(play_control("prior_only", test, partition))}
     for reward, settings in RUNS.items():
         run = PPOSettings(
             out=args.out / reward,
-            env_options={"partition": PARTITION, "reward": reward},
+            env_options={"partition": partition, "reward": reward},
+            eval_split="test" if partition == "public" else f"{partition}/test",
             **COMMON,
             **settings,
         )
         results[f"ppo ({reward})"] = {
-            **summary(play_checkpoint(train(run)["checkpoint"], split_ids("test", PARTITION))),
+            **summary(play_checkpoint(train(run)["checkpoint"], test)),
             **settings,
         }
     table = Table(
@@ -72,7 +75,7 @@ def main() -> None:
         *SHOWN,
         "CF 95% CI",
         "pairs with CF > 0",
-        title="24 held-out pairs (source-key-disjoint test)",
+        title=f"{len(test)} held-out cases ({partition} test)",
     )
     for name, row in results.items():
         ci = row["consistency_ci"]

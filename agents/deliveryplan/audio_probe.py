@@ -13,13 +13,12 @@ train on ``TRAIN_VOICES`` and are scored on ``TEST_VOICES`` (speakers never hear
 bootstrap over (voice, statement) groups, the units that share a speaker's habits.
 
 ``ProbePlanner`` is the audio counterpart of the source-label oracle: under access ``A`` it hears
-the source clip, takes the key its probe predicts, cites every record and plans that key's row
-of the plan table (the one step the oracle reads from the label).
+the source clip, takes the key its probe predicts, cites the records that key's plan rests on
+and plans that key's row of the plan table (the one step the oracle reads from the label).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -28,11 +27,13 @@ import numpy as np
 from scipy.stats import norm
 
 from agents.classifier import NormalizedMLP, train_mlp
+from agents.deliveryplan.planners import ShownSide, licensed_kinds
 from hear_gym.envs.deliveryplan.actions import format_reply
 from hear_gym.envs.deliveryplan.cases import UTTERANCES
 from hear_gym.envs.deliveryplan.evidence_audio import TEST_VOICES, TRAIN_VOICES, render_evidence
 from hear_gym.envs.deliveryplan.plan import EMOTIONS, INTENSITIES, SOURCE_KEYS, key_name
 from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE
+from hear_gym.envs.deliveryplan.splits import held_out_keys
 from hear_gym.envs.deliveryplan.verifier import PlannerOutput
 from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
 from hear_gym.stats.bootstrap import Estimate, bootstrap
@@ -62,8 +63,16 @@ class ProbeClip:
         return TARGETS[target].index(value[target])
 
 
-def probe_clips(voices: Sequence[str], texts: Sequence[str] = UTTERANCES) -> list[ProbeClip]:
-    return [ProbeClip(t, e, i, v) for v in voices for t in texts for e, i in SOURCE_KEYS]
+def probe_clips(
+    voices: Sequence[str], texts: Sequence[str] = UTTERANCES, keys: Sequence[tuple[str, str]] = SOURCE_KEYS
+) -> list[ProbeClip]:
+    return [ProbeClip(t, e, i, v) for v in voices for t in texts for e, i in keys]
+
+
+def training_keys(partition: str) -> tuple[tuple[str, str], ...]:
+    """The keys a probe for ``partition`` may hear in training: none it holds out."""
+    held = held_out_keys(partition)
+    return tuple(k for k in SOURCE_KEYS if k not in held)
 
 
 def audio_input(clip: ProbeClip, renderer: str) -> np.ndarray:
@@ -118,8 +127,10 @@ def train_probe(
     renderer: str = "espeak",
     voices: Sequence[str] = TRAIN_VOICES,
     seed: int = 0,
+    partition: str = "public",
 ) -> AudioProbe:
-    clips = probe_clips(voices)
+    """A probe trained on ``voices`` and the keys ``partition`` trains on (``training_keys``)."""
+    clips = probe_clips(voices, keys=training_keys(partition))
     x, y = inputs(clips, access, renderer), labels(clips, target)
     model, mean, std = train_mlp(x, y, len(TARGETS[target]), HIDDEN, EPOCHS, LEARNING_RATE, seed)
     return AudioProbe(target, access, renderer, NormalizedMLP(None, model, mean, std))
@@ -149,8 +160,8 @@ def default_key_probe(renderer: str = "espeak") -> AudioProbe:
 
 
 class ProbePlanner:
-    """An agent for access ``A`` (text actions): cites every record on show and plans the plan
-    table's row of the key its probe hears in the source clip. ``probe`` defaults to the key
+    """An agent for access ``A`` (text actions): plans the plan table's row of the key its probe
+    hears in the source clip and cites the records that plan rests on. ``probe`` defaults to the key
     probe trained on the training voices (eSpeak)."""
 
     required_access = "A"
@@ -170,14 +181,11 @@ class ProbePlanner:
 
     def plan(self, observation: dict) -> PlannerOutput:
         audio = np.asarray(observation["audio"])[: int(observation["audio_length"][0])]
-        cited = frozenset(_CUE_ID.findall(observation["text"]))
-        return PlannerOutput(cited, PLAN_TABLE[self.heard_key(audio)])
+        plan = PLAN_TABLE[self.heard_key(audio)]
+        return PlannerOutput(ShownSide.read(observation["text"]).cite(licensed_kinds(plan)), plan)
 
     def act(self, observation: dict) -> str:
         return format_reply(self.plan(observation))
-
-
-_CUE_ID = re.compile(r"^\[([a-z]{3}-[0-9a-f]{6})\]", re.MULTILINE)
 
 
 def single_scalar_accuracies(
@@ -204,3 +212,20 @@ def single_scalar_accuracies(
         log_likelihood = norm.logpdf(x_test[:, [j]].astype(np.float64), means[None], spreads[None])
         out[name] = grouped_accuracy(log_likelihood.argmax(axis=1) == y_test, clip_groups(test))
     return out
+
+
+def length_balanced_accuracy(
+    renderer: str = "espeak",
+    train_voices: Sequence[str] = TRAIN_VOICES,
+    test_voices: Sequence[str] = TEST_VOICES,
+    texts: Sequence[str] = UTTERANCES,
+) -> float:
+    """Intensity from clip length alone (speech duration): a Gaussian-per-class rule fitted on
+    the training voices' clips, balanced accuracy on the held-out voices' clips."""
+    column = FEATURE_NAMES.index("duration_s")
+    train, test = probe_clips(train_voices, texts), probe_clips(test_voices, texts)
+    x_train, x_test = inputs(train, "A", renderer)[:, column], inputs(test, "A", renderer)[:, column]
+    y_train, y_test = labels(train, "intensity"), labels(test, "intensity")
+    fits = [(x_train[y_train == c].mean(), x_train[y_train == c].std() + 1e-6) for c in (0, 1)]
+    guess = np.argmax([norm.logpdf(x_test, m, s) for m, s in fits], axis=0)
+    return float(np.mean([np.mean(guess[y_test == c] == c) for c in (0, 1)]))

@@ -1,25 +1,35 @@
-"""The paper's six controls as planners (VoxReason §5, §6.2): each maps a case side to a
-``PlannerOutput`` given what it is allowed to read, and its own output for the original side
-when it plans the edited one.
+"""The paper's six controls as planners (VoxReason §5, §6.2), plus the blind edit and the
+citation controls: each maps the case side on show (``ShownSide``, read from the prompt) to a
+``PlannerOutput`` given what it is allowed to read, and, on the edited side, what it planned and
+read on the original.
 
 * ``text_only``: reads the text records only; cites them, and plans the per-slot majority of
-  the training cases' expected plans (it cannot see the source record, the decisive cue);
-* ``oracle``: the source-label oracle, a deterministic reference: cites every record and plans
-  the source key's row of the plan table;
+  the training plans (it cannot see the source record, the decisive cue);
+* ``oracle``: the source-label oracle, a deterministic reference: cites the records that license
+  the plan (the source record; the utterance when the plan emphasises a word) and plans the
+  source key's row of the plan table;
 * ``prior_only``: reads the source *emotion* alone; plans the per-slot majority of the training
-  cases of that emotion (the global majority for an emotion training never saw); no citations;
-* ``declared_delta``: cites every record; plans the original's gold plan, then the edit as that
-  plan with the case's declared delta applied (a reference that knows the fixture's delta);
+  plans of that emotion (the global majority for an emotion training never saw); no citations;
+* ``declared_delta``: the oracle on the original; on the edit, its original plan with the
+  declared delta applied (the change between the two keys' table rows);
 * ``citation_echo``: cites the text records, plans the original's gold plan, and echoes both
   on the edit (same citations, same plan);
-* ``shuffled_delta``: as ``declared_delta``, but applies the declared delta of another case,
-  drawn by a seeded permutation of the suite (the seed is the matrix's seed).
+* ``shuffled_delta``: as ``declared_delta``, but applies the declared delta of another case of
+  the suite, drawn with the agent's seeded generator;
+* ``blind_edit``: never opens the evidence: plans the training majority plan, and on the edit
+  applies the declared delta most common in training (an editor guessing the change from the
+  case structure alone);
+* ``cite_all`` / ``cite_none`` / ``cite_position_<i>`` / ``cite_kind_<kind>``: citation
+  controls (every record, none, the i-th listed, every record of one kind) with the training
+  majority plan: what citing by rule, without reading, earns.
 
-"Fitted" controls learn from the training split of the partition they are evaluated on.
+Fitted planners learn from a partition's training material only (``splits.training_sides`` and
+``training_pairs``): no held-out key reaches them, not even as the edit of a training case.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -27,11 +37,48 @@ from typing import Any
 
 import numpy as np
 
-from hear_gym.envs.deliveryplan.cases import SOURCE_KIND, Case, cases_by_id, generate_cases
+from hear_gym.envs.deliveryplan.cases import (
+    RECORD_KINDS,
+    SOURCE_KIND,
+    cases_by_id,
+    generate_cases,
+    plan_delta,
+)
 from hear_gym.envs.deliveryplan.plan import SCORED_SLOTS, DeliveryPlan
 from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE
-from hear_gym.envs.deliveryplan.splits import split_ids
+from hear_gym.envs.deliveryplan.splits import training_pairs, training_sides
 from hear_gym.envs.deliveryplan.verifier import PlannerOutput
+
+_RECORD_LINE = re.compile(r"^\[(e[0-9]{3})\] (\w+): (.*)$", re.MULTILINE)
+_LABELS = re.compile(r"emotion (\w+), intensity (\w+)")
+
+
+@dataclass(frozen=True)
+class ShownSide:
+    """A case side as its prompt shows it: the listed records' ids by kind (in listing order) and
+    the source labels when the prompt names them (access ``T``/``A+T``)."""
+
+    ids: dict[str, str]
+    source_key: tuple[str, str] | None
+
+    @classmethod
+    def read(cls, text: str) -> ShownSide:
+        lines = _RECORD_LINE.findall(text)
+        if sorted(kind for _, kind, _ in lines) != sorted(RECORD_KINDS):
+            raise ValueError("the observation lists no DeliveryPlan records (is this a DeliveryPlan prompt?)")
+        ids = {kind: cue for cue, kind, _ in lines}
+        source = next(content for _, kind, content in lines if kind == SOURCE_KIND)
+        labels = _LABELS.match(source)
+        return cls(ids, None if labels is None else (labels.group(1), labels.group(2)))
+
+    def cite(self, kinds: Iterable[str]) -> frozenset[str]:
+        return frozenset(self.ids[k] for k in kinds)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        if self.source_key is None:
+            raise ValueError("this planner reads the source labels: play it under access T")
+        return self.source_key
 
 
 def majority_plan(plans: Iterable[DeliveryPlan]) -> DeliveryPlan:
@@ -46,68 +93,112 @@ def apply_delta(plan: DeliveryPlan, delta: Mapping[str, Any]) -> DeliveryPlan:
     return plan.replace(**{s: v if isinstance(v, str) else frozenset(v) for s, v in delta.items()})
 
 
-def text_citations(case: Case, side: int) -> frozenset[str]:
-    view = case.original if side == 0 else case.edited
-    return frozenset(r.cue_id for r in view.records if r.kind != SOURCE_KIND)
+def licensed_kinds(plan: DeliveryPlan) -> frozenset[str]:
+    """The records a plan rests on: the source record, and the utterance if it emphasises a word."""
+    return frozenset({SOURCE_KIND, *(["utterance"] if plan.emphasis else [])})
+
+
+TEXT_KINDS = tuple(k for k in RECORD_KINDS if k != SOURCE_KIND)
 
 
 @dataclass(frozen=True)
 class Fitted:
-    """What the fitted controls learn from one partition's training split."""
+    """What the fitted controls learn from one partition's training material."""
 
     global_plan: DeliveryPlan
     emotion_plans: dict[str, DeliveryPlan]
+    blind_delta: dict[str, Any]
 
     @classmethod
     def from_split(cls, partition: str) -> Fitted:
-        train = [cases_by_id()[i] for i in split_ids("train", partition)]
+        cases = cases_by_id()
+        views = [(cases[c].original, cases[c].edited)[s] for c, s in training_sides(partition)]
         by_emotion: dict[str, list[DeliveryPlan]] = {}
-        for case in train:
-            by_emotion.setdefault(case.original.source_key[0], []).append(case.original.expected_plan)
-        return cls(
-            majority_plan(c.original.expected_plan for c in train),
-            {e: majority_plan(plans) for e, plans in by_emotion.items()},
-        )
+        for view in views:
+            by_emotion.setdefault(view.source_key[0], []).append(view.expected_plan)
+        global_plan = majority_plan(v.expected_plan for v in views)
+        # the commonest training delta that changes the majority plan: the blind editor's guess
+        deltas = [cases[c].declared_delta for c in training_pairs(partition)]
+        counts = Counter(_frozen(d) for d in deltas if apply_delta(global_plan, d) != global_plan)
+        blind = dict(counts.most_common(1)[0][0])
+        return cls(global_plan, {e: majority_plan(p) for e, p in by_emotion.items()}, blind)
 
 
-# (case, side, own original output, fitted, seed) -> output
-Planner = Callable[[Case, int, PlannerOutput | None, Fitted, int], PlannerOutput]
+def _frozen(delta: Mapping[str, Any]) -> tuple:
+    return tuple(sorted((s, v if isinstance(v, str) else frozenset(v)) for s, v in delta.items()))
 
 
-def text_only(case, side, first, fitted, seed):
-    return PlannerOutput(text_citations(case, side), fitted.global_plan)
+@dataclass
+class Memory:
+    """What a planner keeps from the original side for the edit."""
+
+    output: PlannerOutput | None = None
+    key: tuple[str, str] | None = None
 
 
-def oracle(case, side, first, fitted, seed):
-    view = case.original if side == 0 else case.edited
-    return PlannerOutput(view.gold_evidence, PLAN_TABLE[view.source_key])
+# (side on show, step, memory of the original, fitted, generator) -> output
+Planner = Callable[[ShownSide, int, Memory, Fitted, np.random.Generator], PlannerOutput]
 
 
-def prior_only(case, side, first, fitted, seed):
-    emotion = (case.original if side == 0 else case.edited).source_key[0]
-    return PlannerOutput(frozenset(), fitted.emotion_plans.get(emotion, fitted.global_plan))
+def text_only(shown, step, memory, fitted, rng):
+    return PlannerOutput(shown.cite(TEXT_KINDS), fitted.global_plan)
 
 
-def declared_delta(case, side, first, fitted, seed):
-    if side == 0:
-        return PlannerOutput(case.original.gold_evidence, case.original.expected_plan)
-    return PlannerOutput(case.edited.gold_evidence, apply_delta(first.plan, case.declared_delta))
+def oracle(shown, step, memory, fitted, rng):
+    plan = PLAN_TABLE[shown.key]
+    return PlannerOutput(shown.cite(licensed_kinds(plan)), plan)
 
 
-def citation_echo(case, side, first, fitted, seed):
-    if side == 0:
-        return PlannerOutput(text_citations(case, 0), case.original.expected_plan)
-    return first
+def prior_only(shown, step, memory, fitted, rng):
+    return PlannerOutput(frozenset(), fitted.emotion_plans.get(shown.key[0], fitted.global_plan))
 
 
-def shuffled_delta(case, side, first, fitted, seed):
-    if side == 0:
-        return PlannerOutput(case.original.gold_evidence, case.original.expected_plan)
+def _edited(shown, memory, delta) -> PlannerOutput:
+    plan = apply_delta(memory.output.plan, delta)
+    return PlannerOutput(shown.cite(licensed_kinds(plan)), plan)
+
+
+def declared_delta(shown, step, memory, fitted, rng):
+    if step == 0:
+        return oracle(shown, step, memory, fitted, rng)
+    return _edited(shown, memory, plan_delta(PLAN_TABLE[memory.key], PLAN_TABLE[shown.key]))
+
+
+def citation_echo(shown, step, memory, fitted, rng):
+    if step == 0:
+        return PlannerOutput(shown.cite(TEXT_KINDS), PLAN_TABLE[shown.key])
+    return memory.output
+
+
+def shuffled_delta(shown, step, memory, fitted, rng):
+    if step == 0:
+        return oracle(shown, step, memory, fitted, rng)
     cases = generate_cases()
-    order = np.random.default_rng(seed).permutation(len(cases))
-    donor = cases[int(order[[c.case_id for c in cases].index(case.case_id)])]
-    return PlannerOutput(case.edited.gold_evidence, apply_delta(first.plan, donor.declared_delta))
+    return _edited(shown, memory, cases[int(rng.integers(len(cases)))].declared_delta)
 
+
+def blind_edit(shown, step, memory, fitted, rng):
+    if step == 0:
+        return PlannerOutput(shown.cite(TEXT_KINDS), fitted.global_plan)
+    return PlannerOutput(shown.cite(TEXT_KINDS), apply_delta(memory.output.plan, fitted.blind_delta))
+
+
+def citing(choose: Callable[[ShownSide], Iterable[str]]) -> Planner:
+    def planner(shown, step, memory, fitted, rng):
+        return PlannerOutput(frozenset(choose(shown)), fitted.global_plan)
+
+    return planner
+
+
+CITATION_CONTROLS: dict[str, Planner] = {
+    "cite_all": citing(lambda shown: shown.ids.values()),
+    "cite_none": citing(lambda shown: ()),
+    **{
+        f"cite_position_{i}": citing(lambda shown, i=i: [list(shown.ids.values())[i]])
+        for i in range(len(RECORD_KINDS))
+    },
+    **{f"cite_kind_{k}": citing(lambda shown, k=k: [shown.ids[k]]) for k in RECORD_KINDS},
+}
 
 PLANNERS: dict[str, Planner] = {
     "text_only": text_only,
@@ -116,4 +207,6 @@ PLANNERS: dict[str, Planner] = {
     "declared_delta": declared_delta,
     "citation_echo": citation_echo,
     "shuffled_delta": shuffled_delta,
+    "blind_edit": blind_edit,
+    **CITATION_CONTROLS,
 }

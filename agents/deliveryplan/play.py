@@ -22,9 +22,10 @@ def play_control(
     )
     agent = CONTROL_AGENTS[control](seed=seed, partition=partition)
     rows = []
-    for case_id in case_ids:
-        obs, _ = env.reset(seed=seed, options={"item_id": case_id})
-        agent.reset()
+    for index, case_id in enumerate(case_ids):
+        # seeded once: each episode then draws its own record order and ids
+        obs, _ = env.reset(seed=seed if index == 0 else None, options={"item_id": case_id})
+        agent.reset(seed=index)
         done = False
         while not done:
             obs, _, done, _, info = env.step(agent.act(obs))
@@ -39,8 +40,8 @@ def play_checkpoint(checkpoint, case_ids: Sequence[str], seed: int = 0) -> list[
     agent = GreedyPPOAgent.from_checkpoint(checkpoint)
     env = gym.make("hear_gym/DeliveryPlan-v0", access="T", observation="features", item_ids=list(case_ids))
     rows = []
-    for case_id in case_ids:
-        obs, _ = env.reset(seed=seed, options={"item_id": case_id})
+    for index, case_id in enumerate(case_ids):
+        obs, _ = env.reset(seed=seed if index == 0 else None, options={"item_id": case_id})
         agent.reset(seed=seed)
         done = False
         while not done:

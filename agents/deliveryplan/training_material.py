@@ -7,15 +7,23 @@ shared ``mlp`` policy on the feature observation and the ``discrete`` catalogue.
 GRPO rows are case *sides* (``vr-017/0`` original, ``vr-017/1`` edited); the reward of a reply is
 the env's reward for it on that side (Gcite by default): the env plays the case, and for the
 edited side first plans the original with the oracle, so the side is scored exactly as in an
-episode.
+episode. Each case is shown with the record order and cue ids its env draws (seeded by the case),
+so a GRPO row's prompt and its reward's episode show the same ids, and a pair's two prompts
+differ in the source record alone.
+
+Every material of a partition comes from its training material only (``splits.training_sides``,
+``training_pairs``): a training case whose edit is a held-out key gives its original side and
+no pair.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from agents.deliveryplan.baselines import OracleAgent
 from agents.deliveryplan.llm import PLAN_INSTRUCTION, LLMPlanAgent, plan_messages
-from agents.deliveryplan.planners import PLANNERS
 from agents.llm.decision_reward import DecisionReward
 from agents.training_material import (
     DecisionTask,
@@ -27,12 +35,11 @@ from agents.training_material import (
     seeded_sample,
 )
 from hear_gym.core.registry import family
-from hear_gym.envs.deliveryplan.actions import format_reply
 from hear_gym.envs.deliveryplan.case_tables import side_prompt
 from hear_gym.envs.deliveryplan.cases import cases_by_id
+from hear_gym.envs.deliveryplan.display import CUE_ID, draw_display
 from hear_gym.envs.deliveryplan.family import ENV_ID
-from hear_gym.envs.deliveryplan.features import CUE_ID
-from hear_gym.envs.deliveryplan.splits import split_ids
+from hear_gym.envs.deliveryplan.splits import split_ids, training_pairs, training_sides
 
 DEMO_ACCESS = "T"
 SIDES = (0, 1)
@@ -49,22 +56,34 @@ def parse_side_id(item_id: str) -> tuple[str, int]:
     return case_id, int(side)
 
 
-def oracle_reply(case_id: str, side: int) -> str:
-    return format_reply(PLANNERS["oracle"](cases_by_id()[case_id], side, None, None, 0))
+def case_seed(case_id: str) -> int:
+    """The env seed a case is shown with: fixed per case, so its prompts are the same each time."""
+    return int(case_id.removeprefix("vr-"))
 
 
 class SidePlayer:
     """A text-action env that shows one case side at a time (the edited side after the oracle's
-    original plan)."""
+    original plan, read under ``T``)."""
 
     def __init__(self, case_ids, access: str = DEMO_ACCESS, **env_options: Any) -> None:
         self.env = family(ENV_ID).make(access=access, actions="text", item_ids=list(case_ids), **env_options)
+        self.labelled = family(ENV_ID).make(
+            access="T", actions="text", item_ids=list(case_ids), **env_options
+        )
 
     def show(self, case_id: str, side: int) -> dict[str, Any]:
-        observation, _ = self.env.reset(options={"item_id": case_id})
+        observation, _ = self.env.reset(seed=case_seed(case_id), options={"item_id": case_id})
         if side == 1:
-            observation, *_ = self.env.step(oracle_reply(case_id, 0))
+            observation, *_ = self.env.step(self.oracle_reply(case_id, 0))
         return observation
+
+    def oracle_reply(self, case_id: str, side: int) -> str:
+        """The oracle's reply to the side as ``show`` shows it (the same ids, read under T)."""
+        agent = OracleAgent()
+        observation, _ = self.labelled.reset(seed=case_seed(case_id), options={"item_id": case_id})
+        if side == 1:
+            observation, *_ = self.labelled.step(agent.act(observation))
+        return agent.act(observation)
 
     def score(self, case_id: str, side: int, reply: str) -> tuple[float, bool]:
         self.show(case_id, side)
@@ -80,13 +99,16 @@ def deliveryplan_demos(
     partition: str = "public",
     **env_options: Any,
 ) -> list[Demo]:
-    """The oracle's reply to both sides of every ``split`` case of ``partition``; ``limit`` of
-    the sides drawn with ``seed`` (kept in order) when given."""
-    case_ids = split_ids(split, partition)
-    player = SidePlayer(case_ids, access, partition=partition, **env_options)
-    sides = [(c, s) for c in case_ids for s in SIDES]
+    """The oracle's reply to the sides of ``split`` of ``partition``: for ``train``, its
+    training sides (no held-out key); ``limit`` of the sides drawn with ``seed`` (kept in order)
+    when given."""
+    if split == "train":
+        sides = list(training_sides(partition))
+    else:
+        sides = [(c, s) for c in split_ids(split, partition) for s in SIDES]
+    player = SidePlayer(sorted({c for c, _ in sides}), access, partition=partition, **env_options)
     return [
-        demo(plan_messages(player.show(c, s)), oracle_reply(c, s), item_id=side_id(c, s))
+        demo(plan_messages(player.show(c, s)), player.oracle_reply(c, s), item_id=side_id(c, s))
         for c, s in seeded_sample(sides, limit, seed)
     ]
 
@@ -116,33 +138,44 @@ def check(settings) -> dict[str, Any]:
 
 def build(settings, eos_token_ids: set[int]):
     options = check(settings)
-    case_ids = split_ids("train", options.get("partition", "public"))[: settings.item_limit]
+    partition = options.get("partition", "public")
+    if settings.paired:
+        sides = [(c, s) for c in training_pairs(partition)[: settings.item_limit] for s in SIDES]
+    else:
+        sides = list(training_sides(partition))[
+            : None if settings.item_limit is None else 2 * settings.item_limit
+        ]
+    case_ids = sorted({c for c, _ in sides})
     player = SidePlayer(case_ids, **options)
-    prompts = {(c, s): plan_messages(player.show(c, s)) for c in case_ids for s in SIDES}
+    prompts = {(c, s): plan_messages(player.show(c, s)) for c, s in sides}
     family_of = {c: cases_by_id()[c].original.source_key[0] for c in case_ids}
     if settings.paired:
         rows = [
             decision_row(prompts[c, 0], side_id(c, 0), family_of[c], prompts[c, 1], side_id(c, 1))
-            for c in case_ids
+            for c, s in sides
+            if s == 0
         ]
     else:
-        rows = [decision_row(prompts[c, s], side_id(c, s), family_of[c]) for c in case_ids for s in SIDES]
+        rows = [decision_row(prompts[c, s], side_id(c, s), family_of[c]) for c, s in sides]
     return rows, SideReward(case_ids, eos_token_ids, options)
 
 
 def corpus() -> list[str]:
     """The instruction, each distinct prompt line (with and without labels, cue ids left out: they
-    are per-case hashes) and the oracle's reply for one case of every key. Kept small: every
+    are drawn per episode) and the oracle's reply for one case of every key. Kept small: every
     family's corpus trains the one tokenizer of the tiny offline models."""
+    display = draw_display(np.random.default_rng(0))
     lines: dict[str, None] = {}
     replies: dict[tuple[str, str], str] = {}
+    player = SidePlayer(split_ids("all"))
     for case_id in split_ids("all"):
         case = cases_by_id()[case_id]
         for side, view in enumerate((case.original, case.edited)):
             for labels in (True, False):
-                for line in side_prompt(case, view, labels=labels).splitlines():
+                for line in side_prompt(case, side, display, labels=labels).splitlines():
                     lines[CUE_ID.sub("", line).strip()] = None
-            replies.setdefault(view.source_key, oracle_reply(case_id, side))
+            if view.source_key not in replies:
+                replies[view.source_key] = player.oracle_reply(case_id, side)
     return [PLAN_INSTRUCTION, *lines, *replies.values()]
 
 

@@ -5,9 +5,10 @@ a plan) for the case side on show.
   the order the observation lists them), one Discrete per plan field (index into its levels) and
   ``emphasis`` (MultiBinary over the utterance's words). It can express every plan and citation.
 * ``discrete`` (the default and the one PPO trains on): Discrete over ``CATALOGUE``, 30 coarse
-  choices of (cite the source record or not, the plan-table row of one of the 15 keys); the text
-  records are always cited. It is the typed space folded to the decisions the task is about
-  (which key the evidence supports, and whether to cite it), small enough for a policy head.
+  choices of (cite the source record or not, the plan-table row of one of the 15 keys); the
+  utterance record is cited when the chosen plan emphasises a word (it licenses which one). It
+  is the typed space folded to the decisions the task is about (which key the evidence supports,
+  and whether to cite it), small enough for a policy head.
 * ``text``: a JSON object ``{"evidence": [cue ids], "plan": {seven fields, "emphasis": [word
   indices]}}``, nothing else. The parser is strict: anything that is not exactly that object
   (extra or missing keys, a level outside a field's levels, an emphasis index outside the
@@ -18,12 +19,13 @@ a plan) for the case side on show.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
-from hear_gym.envs.deliveryplan.cases import SOURCE_KIND, CaseView
+from hear_gym.envs.deliveryplan.cases import SOURCE_KIND
 from hear_gym.envs.deliveryplan.plan import FIELD_LEVELS, PLAN_FIELDS, SOURCE_KEYS, DeliveryPlan
 from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE
 from hear_gym.envs.deliveryplan.verifier import MALFORMED, PlannerOutput
@@ -46,9 +48,10 @@ def typed_space() -> spaces.Dict:
     )
 
 
-def decode_typed(action: dict[str, Any], view: CaseView, n_words: int) -> PlannerOutput:
-    """A typed action as a planner output; a malformed Dict (missing keys, out of range) raises
-    ``ValueError`` (a programming error, not an agent's reply)."""
+def decode_typed(action: dict[str, Any], listed: Sequence[str], n_words: int) -> PlannerOutput:
+    """A typed action as a planner output citing ``listed`` (the records' ids in listing order);
+    a malformed Dict (missing keys, out of range) raises ``ValueError`` (a programming error, not
+    an agent's reply)."""
     if not isinstance(action, dict) or set(action) != {"cite", *PLAN_FIELDS, "emphasis"}:
         raise ValueError(
             f"typed action must be a dict with keys cite, {', '.join(PLAN_FIELDS)}, emphasis; got {action!r}"
@@ -64,15 +67,15 @@ def decode_typed(action: dict[str, Any], view: CaseView, n_words: int) -> Planne
             raise ValueError(f"{name} index must be in [0, {len(FIELD_LEVELS[name])}), got {index}")
         fields[name] = FIELD_LEVELS[name][index]
     plan = DeliveryPlan(**fields, emphasis=frozenset(int(i) for i in np.flatnonzero(emphasis) if i < n_words))
-    return PlannerOutput(frozenset(view.records[i].cue_id for i in np.flatnonzero(cite)), plan)
+    return PlannerOutput(frozenset(listed[i] for i in np.flatnonzero(cite)), plan)
 
 
-def encode_typed(output: PlannerOutput, view: CaseView) -> dict[str, Any]:
-    """The typed action that decodes to ``output`` (citations outside the case are dropped)."""
+def encode_typed(output: PlannerOutput, listed: Sequence[str]) -> dict[str, Any]:
+    """The typed action that decodes to ``output`` over ``listed`` (citations outside it are
+    dropped)."""
     if output.plan is None:
         raise ValueError("a malformed output has no typed action")
-    ids = [r.cue_id for r in view.records]
-    cite = np.array([cid in output.citations for cid in ids], dtype=np.int8)
+    cite = np.array([cid in output.citations for cid in listed], dtype=np.int8)
     emphasis = np.zeros(MAX_WORDS, dtype=np.int8)
     emphasis[sorted(output.plan.emphasis)] = 1
     return {
@@ -82,10 +85,12 @@ def encode_typed(output: PlannerOutput, view: CaseView) -> dict[str, Any]:
     }
 
 
-def decode_catalogue(index: int, view: CaseView) -> PlannerOutput:
+def decode_catalogue(index: int) -> PlannerOutput:
+    """Catalogue entry ``index`` with its citations named by record kind."""
     cite_source, key = CATALOGUE[index]
-    cited = frozenset(r.cue_id for r in view.records if cite_source or r.kind != SOURCE_KIND)
-    return PlannerOutput(cited, PLAN_TABLE[key])
+    plan = PLAN_TABLE[key]
+    cited = ({SOURCE_KIND} if cite_source else set()) | ({"utterance"} if plan.emphasis else set())
+    return PlannerOutput(frozenset(cited), plan)
 
 
 def catalogue_index(cite_source: bool, key: tuple[str, str]) -> int:

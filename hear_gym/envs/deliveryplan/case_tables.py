@@ -1,14 +1,15 @@
 """What DeliveryPlan hands out that depends only on the case and the side on show, computed once
-per process and reused by every env and episode: the two prompts, the info record, and, per
-``discrete`` catalogue entry, its decoded output, scores and episode-record entry, and the pair
-scores of two entries.
+per process and reused by every env and episode: the info record, and, per ``discrete``
+catalogue entry, its decoded output, scores and episode-record entry, and the pair scores of two
+entries. Citations here name records by kind; the prompt, which shows the episode's drawn ids
+and order (``display``), is built per step by ``side_prompt``.
 
 Each value is computed by the function the env called at every step before (``side_prompt``,
 ``decode_typed`` over ``encode_typed``, ``score_case``, ``score_pair``), so observations, rewards
 and infos are unchanged byte for byte; callers get their own copies of every dict and list
 (``SharedRecord``, ``dict``), never the kept ones.
 
-Memory: a case's tables hold its two prompts and infos at first use (~5 kB), then what is played:
+Memory: a case's tables hold its two infos at first use (~2 kB), then what is played:
 at most 30 catalogue entries per side and 15 x 15 pairs of plan-table keys. Every entry and pair
 of all 100 cases played (a long run on the ``all`` split) holds ~26 MB (tracemalloc: 9 MB of
 entries, 7 MB of their compiled records, 8 MB of pairs); a run sees only its split's cases.
@@ -28,40 +29,44 @@ from hear_gym.envs.deliveryplan.actions import (
     encode_typed,
 )
 from hear_gym.envs.deliveryplan.cases import SOURCE_KIND, Case, CaseView, cases_by_id
+from hear_gym.envs.deliveryplan.display import Display
 from hear_gym.envs.deliveryplan.plan import key_name
 from hear_gym.envs.deliveryplan.verifier import PlannerOutput, score_case, score_pair
 
 MAX_TEXT_CHARS = 600
 
 
-def side_prompt(case: Case, view: CaseView, *, labels: bool) -> str:
-    """The case side as text; ``labels=False`` hides the source record's emotion and intensity
-    (its cue id stays: it is what the planner cites)."""
+def side_prompt(case: Case, side: int, display: Display, *, labels: bool) -> str:
+    """The case side as text, its records in the episode's order under the episode's ids;
+    ``labels=False`` hides the source record's emotion and intensity (its cue id stays: it is
+    what the planner cites). Cut at ``MAX_TEXT_CHARS``."""
+    view = case.original if side == 0 else case.edited
+    by_kind = {r.kind: r for r in view.records}
     words = " ".join(f"{i}:{w}" for i, w in enumerate(case.words))
     lines = [f"utterance: {case.utterance} (words {words})", "evidence:"]
-    for record in view.records:
-        if record.kind != SOURCE_KIND:
-            lines.append(f"[{record.cue_id}] {record.kind}: {record.text}")
+    for kind in display.order:
+        record, cue = by_kind[kind], display.ids[side][kind]
+        if kind != SOURCE_KIND:
+            lines.append(f"[{cue}] {kind}: {record.text}")
         elif labels:
             lines.append(
-                f"[{record.cue_id}] source: emotion {record.emotion}, intensity {record.intensity} "
+                f"[{cue}] source: emotion {record.emotion}, intensity {record.intensity} "
                 f'("{record.text}", voice {record.voice})'
             )
         else:
-            lines.append(f"[{record.cue_id}] source: the recording you hear")
-    return "\n".join(lines)
+            lines.append(f"[{cue}] source: the recording you hear")
+    return "\n".join(lines)[:MAX_TEXT_CHARS]
 
 
 def side_info(case: Case, side: int, view: CaseView) -> dict[str, Any]:
-    """The info of a case side: its ground truth, never observed."""
+    """The info of a case side: its ground truth, never observed (the env adds the episode's
+    ids of the gold records: ``gold_evidence``, ``decisive_cue``, ``cue_ids``)."""
     return {
         "item_id": case.case_id,
         "step_index": side,
         "source_key": key_name(*view.source_key),
         "expected_plan": view.expected_plan.as_dict(),
-        "gold_evidence": sorted(view.gold_evidence),
-        "decisive_cue": view.decisive_cue,
-        "cue_ids": [r.cue_id for r in view.records],
+        "gold_records": sorted(view.gold_evidence),
     }
 
 
@@ -85,8 +90,6 @@ class CataloguePlay:
 @dataclass
 class SideTables:
     view: CaseView
-    text: str  # the prompt with the source labels, cut at MAX_TEXT_CHARS
-    hidden_text: str  # the prompt without them
     info: SharedRecord
     plays: dict[int, CataloguePlay] = field(default_factory=dict)
 
@@ -95,12 +98,7 @@ class CaseTables:
     def __init__(self, case: Case) -> None:
         self.case = case
         self.sides = tuple(
-            SideTables(
-                view,
-                side_prompt(case, view, labels=True)[:MAX_TEXT_CHARS],
-                side_prompt(case, view, labels=False)[:MAX_TEXT_CHARS],
-                SharedRecord(side_info(case, side, view)),
-            )
+            SideTables(view, SharedRecord(side_info(case, side, view)))
             for side, view in enumerate((case.original, case.edited))
         )
         self.source_key = key_name(*case.original.source_key)
@@ -115,8 +113,9 @@ class CaseTables:
         play = tables.plays.get(index)
         if play is None:
             view = tables.view
-            typed = encode_typed(decode_catalogue(index, view), view)
-            output = decode_typed(typed, view, len(self.case.words))
+            kinds = [r.kind for r in view.records]
+            typed = encode_typed(decode_catalogue(index), kinds)
+            output = decode_typed(typed, kinds, len(self.case.words))
             scores = score_case(output, view.gold_evidence, view.decisive_cue, view.expected_plan)
             play = tables.plays[index] = CataloguePlay(output, scores, SharedRecord(output_record(output)))
         return play

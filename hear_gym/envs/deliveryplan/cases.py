@@ -4,12 +4,17 @@ A ``Case`` fixes a target utterance, a role profile, a scene label and four evid
 (the utterance, the role, the scene, and one *source record*: a derived label naming the source
 emotion and intensity of a RAVDESS-style recording, with its statement and voice). Its expected
 plan is the source key's row of the plan table. Its ``edit`` is the one-cue counterfactual: the
-source record replaced by one of the edited key (a new cue id), every other field unchanged, and
-the declared plan delta (the slots whose expected value changes, with their new values).
+source record replaced by one of the edited key, every other field unchanged, and the declared
+plan delta (the slots whose expected value changes, with their new values).
 
-Cue ids are stable and opaque: a short hash of the case id, the record's kind and its content,
-so the same record always has the same id, an edited record gets a new one, and no id reveals
-its label (under audio access the label is hidden but the id stays citable).
+The gold evidence of a side is the records that license its plan: the source record always
+(every prosodic field), and the utterance record when the plan emphasises one of its words
+(which word). The role and the scene fix who speaks and where, which no plan field depends on
+here, so they are never gold. How many records are gold therefore depends on the source key.
+
+Records are named by their kind here. The cue ids a planner sees and cites are drawn per
+episode by the env from its seeded generator, with the order the records are listed in
+(``hear_gym.envs.deliveryplan.display``): an id carries no information about its record.
 
 The generator (``generate_cases(seed)``) is the whole construction: 100 cases over the 15 keys
 with ``KEY_COUNTS`` cases each (counts chosen so the three partitions of ``splits`` have the
@@ -18,7 +23,6 @@ paper's sizes), utterance, role and voice drawn per case from ``np.random.defaul
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -28,7 +32,7 @@ import numpy as np
 from hear_gym.envs.deliveryplan.plan import SCORED_SLOTS, SOURCE_KEYS, DeliveryPlan, key_name
 from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE, edited_key
 
-GENERATOR_VERSION = "deliveryplan-cases-1"
+GENERATOR_VERSION = "deliveryplan-cases-2"
 DEFAULT_SEED = 2609_03203
 N_CASES = 100
 # the two RAVDESS statements are the suite's two target utterances and the source statements
@@ -61,8 +65,7 @@ SOURCE_KIND = "source"
 
 @dataclass(frozen=True)
 class EvidenceRecord:
-    cue_id: str
-    kind: str  # one of RECORD_KINDS
+    kind: str  # one of RECORD_KINDS, the record's name within its case side
     text: str  # the record's content as text (for the source record: its statement)
     emotion: str | None = None  # source records only: the derived label
     intensity: str | None = None
@@ -87,14 +90,14 @@ class CaseView:
 
     @property
     def gold_evidence(self) -> frozenset[str]:
-        """Every record licenses the plan: the text fields fix what is said and to whom, the
-        source record how (the paper's 4-record gold set; text-only recall 3/4)."""
-        return frozenset(r.cue_id for r in self.records)
+        """The records that license the plan (by kind): the source record, and the utterance
+        record when the plan emphasises one of its words."""
+        return frozenset({SOURCE_KIND, *(["utterance"] if self.expected_plan.emphasis else [])})
 
     @property
     def decisive_cue(self) -> str:
         """The cue the edit changes: the source record."""
-        return self.source.cue_id
+        return SOURCE_KIND
 
 
 @dataclass(frozen=True)
@@ -132,35 +135,25 @@ class Case:
         }
 
 
-def cue_id(case_id: str, kind: str, content: str) -> str:
-    digest = hashlib.sha256(f"{case_id}|{kind}|{content}".encode()).hexdigest()[:6]
-    return f"{kind[:3]}-{digest}"
-
-
 def plan_delta(before: DeliveryPlan, after: DeliveryPlan) -> dict[str, Any]:
     return {s: after.slot(s) for s in SCORED_SLOTS if before.slot(s) != after.slot(s)}
 
 
-def _source_record(case_id: str, key: tuple[str, str], statement: str, voice: str) -> EvidenceRecord:
+def _source_record(key: tuple[str, str], statement: str, voice: str) -> EvidenceRecord:
     emotion, intensity = key
-    content = f"{statement}|{emotion}|{intensity}|{voice}"
-    return EvidenceRecord(
-        cue_id(case_id, SOURCE_KIND, content), SOURCE_KIND, statement, emotion, intensity, voice
-    )
+    return EvidenceRecord(SOURCE_KIND, statement, emotion, intensity, voice)
 
 
 def _build_case(
     case_id: str, key: tuple[str, str], utterance: str, role: str, statement: str, voice: str
 ) -> Case:
     text_records = tuple(
-        EvidenceRecord(cue_id(case_id, kind, text), kind, text)
+        EvidenceRecord(kind, text)
         for kind, text in (("utterance", utterance), ("role", role), ("scene", SCENE))
     )
     edit = edited_key(*key)
-    original = CaseView((*text_records, _source_record(case_id, key, statement, voice)), key, PLAN_TABLE[key])
-    edited = CaseView(
-        (*text_records, _source_record(case_id, edit, statement, voice)), edit, PLAN_TABLE[edit]
-    )
+    original = CaseView((*text_records, _source_record(key, statement, voice)), key, PLAN_TABLE[key])
+    edited = CaseView((*text_records, _source_record(edit, statement, voice)), edit, PLAN_TABLE[edit])
     return Case(
         case_id,
         utterance,

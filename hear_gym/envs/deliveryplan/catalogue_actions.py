@@ -8,8 +8,7 @@ from __future__ import annotations
 import gymnasium as gym
 from gymnasium import spaces
 
-from hear_gym.core.spaces import discrete_index
-from hear_gym.envs.deliveryplan.actions import N_CATALOGUE, decode_catalogue, encode_typed
+from hear_gym.envs.deliveryplan.actions import N_CATALOGUE
 
 
 class CatalogueActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
@@ -22,8 +21,7 @@ class CatalogueActions(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
         return self.env.unwrapped.step_catalogue(action)
 
     def action(self, action):
-        view = self.env.unwrapped.view
-        return encode_typed(decode_catalogue(discrete_index(action, N_CATALOGUE), view), view)
+        return self.env.unwrapped.catalogue_typed(action)
 
     def action_masks(self):
         return self.env.unwrapped.action_masks()

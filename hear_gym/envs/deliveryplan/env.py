@@ -10,7 +10,9 @@ counterfactual consistency is measured on the agent's own two plans.
 Observation (Dict) of the base env, which is access condition ``T`` (labels as text):
 
 * ``text``: the case side as a prompt: utterance with word indices, role, scene and the four
-  evidence records, each with its cue id; the source record names its emotion and intensity;
+  evidence records, each with its cue id; the source record names its emotion and intensity.
+  The records' order and ids are drawn at reset from the env's generator (``display``), so
+  neither says anything about a record; the edited source record gets a new id;
 * ``step``: 0 (original) or 1 (edited), shape (1,);
 * ``action_mask``: over the ``discrete`` catalogue, every entry always allowed.
 
@@ -36,16 +38,24 @@ from hear_gym.core.env_checks import require_finite, require_running
 from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
-from hear_gym.envs.deliveryplan.actions import N_CATALOGUE, decode_typed, typed_space
+from hear_gym.envs.deliveryplan.actions import (
+    N_CATALOGUE,
+    decode_catalogue,
+    decode_typed,
+    encode_typed,
+    typed_space,
+)
 from hear_gym.envs.deliveryplan.case_tables import (
     MAX_TEXT_CHARS,
     CaseTables,
     SideTables,
     case_tables,
     output_record,
+    side_prompt,
 )
 from hear_gym.envs.deliveryplan.cases import Case, CaseView, cases_by_id
-from hear_gym.envs.deliveryplan.splits import PARTITIONS, split_ids
+from hear_gym.envs.deliveryplan.display import Display, draw_display
+from hear_gym.envs.deliveryplan.splits import PARTITIONS, episode_ids
 from hear_gym.envs.deliveryplan.verifier import PlannerOutput, score_case, score_pair
 
 N_STEPS = 2
@@ -81,7 +91,7 @@ class DeliveryPlanEnv(gym.Env):
                 raise ValueError(f"unknown DeliveryPlan cases {unknown}; ids are vr-000 .. vr-099")
             self.episodes = tuple(item_ids)
         else:
-            self.episodes = split_ids(split, partition)
+            self.episodes = episode_ids(split, partition)
         self.split, self.partition, self.reward_name = split, partition, reward
         self._index = {e: i for i, e in enumerate(self.episodes)}
         self.render_mode = render_mode
@@ -96,6 +106,7 @@ class DeliveryPlanEnv(gym.Env):
         self.case: Case | None = None
         self.side = 0
         self._tables: CaseTables | None = None
+        self.display: Display | None = None
         self._outputs: list[PlannerOutput] = []
         self._output_records: list[dict[str, Any]] = []
         self._played: list[int | None] = []  # per step: its catalogue entry, None for other formats
@@ -119,14 +130,21 @@ class DeliveryPlanEnv(gym.Env):
         drawn = int(self.np_random.integers(len(self.episodes))) if requested is None else requested
         self._tables = case_tables(self.episodes[drawn])
         self.case = self._tables.case
+        self.display = self._draw_display()
         self.side = 0
         self._outputs, self._output_records, self._played = [], [], []
         self._replies, self._scores, self._rewards = [], [], []
         return self._observation(), self._info()
 
+    def _draw_display(self) -> Display:
+        """The episode's record order and cue ids, from the env's generator alone."""
+        return draw_display(self.np_random)
+
     def step(self, action):
         require_running(self.case is not None, len(self._outputs) == N_STEPS)
-        return self.step_decoded(decode_typed(action, self.view, len(self.case.words)))
+        return self.step_decoded(
+            decode_typed(action, self.display.shown_ids(self.side), len(self.case.words))
+        )
 
     def step_catalogue(self, action):
         """Play a ``discrete`` action (an index into ``actions.CATALOGUE``) as the typed action it
@@ -138,10 +156,12 @@ class DeliveryPlanEnv(gym.Env):
         return self._advance(play.output, dict(play.scores), play.record.copy(), index, None)
 
     def step_decoded(self, output: PlannerOutput, reply: str | None = None):
-        """Score a decoded planner output for the side on show (the text wrapper parses replies)."""
+        """Score a decoded planner output for the side on show, its citations the episode's cue
+        ids (the text wrapper parses replies)."""
         require_running(self.case is not None, len(self._outputs) == N_STEPS)
         if not isinstance(output, PlannerOutput):
             raise TypeError(f"step_decoded takes a PlannerOutput, got {type(output).__name__}")
+        output = PlannerOutput(self.display.to_kinds(self.side, output.citations), output.plan)
         view = self.view
         scores = score_case(output, view.gold_evidence, view.decisive_cue, view.expected_plan)
         return self._advance(output, scores, output_record(output), None, reply)
@@ -202,6 +222,13 @@ class DeliveryPlanEnv(gym.Env):
             "return": float(sum(self._rewards)),
         }
 
+    def catalogue_typed(self, index: int) -> dict[str, Any]:
+        """The typed action catalogue entry ``index`` stands for on the side on show."""
+        output = decode_catalogue(discrete_index(index, N_CATALOGUE))
+        listed = self.display.shown_ids(self.side)
+        cited = frozenset(self.display.to_ids(self.side, output.citations))
+        return encode_typed(PlannerOutput(cited, output.plan), listed)
+
     def action_masks(self) -> np.ndarray:
         """Valid ``discrete`` actions (sb3-contrib convention): every catalogue entry, always."""
         return _ALL_VALID.copy()
@@ -214,18 +241,23 @@ class DeliveryPlanEnv(gym.Env):
 
     # -- views ----------------------------------------------------------------------------
     def prompt(self, *, labels: bool = True) -> str:
-        tables = self._side_tables()
-        return tables.text if labels else tables.hidden_text
+        self._side_tables()  # "call reset() first"
+        return side_prompt(self.case, self.side, self.display, labels=labels)
 
     def _observation(self) -> dict[str, Any]:
         return {
-            "text": self._side_tables().text,
+            "text": self.prompt(labels=True),
             "step": _STEP_ARRAYS[self.side].copy(),
             "action_mask": _ALL_VALID.copy(),
         }
 
     def _info(self) -> dict[str, Any]:
-        return self._side_tables().info.copy()
+        info = self._side_tables().info.copy()
+        shown = self.display.ids[self.side]
+        info["gold_evidence"] = self.display.to_ids(self.side, info["gold_records"])
+        info["decisive_cue"] = shown[self.view.decisive_cue]
+        info["cue_ids"] = self.display.shown_ids(self.side)
+        return info
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.case is None:

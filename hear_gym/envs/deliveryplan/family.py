@@ -13,7 +13,8 @@ from hear_gym.envs.deliveryplan.cases import GENERATOR_VERSION
 from hear_gym.envs.deliveryplan.catalogue_actions import CatalogueActions
 from hear_gym.envs.deliveryplan.env import DeliveryPlanEnv
 from hear_gym.envs.deliveryplan.features import FeatureObservation
-from hear_gym.envs.deliveryplan.splits import QUALIFIED_SPLITS, SPLITS, split_ids
+from hear_gym.envs.deliveryplan.splits import QUALIFIED_SPLITS, SPLITS
+from hear_gym.envs.deliveryplan.splits import episode_ids as split_episode_ids
 from hear_gym.speech.renderers import RENDERERS
 from hear_gym.wrappers.access import check_access
 from hear_gym.wrappers.stack import check_formats, wrap_env
@@ -59,8 +60,8 @@ def make(
 
 def episode_ids(split: str) -> tuple[str, ...]:
     """Case ids of a public split, or of a shortcut split named with its partition
-    (``"source_key_disjoint/test"``)."""
-    return split_ids(split, "public")
+    (``"source_key_disjoint/test"``); a ``train`` split plays its training pairs only."""
+    return split_episode_ids(split, "public")
 
 
 FAMILY = EnvFamily(

@@ -7,8 +7,9 @@ whether it is the original or the edit, so a policy is not given a feature it co
 side-specific mappings (held-out keys appear in training only as edits of their sibling keys).
 
 * ``words``: the prompt's words hashed into ``WORD_BINS`` presence bits, cue ids left out (they
-  are per-case hashes and carry no meaning across cases); under ``T`` and ``A+T`` the source
-  label's words are among them, under ``A`` they are not; kept per prompt;
+  are drawn per episode and carry no meaning); under ``T`` and ``A+T`` the source label's words
+  are among them, under ``A`` they are not; kept per (case, side), which fixes the words (the
+  records' order, drawn per episode, does not change a bag of words);
 * ``acoustic``: the prosodic features (``hear_gym.speech.features``) of the source recording
   (``A`` and ``A+T`` only), kept per (case, side), which fixes the audio;
 * ``action_mask``: over the ``discrete`` catalogue.
@@ -16,19 +17,17 @@ side-specific mappings (held-out keys appear in training only as edits of their 
 
 from __future__ import annotations
 
-import re
-
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from hear_gym.core.text import hashed_words
 from hear_gym.envs.deliveryplan.actions import N_CATALOGUE
+from hear_gym.envs.deliveryplan.display import CUE_ID
 from hear_gym.speech.features import FEATURE_NAMES, prosodic_features
 from hear_gym.wrappers.features import BIG, FeatureWrapper
 
 WORD_BINS = 256  # the suite's 54 prompt words (cue ids left out) fall in distinct bins
-CUE_ID = re.compile(r"\[[a-z]{3}-[0-9a-f]{6}\]")
 # kept leaves: the word bits and the acoustic features of both sides of every case (400), with room
 KEPT_LEAVES = 512
 
@@ -47,12 +46,11 @@ class FeatureObservation(FeatureWrapper):
         self.observation_space = spaces.Dict(leaves)
 
     def features(self, obs: dict, info: dict) -> dict[str, np.ndarray]:
-        text = obs["text"]  # a case side's prompt, shown at every episode of the case
-        out = {"words": self.kept(text, lambda: prompt_words(text))}
+        text = obs["text"]
+        side = (info["item_id"], info["step_index"])
+        out = {"words": self.kept(("words", *side), lambda: prompt_words(text))}
         if self.hears:
             wave = obs["audio"][: int(obs["audio_length"][0])]
-            out["acoustic"] = self.kept(
-                (info["item_id"], info["step_index"]), lambda: prosodic_features(wave)
-            )
+            out["acoustic"] = self.kept(("acoustic", *side), lambda: prosodic_features(wave))
         out["action_mask"] = np.asarray(obs["action_mask"], dtype=np.float32)
         return out

@@ -3,17 +3,23 @@
 
 How we chose them: the emotion sets a base plan after the acoustic profiles reported for acted
 emotional speech (anger and happiness fast, high and loud; sadness slow, low, quiet and
-breathy; calm slow and quiet; fear fast and high with a narrow range; disgust slow and low; surprise
-high, wide and rising). Intensity is an *intensity-triggered edit* (§5.2): ``strong`` raises
-exactly one slot by one level, energy when it can, else pitch range, else rate, so the
-normal/strong plans of one emotion always differ in one linked slot and an edit between them
-always has a non-empty declared delta. Emphasis marks the utterance's focus word
-(``FOCUS``) for every emotion except sad and calm (flat delivery, no emphasis).
+breathy; calm slow and quiet; fear fast and high with a narrow range; disgust low and tense;
+surprise high, wide and rising). Intensity is an *intensity-triggered edit* (§5.2): ``strong``
+moves exactly one slot, its emotion's ``INTENSITY_SLOTS`` entry, one step further from neutral,
+so the normal/strong plans of one emotion differ in one linked slot and an edit between them
+always has a non-empty declared delta.
+
+Each emotion strengthens along its *own* slot (seven emotions, seven scalar fields), so the
+slot an edit changes, and the value it changes to, depend on the emotion the evidence carries:
+no single delta is right on more than one emotion's edits in one direction, and an editor that
+does not open the evidence cannot guess the change (``tests/envs/deliveryplan/
+test_deliveryplan_shortcuts.py``). Emphasis marks the utterance's focus word (``FOCUS``) for
+every emotion except sad and calm (flat delivery, no emphasis).
 """
 
 from __future__ import annotations
 
-from hear_gym.envs.deliveryplan.plan import EMOTIONS, LEVELS, SOURCE_KEYS, DeliveryPlan
+from hear_gym.envs.deliveryplan.plan import EMOTIONS, FIELD_LEVELS, SOURCE_KEYS, DeliveryPlan
 
 FOCUS = frozenset({0})  # the utterance's subject noun ("Kids", "Dogs")
 
@@ -24,21 +30,23 @@ BASE_PLANS: dict[str, DeliveryPlan] = {
     "sad": DeliveryPlan("low", "low", "low", "low", "high", "fall", "breathy", frozenset()),
     "angry": DeliveryPlan("high", "mid", "mid", "high", "low", "fall", "tense", FOCUS),
     "fearful": DeliveryPlan("high", "high", "low", "mid", "high", "rise", "breathy", FOCUS),
-    "disgust": DeliveryPlan("low", "low", "mid", "mid", "high", "fall", "tense", FOCUS),
-    "surprised": DeliveryPlan("mid", "high", "high", "high", "mid", "rise", "modal", FOCUS),
+    "disgust": DeliveryPlan("mid", "low", "mid", "mid", "high", "fall", "tense", FOCUS),
+    "surprised": DeliveryPlan("mid", "mid", "high", "high", "mid", "rise", "modal", FOCUS),
 }
 assert tuple(BASE_PLANS) == EMOTIONS
 
-# the slots ``strong`` may raise, in order of preference
-INTENSITY_SLOTS = ("energy", "pitch_range", "rate")
-
-
-def _raise_one_level(plan: DeliveryPlan) -> DeliveryPlan:
-    for slot in INTENSITY_SLOTS:
-        level = LEVELS.index(plan.slot(slot))
-        if level < len(LEVELS) - 1:
-            return plan.replace(**{slot: LEVELS[level + 1]})
-    raise ValueError(f"no slot of {plan} can be raised")
+# (slot, its value at strong intensity) per emotion: calm pauses longer, happy gets louder, sad
+# flattens its fall, anger widens its range, fear tightens into a tense voice, disgust slows,
+# surprise rises in pitch
+INTENSITY_SLOTS: dict[str, tuple[str, str]] = {
+    "calm": ("pause", "high"),
+    "happy": ("energy", "high"),
+    "sad": ("contour", "level"),
+    "angry": ("pitch_range", "high"),
+    "fearful": ("voice_quality", "tense"),
+    "disgust": ("rate", "low"),
+    "surprised": ("pitch_level", "high"),
+}
 
 
 def expected_plan(emotion: str, intensity: str) -> DeliveryPlan:
@@ -46,7 +54,12 @@ def expected_plan(emotion: str, intensity: str) -> DeliveryPlan:
     if (emotion, intensity) not in SOURCE_KEYS:
         raise ValueError(f"unknown source key {emotion}/{intensity}; keys: {SOURCE_KEYS}")
     base = BASE_PLANS[emotion]
-    return base if intensity == "normal" else _raise_one_level(base)
+    if intensity == "normal":
+        return base
+    slot, value = INTENSITY_SLOTS[emotion]
+    if value not in FIELD_LEVELS[slot] or base.slot(slot) == value:
+        raise ValueError(f"strong {emotion} must change {slot} to another level, got {value!r}")
+    return base.replace(**{slot: value})
 
 
 PLAN_TABLE: dict[tuple[str, str], DeliveryPlan] = {key: expected_plan(*key) for key in SOURCE_KEYS}

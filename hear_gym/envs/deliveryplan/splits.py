@@ -10,6 +10,13 @@ Appendix C).
 
 The matrix crosses the six controls with the 24 held-out pairs of the key-disjoint test split
 and three seeds: 6 x 24 x 3 = 432 paired records.
+
+Training material. The splits partition *cases* by their original key, as the paper's do, so a
+training case can edit to a held-out key (calm/normal edits to calm/strong, a test key of the
+key-disjoint split). Every training material of a partition (demonstrations, GRPO rows, fitted
+controls, PPO episodes, probe audio) is therefore drawn from ``training_sides`` (the training
+cases' sides whose key is not held out) or ``training_pairs`` (the training cases both of whose
+sides are), never from the training split's ids alone.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from functools import cache
 import numpy as np
 
 from hear_gym.envs.deliveryplan.cases import DEFAULT_SEED, generate_cases
+from hear_gym.envs.deliveryplan.plan import SOURCE_KEYS
 
 PARTITIONS = ("public", "source_key_disjoint", "source_emotion_disjoint")
 SPLITS = ("train", "dev", "test")
@@ -76,6 +84,50 @@ def partition(name: str, seed: int = DEFAULT_SEED) -> dict[str, tuple[str, ...]]
             ),
         )
     raise ValueError(f"unknown partition {name!r}; partitions: {PARTITIONS}")
+
+
+def held_out_keys(name: str) -> frozenset[tuple[str, str]]:
+    """The source keys a partition keeps out of training: every key of a dev or test original
+    (for the emotion-disjoint partition, every key of a held-out emotion); none for ``public``,
+    whose splits share keys by design."""
+    if name == "public":
+        return frozenset()
+    if name == "source_key_disjoint":
+        return frozenset((*KEY_DISJOINT_DEV, *KEY_DISJOINT_TEST))
+    if name == "source_emotion_disjoint":
+        return frozenset(k for k in SOURCE_KEYS if k[0] in (*EMOTION_DISJOINT_DEV, *EMOTION_DISJOINT_TEST))
+    raise ValueError(f"unknown partition {name!r}; partitions: {PARTITIONS}")
+
+
+@cache
+def training_sides(name: str, seed: int = DEFAULT_SEED) -> tuple[tuple[str, int], ...]:
+    """(case id, side) of every side of a training case whose source key is not held out."""
+    cases = {c.case_id: c for c in generate_cases(seed)}
+    held = held_out_keys(name)
+    return tuple(
+        (case_id, side)
+        for case_id in partition(name, seed)["train"]
+        for side, view in enumerate((cases[case_id].original, cases[case_id].edited))
+        if view.source_key not in held
+    )
+
+
+@cache
+def training_pairs(name: str, seed: int = DEFAULT_SEED) -> tuple[str, ...]:
+    """Training cases both of whose sides are training sides: what pair-level training uses."""
+    sides = set(training_sides(name, seed))
+    return tuple(c for c in partition(name, seed)["train"] if (c, 0) in sides and (c, 1) in sides)
+
+
+def episode_ids(split: str, partition_name: str = "public", seed: int = DEFAULT_SEED) -> tuple[str, ...]:
+    """The cases an env plays for ``split``: ``split_ids``, except that a ``train`` split plays
+    only its ``training_pairs`` (an episode shows both sides, so a case whose edit is held out
+    is no training episode)."""
+    if "/" in split:
+        partition_name, _, split = split.partition("/")
+    if split == "train":
+        return training_pairs(partition_name, seed)
+    return split_ids(split, partition_name, seed)
 
 
 QUALIFIED_SPLITS = tuple(f"{p}/{s}" for p in PARTITIONS[1:] for s in SPLITS)

@@ -40,7 +40,7 @@ TOOLS = ToolSet(
             "Give the delivery plan for the case on show and the evidence it rests on.",
             _plan,
             (
-                ToolParam("evidence", str, "the cited cue ids, comma-separated (e.g. 'sou-1a2b3c')"),
+                ToolParam("evidence", str, "the cited cue ids, comma-separated (e.g. 'e417')"),
                 *(ToolParam(name, str, f"one of {', '.join(FIELD_LEVELS[name])}") for name in PLAN_FIELDS),
                 ToolParam("emphasis", str, "the emphasized word indices, comma-separated ('' for none)"),
             ),

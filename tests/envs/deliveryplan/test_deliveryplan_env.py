@@ -133,3 +133,20 @@ def test_typed_actions_pass_the_env_checker_and_replay_the_same():
         env.step(env.action_space.sample())
         env.step(env.action_space.sample())
         env.step(env.action_space.sample())
+
+
+def test_cue_ids_and_order_are_drawn_per_episode_from_the_seed():
+    env = gym.make(ENV_ID, actions="text", split="all")
+
+    def shown(seed):
+        obs, info = env.reset(seed=seed, options={"item_id": "vr-030"})
+        return obs["text"], info["cue_ids"], info["decisive_cue"]
+
+    assert shown(3) == shown(3)
+    texts = {shown(seed)[0] for seed in range(20)}
+    assert len(texts) == 20  # the same case, shown 20 ways
+    text, ids, decisive = shown(3)
+    edited, *_, info = env.step(OracleAgent().act(env.reset(seed=3, options={"item_id": "vr-030"})[0]))
+    assert info["decisive_cue"] != decisive and set(info["cue_ids"]) - {info["decisive_cue"]} == set(ids) - {
+        decisive
+    }

@@ -1,18 +1,30 @@
-"""Shortcut policies stay bounded (VoxReason §5.2, §6): what a planner can get without reading the
-source record, or without responding to the edit. Every control plays through the env with
-strict JSON replies (about 0.1 s per 100 cases)."""
+"""Shortcut policies stay near chance (VoxReason §5.2, §6), each bound checked to fail on a leaky
+construction: what a planner gets from the cue ids, from where and of which kind a record is,
+from editing without opening the evidence, and from the paper's controls. Every control plays
+through the env with strict JSON replies (about 0.1 s per 100 cases)."""
 
+import hashlib
+from collections import Counter
+from itertools import combinations
+
+import gymnasium as gym
+import numpy as np
 import pytest
 
+import hear_gym  # noqa: F401
+from agents.deliveryplan import baselines
 from agents.deliveryplan.play import mean_rows, play_control
-from hear_gym.envs.deliveryplan.actions import CATALOGUE
-from hear_gym.envs.deliveryplan.cases import generate_cases
-from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE
-from hear_gym.envs.deliveryplan.splits import split_ids
-from hear_gym.envs.deliveryplan.verifier import score_pair
+from hear_gym.envs.deliveryplan import case_tables, cases, splits
+from hear_gym.envs.deliveryplan.cases import RECORD_KINDS, SOURCE_KIND, cases_by_id, generate_cases
+from hear_gym.envs.deliveryplan.display import CUE_ID, Display
+from hear_gym.envs.deliveryplan.env import DeliveryPlanEnv
+from hear_gym.envs.deliveryplan.plan import LEVELS, DeliveryPlan, key_name
+from hear_gym.envs.deliveryplan.plan_table import BASE_PLANS
 
-ALL = split_ids("all")
+ENV_ID = "hear_gym/DeliveryPlan-v0"
+ALL = splits.split_ids("all")
 METRICS = (
+    "evidence_f1",
     "evidence_recall",
     "decisive_cue_recall",
     "gcite",
@@ -22,20 +34,198 @@ METRICS = (
     "counterfactual_consistency",
     "unexpected_change_rate",
 )
+ID_MARGIN = 0.05  # key accuracy of the id lookup over the prior
+CITE_MARGIN = 0.10  # F1 / decisive recall of a citation control over its chance value
+BLIND_MARGIN = 0.05  # the blind edit's consistency over prior-only's
 
 
 def _scores(control, split="all", partition="public", seed=0):
-    return mean_rows(play_control(control, split_ids(split, partition), partition, seed), METRICS)
+    return mean_rows(play_control(control, splits.split_ids(split, partition), partition, seed), METRICS)
 
 
+def _clear_caches():
+    for cached in (cases.generate_cases, cases.cases_by_id, case_tables.case_tables, baselines.fitted):
+        cached.cache_clear()
+    for cached in (splits.partition, splits.training_sides, splits.training_pairs):
+        cached.cache_clear()
+
+
+@pytest.fixture
+def leaky(monkeypatch):
+    """Patch a construction back in for one test; the caches built from it go with it."""
+    _clear_caches()
+    yield monkeypatch
+    monkeypatch.undo()
+    _clear_caches()
+
+
+# -- 1. cue ids --------------------------------------------------------------------------
+def _hashed_display(env) -> Display:
+    """The old construction: ids a hash of the case, the kind and the content, order fixed."""
+    case = env.case
+
+    def ids(view):
+        return {
+            r.kind: "e"
+            + str(int(hashlib.sha256(f"{case.case_id}|{r.as_dict()}".encode()).hexdigest(), 16) % 900 + 100)
+            for r in view.records
+        }
+
+    return Display(RECORD_KINDS, (ids(case.original), ids(case.edited)))
+
+
+def _id_lookup_accuracy(reference_seeds=(11, 12, 13), eval_seed=0) -> tuple[float, float]:
+    """An agent with the case tables and the construction code but no audio: it plays the env
+    under ``A`` (labels hidden) with seeds of its own, records which source key came with each
+    id it saw and where the source record was listed, and on the evaluation run names the key
+    those ids and that place came with most often. Returns its key accuracy and the prior's (the
+    commonest key)."""
+    env = gym.make(ENV_ID, access="T", actions="text", split="all").unwrapped
+
+    def shown(seed):
+        out = []
+        for index, case_id in enumerate(ALL):
+            env.reset(seed=seed if index == 0 else None, options={"item_id": case_id})
+            for side in (0, 1):
+                env.side = side
+                text = env.prompt(labels=False)
+                lines = text.splitlines()[2:]
+                place = next(i for i, line in enumerate(lines) if " source:" in line)
+                out.append((CUE_ID.findall(text), place, key_name(*env.view.source_key)))
+        return out
+
+    seen: dict = {}
+    for seed in reference_seeds:
+        for ids, place, key in shown(seed):
+            for feature in (*ids, ("place", place)):
+                seen.setdefault(feature, Counter())[key] += 1
+    evaluated = shown(eval_seed)
+    prior = Counter(key for _, _, key in evaluated).most_common(1)[0][0]
+    hits = 0
+    for ids, place, key in evaluated:
+        votes = sum((seen.get(f, Counter()) for f in (*ids, ("place", place))), Counter())
+        hits += (votes.most_common(1)[0][0] if votes else prior) == key
+    return hits / len(evaluated), float(np.mean([key == prior for _, _, key in evaluated]))
+
+
+def test_cue_ids_and_order_say_nothing_about_the_source_key():
+    accuracy, prior = _id_lookup_accuracy()
+    assert accuracy <= prior + ID_MARGIN, (accuracy, prior)
+
+
+def test_the_id_bound_fails_on_content_hashed_ids(leaky):
+    leaky.setattr(DeliveryPlanEnv, "_draw_display", _hashed_display)
+    accuracy, prior = _id_lookup_accuracy()
+    assert accuracy > prior + ID_MARGIN, (accuracy, prior)
+
+
+# -- 2. citations ------------------------------------------------------------------------
+def _chance_f1(n_cited: int, n_gold: int, n_records: int = len(RECORD_KINDS)) -> float:
+    """Mean evidence F1 of ``n_cited`` records drawn uniformly from ``n_records`` (0 when none)."""
+    gold = set(range(n_gold))
+    scores = []
+    for cited in combinations(range(n_records), n_cited):
+        hits = len(gold & set(cited))
+        scores.append(2 * hits / (n_cited + n_gold) if n_cited else 0.0)
+    return float(np.mean(scores))
+
+
+def _citation_scores(control):
+    """(mean F1, mean chance F1 of as many records, mean decisive recall) over both sides of
+    every case."""
+    rows = [r for seed in (0, 1, 2) for r in play_control(control, ALL, seed=seed)]
+    n_cited = {"cite_all": 4, "cite_none": 0}.get(control, 1)
+    gold = [len(v.gold_evidence) for c in generate_cases() for v in (c.original, c.edited)] * 3
+    chance = float(np.mean([_chance_f1(n_cited, g) for g in gold]))
+    return (
+        mean_rows(rows, ["evidence_f1"])["evidence_f1"],
+        chance,
+        mean_rows(rows, ["decisive_cue_recall"])["decisive_cue_recall"],
+    )
+
+
+RULE_CONTROLS = [
+    "cite_all",
+    "cite_none",
+    *(f"cite_position_{i}" for i in range(len(RECORD_KINDS))),
+    "cite_kind_role",
+    "cite_kind_scene",
+]
+# relevance follows the kind: the source record is always gold (the paper's edit changes it),
+# the utterance when the plan emphasises a word, the role and the scene never
+KIND_LEAKS = [f"cite_kind_{SOURCE_KIND}", "cite_kind_utterance"]
+
+
+@pytest.mark.parametrize("control", RULE_CONTROLS)
+def test_citing_by_rule_stays_near_chance(control):
+    f1, chance, decisive = _citation_scores(control)
+    assert f1 <= chance + CITE_MARGIN, (control, f1, chance)
+    if control.startswith("cite_position"):
+        assert decisive <= 1 / len(RECORD_KINDS) + CITE_MARGIN, (control, decisive)
+
+
+@pytest.mark.xfail(strict=True, reason="relevance follows the record kind (source always, utterance often)")
+@pytest.mark.parametrize("control", KIND_LEAKS)
+def test_citing_the_relevant_kinds_stays_near_chance(control):
+    f1, chance, _ = _citation_scores(control)
+    assert f1 <= chance + CITE_MARGIN, (control, f1, chance)
+
+
+def test_the_gold_set_varies_and_cite_all_is_not_perfect():
+    sizes = Counter(len(v.gold_evidence) for c in generate_cases() for v in (c.original, c.edited))
+    assert len(sizes) > 1 and max(sizes.values()) < 0.8 * sum(sizes.values()), sizes
+    assert _citation_scores("cite_all")[0] < 0.8
+
+
+def test_the_citation_bounds_fail_on_the_fixed_four_record_gold_set(leaky):
+    leaky.setattr(cases.CaseView, "gold_evidence", property(lambda self: frozenset(RECORD_KINDS)))
+    leaky.setattr(
+        DeliveryPlanEnv, "_draw_display", lambda env: Display(RECORD_KINDS, _hashed_display(env).ids)
+    )
+    assert _citation_scores("cite_all")[0] > 0.99  # an id collision of the hash aside
+    assert _citation_scores("cite_position_3")[2] == 1.0  # the source record, always listed last
+
+
+# -- 3. the blind edit -------------------------------------------------------------------
+def _old_plan_table():
+    """The first construction's table: strong raises energy, else pitch range, else rate."""
+
+    def strong(plan: DeliveryPlan) -> DeliveryPlan:
+        for slot in ("energy", "pitch_range", "rate"):
+            level = LEVELS.index(plan.slot(slot))
+            if level < 2:
+                return plan.replace(**{slot: LEVELS[level + 1]})
+        raise AssertionError(plan)
+
+    base = {
+        **BASE_PLANS,
+        "disgust": DeliveryPlan("low", "low", "mid", "mid", "high", "fall", "tense", frozenset({0})),
+        "surprised": DeliveryPlan("mid", "high", "high", "high", "mid", "rise", "modal", frozenset({0})),
+    }
+    return {k: base[k[0]] if k[1] == "normal" else strong(base[k[0]]) for k in cases.PLAN_TABLE}
+
+
+@pytest.mark.parametrize(
+    "split,partition",
+    [("all", "public"), ("test", "source_key_disjoint"), ("test", "source_emotion_disjoint")],
+)
+def test_a_blind_edit_gains_nothing_over_prior_only(split, partition):
+    blind = _scores("blind_edit", split, partition)["counterfactual_consistency"]
+    prior = _scores("prior_only", split, partition)["counterfactual_consistency"]
+    assert blind <= prior + BLIND_MARGIN, (blind, prior)
+
+
+def test_the_blind_edit_bound_fails_on_the_shared_intensity_slots(leaky):
+    leaky.setattr(cases, "PLAN_TABLE", _old_plan_table())
+    blind = _scores("blind_edit")["counterfactual_consistency"]
+    prior = _scores("prior_only")["counterfactual_consistency"]
+    assert blind > prior + BLIND_MARGIN, (blind, prior)
+
+
+# -- the paper's controls ----------------------------------------------------------------
 def test_text_only_misses_the_decisive_cue_and_every_required_change():
     s = _scores("text_only")
     assert s["decisive_cue_recall"] == 0.0  # it never sees the source record
-    assert s["evidence_recall"] == pytest.approx(0.75)  # 3 of the 4 gold records
-    # one plan for every key cannot be right on most of the 15 distinct key plans; with recall
-    # capped at 3/4 and plan-slot below 0.6, Gcite <= 0.75 * (4/7 * 6/7 + 3/7 * 0.6) < 0.6
-    assert s["plan_slot_accuracy"] < 0.6
-    assert s["gcite"] < 0.6
     assert s["required_change_accuracy"] == s["counterfactual_consistency"] == 0.0
 
 
@@ -49,17 +239,8 @@ def test_prior_only_never_makes_an_intensity_triggered_change(partition):
 def test_prior_only_plan_slot_is_high_on_held_out_keys_and_falls_on_held_out_emotions():
     keys = _scores("prior_only", "test", "source_key_disjoint")["plan_slot_accuracy_original"]
     emotions = _scores("prior_only", "test", "source_emotion_disjoint")["plan_slot_accuracy_original"]
-    # a held-out key's trained sibling differs in exactly one of eight slots: at most 7/8
-    assert 0.8 <= keys <= 7 / 8
-    # an emotion training never saw gets the global majority plan
-    assert emotions < 0.5 and emotions < keys - 0.3
-
-
-def test_no_constant_plan_is_counterfactually_consistent():
-    """Repeating any one plan (every catalogue plan) earns no required change on any case."""
-    for plan in {PLAN_TABLE[key] for _, key in CATALOGUE}:
-        for case in generate_cases():
-            assert score_pair(plan, plan, case.declared_delta)["counterfactual_consistency"] == 0.0
+    assert keys >= 0.8  # a held-out key's emotion was trained
+    assert emotions < 0.5 and emotions < keys - 0.3  # an emotion training never saw
 
 
 def test_references_satisfy_locality_and_echo_does_not():
@@ -71,9 +252,13 @@ def test_references_satisfy_locality_and_echo_does_not():
     assert echo["unexpected_change_rate"] == 0.0
 
 
-def test_shuffled_delta_depends_on_its_seed_and_falls_short_of_the_declared_delta():
+def test_a_shuffled_delta_is_near_chance_and_depends_on_its_seed():
+    """Another case's delta is right only when the two cases share a key pair: near the share of
+    the commonest pair, far from the declared delta's 1.0."""
     runs = [
-        _scores("shuffled_delta", "test", "source_key_disjoint", seed)["counterfactual_consistency"]
-        for seed in (0, 1, 2)
+        _scores("shuffled_delta", "all", "public", seed)["counterfactual_consistency"] for seed in (0, 1, 2)
     ]
-    assert max(runs) < 1.0 and len(set(runs)) > 1
+    pairs = Counter((c.original.source_key, c.edited.source_key) for c in generate_cases())
+    chance = sum((n / len(ALL)) ** 2 for n in pairs.values())
+    assert max(runs) <= chance + BLIND_MARGIN and len(set(runs)) > 1, (runs, chance)
+    assert all(cases_by_id()[c].declared_delta for c in ALL)
