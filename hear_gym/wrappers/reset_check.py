@@ -27,11 +27,14 @@ def check_seed(seed: Any) -> None:
 def check_reset_arguments(env: gym.Env, seed: Any, options: Any) -> None:
     """Raises (``ValueError``, ``KeyError`` or ``IndexError``, one line) for arguments ``env.reset``
     would refuse, changing nothing: the seed, then the options as the base env reads them (its
-    ``check_reset_options``)."""
+    ``check_reset_options(options)``, which every family's base env has; one without it has its
+    options checked by its own reset only)."""
     check_seed(seed)
     if options is not None and not isinstance(options, Mapping):
         raise ValueError(f"reset options must be a dict or None, got {type(options).__name__}")
-    env.unwrapped.check_reset_options(dict(options or {}))
+    check_options = getattr(env.unwrapped, "check_reset_options", None)
+    if check_options is not None:
+        check_options(dict(options or {}))
 
 
 class ResetArgumentCheck(gym.Wrapper):
