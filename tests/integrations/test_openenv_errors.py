@@ -114,6 +114,22 @@ def test_oversized_requests_get_413(http):
     assert http.post("/reset", json={"seed": 1}).status_code == 200  # and the server goes on
 
 
+def test_an_oversized_websocket_message_closes_that_session_only():
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    served = ServedEnv("hear_gym/Onset-v0", {"access": "T"})
+    with serving_in_thread(served) as url:
+        ws_url = url.replace("http://", "ws://") + "/ws"
+        with connect(ws_url, max_size=None) as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"seed": 1, "x": "a" * MAX_REQUEST_BYTES}}))
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=10)
+            assert closed.value.rcvd.code == 1009
+        with HearGymClient(url).sync() as client:  # the server goes on
+            assert client.reset(seed=1).observation is not None
+
+
 def test_a_lone_surrogate_is_a_malformed_reply_and_the_session_goes_on(http):
     with http.websocket_connect("/ws") as ws:
         ws.send_text(json.dumps({"type": "reset", "data": {"seed": 1}}))
