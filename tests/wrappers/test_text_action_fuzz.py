@@ -85,7 +85,7 @@ def tool_set_replies(env: gym.Env) -> list[str]:
     for tool in tool_set(env.spec.id).tools:
         arguments = {p.name: 1 if p.kind is int else "0" for p in tool.params}
         try:
-            written.append(tool.reply(env.unwrapped, **tool.with_defaults(arguments)))
+            written.append(tool.reply(env.unwrapped, **arguments))
         except ValueError:  # InvalidCall: arguments this episode's grammar cannot say
             continue
     return written
