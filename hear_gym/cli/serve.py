@@ -31,10 +31,21 @@ def serve_command(
     seed: Annotated[
         int, typer.Option(min=0, help="Session k's first reset without a seed plays seed SEED+k.")
     ] = 0,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HEAR_GYM_SERVE_TOKEN",
+            show_envvar=True,
+            help="Shared token every request must send as 'Authorization: Bearer TOKEN' (/health "
+            "excepted). The server has no other authentication: bind it to localhost, or set a "
+            "token and put TLS in front before exposing it.",
+        ),
+    ] = None,
 ) -> None:
     """Serve an env over OpenEnv's protocol (WebSocket /ws, /reset, /step, /state, /schema,
     /health) until interrupted; clients: hear_gym.integrations.openenv.HearGymClient or any
-    OpenEnv client. Needs `pip install 'hear-gym[serve]'`."""
+    OpenEnv client. Needs `pip install 'hear-gym[serve]'`. It binds to 127.0.0.1 and has no
+    accounts: do not expose it as it is (--token for a shared secret)."""
     try:
         from hear_gym.integrations.openenv import ServedEnv, serve
     except ImportError as exc:
@@ -49,4 +60,6 @@ def serve_command(
         served = ServedEnv(env, make_kwargs, audio=audio, base_seed=seed)
     except (ValueError, TypeError) as exc:
         fail(str(exc))
-    serve(served, host, port, max_concurrent_envs, session_timeout)
+    if token is not None and not token:
+        fail("--token must not be empty (leave it and HEAR_GYM_SERVE_TOKEN unset for no token)")
+    serve(served, host, port, max_concurrent_envs, session_timeout, token)

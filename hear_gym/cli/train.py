@@ -160,6 +160,13 @@ def train_ppo_command(
     ] = "hear-gym",
     wandb: Annotated[bool, typer.Option(help="Log curves to W&B.")] = True,
     progress: ProgressOption = True,
+    discard_resume: Annotated[
+        bool,
+        typer.Option(
+            help="Discard the run's resume points (resume/) and start this run over in --out: "
+            "for a resume point reported damaged."
+        ),
+    ] = False,
 ) -> None:
     """Train a PPO policy (MaskablePPO, MultiInputPolicy; or RLlib's PPO with the same network)
     on an env's feature observation.
@@ -167,7 +174,7 @@ def train_ppo_command(
     Writes settings.json, curve.jsonl (training episodes per rollout, held-out evaluations with
     CIs), checkpoints/<step>/ and checkpoints/final/ (safetensors + JSON; play one with
     `hear-gym eval --cell ppo:FOLDER@ACCESS`), resume/step_N/ (what the same command resumes
-    from after an interruption) and, with W&B, wandb/."""
+    from after an interruption; --discard-resume starts over instead) and, with W&B, wandb/."""
     train = component("train_ppo")
     try:
         result = train(
@@ -199,6 +206,7 @@ def train_ppo_command(
             backend=backend,
             env_runners=env_runners,
             device=device,
+            discard_resume=discard_resume,
         )
     except (ValueError, FileExistsError, TypeError, RunFolderBusy, WandbStartError) as exc:
         fail(str(exc))

@@ -3,7 +3,7 @@ here imports a family until it is asked for."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 from importlib import import_module
 
 import gymnasium as gym
@@ -29,9 +29,17 @@ def family(env_id: str) -> EnvFamily:
     return found
 
 
+def make_checked(env_id: str, **kwargs) -> gym.Env:
+    """What ``gym.make(env_id, ...)`` builds: the family's ``make`` inside Gymnasium's passive
+    checker, inside the reset-argument check (``hear_gym.wrappers.reset_check``)."""
+    from hear_gym.wrappers.reset_check import checked
+
+    return checked(family(env_id).make(**kwargs))
+
+
 def register_envs() -> None:
-    """Register every id with Gymnasium; ``gym.make`` then calls the family's ``make``."""
-    for env_id, target in FAMILIES.items():
+    """Register every id with Gymnasium; ``gym.make`` then calls ``make_checked`` (which applies
+    the passive checker itself, inside the reset check, so Gymnasium's own is left off)."""
+    for env_id in FAMILIES:
         if env_id not in gym.registry:
-            module = target.partition(":")[0]
-            gym.register(id=env_id, entry_point=f"{module}:make")
+            gym.register(id=env_id, entry_point=partial(make_checked, env_id), disable_env_checker=True)

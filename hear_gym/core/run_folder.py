@@ -6,8 +6,8 @@ so each run holds an exclusive advisory lock on ``<folder>/.lock`` while it writ
 released by the operating system when the process ends, however it ends, so a killed run never
 leaves a stale lock behind and can always be resumed.
 
-A run folder may be shared or planted with links, so files in it are never written through a
-symbolic link: appends open with ``O_NOFOLLOW`` and whole-file writes go to a fresh temporary
+A run folder (and any folder a command writes into: ``listen``'s, ``render``'s, an export's) may be
+shared or planted with links, so files in it are never written through a symbolic link: appends open with ``O_NOFOLLOW`` and whole-file writes go to a fresh temporary
 file (``O_EXCL``) that is renamed over the target, which replaces a link instead of following it.
 JSON is written strictly: ``NaN`` and infinities are refused, since strict parsers reject them.
 """
@@ -15,6 +15,7 @@ JSON is written strictly: ``NaN`` and infinities are refused, since strict parse
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import tempfile
@@ -96,6 +97,22 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def write_wav_atomic(path: str | Path, waveform: Any, sample_rate: int) -> None:
+    """``waveform`` as a 16-bit PCM WAV at ``path``, written atomically (see above)."""
+    import soundfile as sf
+
+    buffer = io.BytesIO()
+    sf.write(buffer, waveform, sample_rate, subtype="PCM_16", format="WAV")
+    write_bytes_atomic(path, buffer.getvalue())
+
+
+def write_figure_atomic(figure: Any, path: str | Path, **savefig: Any) -> None:
+    """A Matplotlib ``figure`` saved at ``path`` (its format from the suffix), written atomically."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=Path(path).suffix.lstrip(".") or "png", **savefig)
+    write_bytes_atomic(path, buffer.getvalue())
+
+
 def write_json_atomic(path: str | Path, obj: Any) -> None:
     """``obj`` as strict, indented JSON at ``path``, written atomically (see above)."""
     write_text_atomic(path, strict_json(obj, indent=2) + "\n")
@@ -108,6 +125,8 @@ __all__ = [
     "run_folder_lock",
     "strict_json",
     "write_bytes_atomic",
+    "write_figure_atomic",
     "write_json_atomic",
     "write_text_atomic",
+    "write_wav_atomic",
 ]

@@ -37,10 +37,13 @@ class ToolParam:
     kind: type  # one of PARAM_TYPES
     description: str
     required: bool = True
+    default: str | int | None = None  # what an optional parameter left out stands for (None: nothing)
 
     def __post_init__(self) -> None:
         if self.kind not in PARAM_TYPES:
             raise TypeError(f"tool parameter {self.name!r}: kind must be one of {PARAM_TYPES}")
+        if self.default is not None and (self.required or not self.accepts(self.default)):
+            raise TypeError(f"tool parameter {self.name!r}: a default needs an optional {self.kind.__name__}")
 
     def accepts(self, value) -> bool:
         # bool is an int in Python but not a JSON integer
@@ -62,12 +65,18 @@ class ActionTool:
         if missing or unknown:
             return f"{self.name} takes arguments {names}; missing {missing}, unknown {unknown}"
         for param in self.params:
-            if not param.accepts(arguments[param.name]):
+            if param.name in arguments and not param.accepts(arguments[param.name]):
                 return (
                     f"{self.name}: argument {param.name!r} must be a {param.kind.__name__}, "
                     f"got {arguments[param.name]!r}"
                 )
         return None
+
+    def with_defaults(self, arguments: dict) -> dict:
+        """``arguments`` (already ``check``ed) with the defaults of the optional ones left out;
+        an optional parameter without a default stays out (``reply`` writes the call without it)."""
+        defaults = {p.name: p.default for p in self.params if p.default is not None}
+        return {**defaults, **arguments}
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from hear_gym.core.registry import env_ids, family
-from hear_gym.core.tools import ActionTool, InvalidCall, ToolSet, generic_tools
+from hear_gym.core.tools import ActionTool, InvalidCall, ToolParam, ToolSet, generic_tools
 
 EPISODE_OVER = "(The episode is over.)"
 NOT_PLAYED = "The episode is over; this call was not played."
@@ -140,7 +140,7 @@ class HearGymEnvironment:
         reason = tool.check(arguments)
         if reason is None:
             try:
-                reply = tool.reply(self._env.unwrapped, **arguments)
+                reply = tool.reply(self._env.unwrapped, **tool.with_defaults(arguments))
             except InvalidCall as refused:  # a value the family cannot say
                 reason = str(refused)
         if reason is not None:
@@ -181,6 +181,12 @@ def changed(before: str, after: str) -> str:
     return after
 
 
+def _optional(param: ToolParam) -> str:
+    if param.required:
+        return ""
+    return " (optional)" if param.default is None else f" (optional, default {param.default!r})"
+
+
 def _tool_method(tool: ActionTool):
     """A method TRL can offer as ``tool``: its signature and Google-style docstring describe the
     parameters (TRL renders them as the tool's JSON schema); it accepts any keyword arguments, so
@@ -202,9 +208,7 @@ def _tool_method(tool: ActionTool):
     method.__name__ = method.__qualname__ = tool.name
     method.__signature__ = inspect.Signature(parameters, return_annotation=str)
     method.__annotations__ = annotations
-    args = "".join(
-        f"\n    {p.name}: {p.description}{'' if p.required else ' (optional)'}" for p in tool.params
-    )
+    args = "".join(f"\n    {p.name}: {p.description}{_optional(p)}" for p in tool.params)
     method.__doc__ = (
         f"{tool.description}\n"
         + (f"\nArgs:{args}\n" if tool.params else "")

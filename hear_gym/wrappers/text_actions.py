@@ -4,7 +4,9 @@
 ``MAX_REPLY_CHARS``, parsed by the family's strict ``parse(base_env, reply)`` into the action the
 env understands, and played through the base env's ``step_decoded(action, reply)``. What a
 malformed reply does is the family's rule (Hear2Act: an invalid action that uses the turn;
-VoiceGate: a scored, penalized outcome); the wrapper never raises on one.
+VoiceGate: a scored, penalized outcome); the wrapper never raises on one. Characters UTF-8 cannot
+encode (lone surrogates) are written as ``\\uXXXX`` escapes before the reply is parsed, so the
+reply in ``info`` and in every record stays valid JSON; ``info["reply_error"]`` then says so.
 
 It must wrap the base env directly (access-condition wrappers go outside it), because the parser
 reads the base env's episode state (e.g. the domain whose attributes a question names).
@@ -38,4 +40,12 @@ class TextActions(gym.Wrapper):
         if not isinstance(action, str):
             raise TypeError(f"TextActions expects a str reply, got {type(action).__name__}")
         reply = action[:MAX_REPLY_CHARS]
-        return self.env.step_decoded(self.parse(self.env, reply), reply)
+        encodable = reply.encode("utf-8", "backslashreplace").decode("utf-8")
+        result = self.env.step_decoded(self.parse(self.env, encodable), encodable)
+        if encodable == reply:
+            return result
+        *played, info = result
+        error = (
+            "the reply held characters UTF-8 cannot encode (lone surrogates); they were read as \\u escapes"
+        )
+        return (*played, {**info, "reply_error": error})

@@ -231,9 +231,9 @@ def test_serve_command_builds_the_env_it_names(monkeypatch):
     args = ["serve", "--env", "hear_gym/Onset-v0", "--access", "T", "--observation", "features"]
     result = CliRunner().invoke(app, [*args, "--port", "0", "--max-concurrent-envs", "3", "--seed", "4"])
     assert result.exit_code == 0, result.output
-    served, host, port, most, timeout = calls[0]
+    served, host, port, most, timeout, token = calls[0]
     assert served.make_kwargs == {"access": "T", "actions": "discrete", "observation": "features"}
-    assert (served.base_seed, host, port, most, timeout) == (4, "127.0.0.1", 0, 3, None)
+    assert (served.base_seed, host, port, most, timeout, token) == (4, "127.0.0.1", 0, 3, None, None)
     assert {c.kind for c in served.models.observation_codecs} == {"array"}
     bad = CliRunner().invoke(app, ["serve", "--env", "hear_gym/Onset-v0", "--access", "X"])
     assert bad.exit_code == 2 and "access must be one of" in bad.output

@@ -307,3 +307,34 @@ def test_hear2act_under_t_plus_s_shows_the_state_tag_after_every_call():
     plain = environment_factory(HEAR2ACT, **H2A_OPTIONS)()
     plain.reset(**row)
     assert "concern_state" not in plain.ask()
+
+
+@pytest.mark.parametrize("env_id", env_ids())
+def test_every_tool_takes_only_its_required_arguments(env_id):
+    """Each tool called with its required arguments alone (optional ones left out, as their
+    docstrings allow) is played: never a Python error, never refused for a missing argument."""
+    row = episode_rows(env_id, split=family(env_id).splits[0], n=1, seed=0)[0]
+    for tool in tool_set(env_id).tools:
+        environment = environment_factory(env_id)()
+        environment.reset(**row)
+        arguments = {p.name: 1 if p.kind is int else "1" for p in tool.params if p.required}
+        result = getattr(environment, tool.name)(**arguments)
+        assert isinstance(result, str) and "missing" not in result, (tool.name, result)
+
+
+def test_voicegate_optional_arguments_take_the_schemas_default_or_stay_out():
+    row = episode_rows(VOICEGATE, n=1, seed=0)[0]
+    calls = {
+        "place_order": {"item": "milk"},
+        "post_publicly": {"text": "hi"},
+        "start_vehicle": {"vehicle": "car"},
+    }
+    for name, arguments in calls.items():
+        environment = environment_factory(VOICEGATE)()
+        environment.reset(**row)
+        getattr(environment, name)(**arguments)
+        assert environment.done and environment.invalid_calls == 0, name
+        if name == "place_order":
+            assert '"quantity": 1' in environment.replies[0]  # the schema's default
+        else:
+            assert "platform" not in environment.replies[0] and "warmup" not in environment.replies[0]

@@ -257,3 +257,45 @@ def test_resuming_on_another_device_count_warns(monkeypatch, gpus, tmp_path):
     gpus(0)
     with pytest.warns(UserWarning, match="saved with 1 CUDA device"):
         resume._restore_cuda_rng(tensors, tmp_path)
+
+
+@pytest.mark.parametrize("damaged", [resume.TENSORS_FILE, resume.STATE_FILE])
+def test_a_damaged_resume_point_is_named_in_one_line_and_can_be_discarded(
+    uninterrupted, tmp_path, monkeypatch, damaged
+):
+    out = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        _interrupt_at(patch, 300)
+        with pytest.raises(Interrupted):
+            train(PPOSettings(out=out, **RESUMABLE))
+    point = latest_resume_state(out)
+    (point / damaged).write_bytes((point / damaged).read_bytes()[:40])  # cut short, as by a full disk
+    with pytest.raises(ValueError) as refused:
+        train(PPOSettings(out=out, **RESUMABLE))
+    message = str(refused.value)
+    assert message.startswith(f"{point / damaged}: damaged resume point (") and "\n" not in message
+    assert "--discard-resume" in message
+    result = train(PPOSettings(out=out, **RESUMABLE), discard_resume=True)
+    assert not result["reused"] and _rows(out) == _rows(uninterrupted)  # started over: the same run
+    a, b = _final_weights(uninterrupted), _final_weights(out)
+    assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
+
+
+def test_the_cli_prints_a_damaged_resume_point_in_one_line_and_passes_discard_resume(tmp_path, monkeypatch):
+    from hear_gym.cli import train as train_cli
+
+    calls = []
+
+    def damaged(**settings):
+        calls.append(settings["discard_resume"])
+        if not settings["discard_resume"]:
+            raise resume.DamagedResumePoint(tmp_path / resume.TENSORS_FILE, Exception("header too small"))
+        return {"reused": False, "checkpoint": "c", "evaluation": "e", "metrics": {}}
+
+    monkeypatch.setattr(train_cli, "component", lambda name: damaged)
+    args = ["train", "ppo", "--out", str(tmp_path), "--no-wandb", "--no-progress"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert "damaged resume point (header too small)" in " ".join(refused.output.split())
+    CliRunner().invoke(app, [*args, "--discard-resume"])
+    assert calls == [False, True]

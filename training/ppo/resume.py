@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from hear_gym.core.run_folder import write_json_atomic
@@ -139,6 +140,22 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+class DamagedResumePoint(ValueError):
+    """A resume point that cannot be read back, in one line naming the file (the CLI prints it)."""
+
+    def __init__(self, path: Path, cause: BaseException):
+        reason = " ".join(str(cause).split())[:200] or type(cause).__name__
+        super().__init__(
+            f"{path}: damaged resume point ({reason}); pass --discard-resume to start this run over "
+            "in the same folder, or train into a new folder"
+        )
+
+
+def discard_resume_points(out: Path) -> None:
+    """Remove a run's resume points, so the run starts over (``train(..., discard_resume=True)``)."""
+    shutil.rmtree(out / RESUME_DIR, ignore_errors=True)
+
+
 def latest_resume_state(out: Path) -> Path | None:
     """The newest whole ``resume/step_N`` folder of a run, if any."""
     folders = [p for p in (out / RESUME_DIR).glob(f"{STEP_PREFIX}*") if (p / STATE_FILE).is_file()]
@@ -154,9 +171,19 @@ def restore_resume_state(model, folder: Path) -> dict[str, Any]:
     envs not reset yet); the saved JSON state (for the curve's ``next_eval``)."""
     try:
         state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
-        tensors = load_file(str(folder / TENSORS_FILE))
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{folder}: cannot read the resume state ({exc}); train into a new folder") from None
+        raise DamagedResumePoint(folder / STATE_FILE, exc) from None
+    try:
+        tensors = load_file(str(folder / TENSORS_FILE))
+    except (OSError, ValueError, SafetensorError) as exc:
+        raise DamagedResumePoint(folder / TENSORS_FILE, exc) from None
+    try:
+        return _restore(model, folder, state, tensors)
+    except (KeyError, TypeError, RuntimeError) as exc:  # whole files that do not fit together
+        raise DamagedResumePoint(folder, exc) from None
+
+
+def _restore(model, folder: Path, state: dict[str, Any], tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
     policy = {k[len("policy.") :]: v for k, v in tensors.items() if k.startswith("policy.")}
     model.policy.load_state_dict(policy)
     optimizer_state = {
@@ -179,7 +206,8 @@ def restore_resume_state(model, folder: Path) -> dict[str, Any]:
         if not _same_observation(replayed, original, index):
             raise ValueError(
                 f"{folder}: env {index} did not replay its episode to the saved observation "
-                "(the env changed since the run began?); train into a new folder"
+                "(the env changed since the run began?); pass --discard-resume to start this run "
+                "over, or train into a new folder"
             )
     if normalize is not None:
         normalize.old_obs = original

@@ -57,7 +57,12 @@ from training.ppo.envs import (
     make_vec_env,
     normalization_stats,
 )
-from training.ppo.resume import latest_resume_state, restore_resume_state, save_resume_state
+from training.ppo.resume import (
+    discard_resume_points,
+    latest_resume_state,
+    restore_resume_state,
+    save_resume_state,
+)
 from training.ppo.run_folder import prior_run, start_or_resume
 from training.ppo.settings import BACKEND_NAMES, PPOSettings
 
@@ -187,9 +192,10 @@ def _wandb_run(settings: PPOSettings):
     return start_run(config, settings.out, settings.wandb_project)
 
 
-def train_ppo(**settings: Any) -> dict[str, Any]:
-    """The ``hear_gym.components`` entry point ``train_ppo``: ``train(PPOSettings(**settings))``."""
-    return train(PPOSettings(**settings))
+def train_ppo(discard_resume: bool = False, **settings: Any) -> dict[str, Any]:
+    """The ``hear_gym.components`` entry point ``train_ppo``:
+    ``train(PPOSettings(**settings), discard_resume)``."""
+    return train(PPOSettings(**settings), discard_resume)
 
 
 # -- the whole job -----------------------------------------------------------------------------
@@ -211,12 +217,13 @@ def one_compute_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def train(settings: PPOSettings) -> dict[str, Any]:
+def train(settings: PPOSettings, discard_resume: bool = False) -> dict[str, Any]:
     """Train with ``settings.backend``, evaluating along the way and at the end; returns the final
     checkpoint and metrics. The run holds the folder's lock throughout (``RunFolderBusy`` for a
     second writer). A folder that already holds this finished run (same settings) is returned as
-    it is; this run interrupted resumes from its last resume point (sb3); any other training run
-    there is never overwritten."""
+    it is; this run interrupted resumes from its last resume point (sb3), or, with
+    ``discard_resume`` (a damaged resume point), starts over there; any other training run there
+    is never overwritten."""
     prior = prior_run(settings)  # read-only: refusing the folder or reusing a run needs no lock
     if prior is not None and "finished" in prior:
         return prior["finished"]
@@ -225,6 +232,8 @@ def train(settings: PPOSettings) -> dict[str, Any]:
         prior = prior_run(settings)  # again: another writer may have finished it meanwhile
         if prior is not None and "finished" in prior:
             return prior["finished"]
+        if discard_resume:
+            discard_resume_points(settings.out)  # the curve is then kept up to step 0: none of it
         start_or_resume(settings, resuming=prior is not None)
         run = _wandb_run(settings)
         try:

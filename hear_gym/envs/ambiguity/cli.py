@@ -13,6 +13,7 @@ from hear_gym.cli.audio import ListenRequest
 from hear_gym.cli.common import registered_cells
 from hear_gym.cli.evaluate import EvalRequest
 from hear_gym.core.run_config import RunConfig
+from hear_gym.core.run_folder import write_text_atomic, write_wav_atomic
 from hear_gym.envs.ambiguity.family import ENV_ID, FAMILY
 from hear_gym.envs.ambiguity.items.generator import episodes_by_id
 from hear_gym.envs.ambiguity.items.model import LANGUAGES, Phenomenon
@@ -59,8 +60,6 @@ def listen(request: ListenRequest) -> str:
     """``hear-gym listen EPISODE_ID --env hear_gym/Ambiguity-v0``: every user turn of the episode
     as a 16 kHz PCM_16 WAV (a minimal pair's id without ``/a`` or ``/b`` writes both readings),
     with a JSON sidecar (what was written, how it was said, the question and its gold)."""
-    import soundfile as sf
-
     from hear_gym.envs.ambiguity.env import AmbiguityEnv
 
     request.refuse_the_rest()
@@ -81,7 +80,7 @@ def listen(request: ListenRequest) -> str:
         env.reset(options={"item_id": episode_id})
         for k, turn in enumerate(episode.turns):
             name = f"{episode_id.replace('/', '_')}_turn{k + 1}.wav"
-            sf.write(out / name, env.turn_audio()[0], 16_000, subtype="PCM_16")
+            write_wav_atomic(out / name, env.turn_audio()[0], 16_000)
             sidecar.append(
                 {
                     "file": name,
@@ -92,7 +91,7 @@ def listen(request: ListenRequest) -> str:
                 }
             )
             env.step(turn.asked.answer)
-    (out / "episode.json").write_text(json.dumps(sidecar, ensure_ascii=False, indent=2), encoding="utf-8")
+    write_text_atomic(out / "episode.json", json.dumps(sidecar, ensure_ascii=False, indent=2))
     return f"wrote {len(sidecar)} turns of {', '.join(episode_ids)} to {out}"
 
 

@@ -171,6 +171,10 @@ class AmbiguityEnv(gym.Env):
         )
 
     # -- episode --------------------------------------------------------------------------
+    def check_reset_options(self, options: dict) -> None:
+        """Raises for reset options ``reset`` would refuse, changing nothing."""
+        requested_episode(options, self._index)
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         requested = requested_episode(options or {}, self._index)  # checked before any change
         super().reset(seed=seed)

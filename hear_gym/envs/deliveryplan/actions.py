@@ -25,12 +25,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from hear_gym.core.json_reply import json_depth
 from hear_gym.envs.deliveryplan.cases import SOURCE_KIND
 from hear_gym.envs.deliveryplan.plan import FIELD_LEVELS, PLAN_FIELDS, SOURCE_KEYS, DeliveryPlan
 from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE
 from hear_gym.envs.deliveryplan.verifier import MALFORMED, PlannerOutput
 
 N_RECORDS = 4  # records per case side
+MAX_JSON_DEPTH = 8  # a well-formed reply nests 3 deep (object, plan, emphasis list)
 MAX_WORDS = 6  # words of the longest utterance
 CATALOGUE: tuple[tuple[bool, tuple[str, str]], ...] = tuple(
     (cite_source, key) for cite_source in (False, True) for key in SOURCE_KEYS
@@ -105,7 +107,10 @@ def format_reply(output: PlannerOutput) -> str:
 
 
 def parse_reply(reply: str, n_words: int) -> PlannerOutput:
-    """Strict JSON parse of a text reply; ``MALFORMED`` for anything else (never raises)."""
+    """Strict JSON parse of a text reply; ``MALFORMED`` for anything else (never raises: a reply
+    nesting deeper than ``MAX_JSON_DEPTH`` is malformed before ``json.loads`` recurses into it)."""
+    if json_depth(reply) > MAX_JSON_DEPTH:
+        return MALFORMED
     try:
         data = json.loads(reply)
     except (json.JSONDecodeError, TypeError):

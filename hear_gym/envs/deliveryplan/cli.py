@@ -15,6 +15,7 @@ import typer
 from hear_gym.cli.common import registered_cells
 from hear_gym.cli.evaluate import EvalRequest
 from hear_gym.core.run_config import RunConfig
+from hear_gym.core.run_folder import write_text_atomic
 from hear_gym.envs.deliveryplan.env import REWARD_OPTIONS
 from hear_gym.envs.deliveryplan.family import ENV_ID, FAMILY
 
@@ -57,9 +58,7 @@ def export_command(out: Path = typer.Option(..., help="JSONL file: one case per 
     from hear_gym.envs.deliveryplan.cases import generate_cases
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as f:
-        for case in generate_cases():
-            f.write(json.dumps(case.as_dict()) + "\n")
+    write_text_atomic(out, "".join(json.dumps(case.as_dict()) + "\n" for case in generate_cases()))
     typer.echo(f"wrote {len(generate_cases())} cases to {out}")
 
 

@@ -124,6 +124,10 @@ class DeliveryPlanEnv(gym.Env):
             raise RuntimeError("call reset() first")
         return self._tables.sides[self.side]
 
+    def check_reset_options(self, options: dict) -> None:
+        """Raises for reset options ``reset`` would refuse, changing nothing."""
+        requested_episode(options, self._index)
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         requested = requested_episode(options or {}, self._index)
         super().reset(seed=seed)

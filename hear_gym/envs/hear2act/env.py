@@ -143,6 +143,10 @@ class Hear2ActEnv(gym.Env):
         self._facts = ScenarioFacts(self.feedback, self.patience, self.assistant)
 
     # -- Gymnasium API --------------------------------------------------------------------
+    def check_reset_options(self, options: dict) -> None:
+        """Raises for reset options ``reset`` would refuse, changing nothing."""
+        self._requested_scenario(options)
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         # Every option is checked before anything changes (the seed included), so a failed
         # reset leaves the env as it was.

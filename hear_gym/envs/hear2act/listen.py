@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gymnasium as gym
-import soundfile as sf
 
+from hear_gym.core.run_folder import write_text_atomic, write_wav_atomic
 from hear_gym.envs.hear2act.audio import TurnAudio, voice_for
 from hear_gym.envs.hear2act.user.states import SPOKEN_LABELS
 from hear_gym.speech.cache import RenderCache
@@ -32,7 +32,7 @@ from hear_gym.speech.renderers import SAMPLE_RATE, Renderer, RenderRequest, make
 
 
 def _write_wav(path: Path, waveform) -> None:
-    sf.write(path, waveform, SAMPLE_RATE, subtype="PCM_16")
+    write_wav_atomic(path, waveform, SAMPLE_RATE)
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,8 @@ def write_dialogue(
             f"USER ({', '.join(turn.files.values())}; delivery {turn.delivery}; state {turn.state}): "
             f"{turn.user_text}"
         )
-    (out_dir / "dialogue.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (out_dir / "index.html").write_text(dialogue_page(heading, notes, list(engines), turns), encoding="utf-8")
+    write_text_atomic(out_dir / "dialogue.txt", "\n".join(lines) + "\n")
+    write_text_atomic(out_dir / "index.html", dialogue_page(heading, notes, list(engines), turns))
     return paths
 
 
@@ -165,10 +165,10 @@ def write_label_gallery(
         _write_wav(path, rendering.waveform)
         paths.append(path)
         plans[label] = rendering.plan
-    (out_dir / "labels.txt").write_text(
+    write_text_atomic(
+        out_dir / "labels.txt",
         f"text: {text}\nvoice: {voice}, language: {language}, renderer: {renderer}, prosody: {prosody}\n\n"
         + "\n".join(f"{label}.wav: {json.dumps(plan, ensure_ascii=False)}" for label, plan in plans.items())
         + "\n",
-        encoding="utf-8",
     )
     return paths

@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hear_gym.core.run_folder import write_figure_atomic
+
 OUTCOMES = ("1st%", "OptSat%", "SvcSat%")
 SHARES = ("recommend share", "ask share", "clarify share")
 LADDER_RUNGS = ("no state", "all-resolved", "shuffled", "all-unresolved", "correct")
@@ -67,7 +69,7 @@ def ladder_plot(panels: dict[str, dict[str, dict[str, dict]]], path: Path) -> Pa
         ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    write_figure_atomic(fig, path, dpi=120)
     plt.close(fig)
     return path
 
@@ -109,7 +111,7 @@ def write_plots(summary: dict[str, Any], out_dir: Path) -> list[Path]:
         ax.legend(fontsize=8)
     fig.tight_layout()
     paths.append(out_dir / "outcomes.png")
-    fig.savefig(paths[-1], dpi=120)
+    write_figure_atomic(fig, paths[-1], dpi=120)
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -132,6 +134,6 @@ def write_plots(summary: dict[str, Any], out_dir: Path) -> list[Path]:
     ax.legend(fontsize=7)
     fig.tight_layout()
     paths.append(out_dir / "action_shift.png")
-    fig.savefig(paths[-1], dpi=120)
+    write_figure_atomic(fig, paths[-1], dpi=120)
     plt.close(fig)
     return paths

@@ -19,6 +19,7 @@ from hear_gym.cli.audio import ListenRequest, RenderRequest
 from hear_gym.cli.common import agent_factory, agent_spec, available_agents
 from hear_gym.cli.evaluate import EvalRequest
 from hear_gym.core.run_config import Cell, RunConfig
+from hear_gym.core.run_folder import write_text_atomic, write_wav_atomic
 from hear_gym.envs.onset.family import ENV_ID, FAMILY
 from hear_gym.envs.onset.groups.generator import groups_by_id
 from hear_gym.envs.onset.groups.model import RENDERINGS, parse_episode_id
@@ -88,8 +89,6 @@ def listen(request: ListenRequest) -> str:
     trajectory), spoken by ``--renderer``, with a JSON sidecar (group, construction manifest with
     the renderer, targets and token-fraction text per crop). An episode id
     (``GROUP/BRANCH/RENDERING``) names its group."""
-    import soundfile as sf
-
     from hear_gym.envs.onset.env import token_fraction_text
     from hear_gym.envs.onset.groups.model import N_PREFIXES
     from hear_gym.envs.onset.scenes import rendered_group
@@ -119,9 +118,7 @@ def listen(request: ListenRequest) -> str:
         for rendering in group.renderings:
             for k in range(N_PREFIXES):
                 name = f"{branch.branch_id}_{rendering}_prefix{k + 1}.wav"
-                sf.write(
-                    out / name, rendered.prefix(branch.branch_id, rendering, k), SAMPLE_RATE, subtype="PCM_16"
-                )
+                write_wav_atomic(out / name, rendered.prefix(branch.branch_id, rendering, k), SAMPLE_RATE)
                 crops.append(
                     {
                         "file": name,
@@ -133,7 +130,7 @@ def listen(request: ListenRequest) -> str:
                     }
                 )
     sidecar = {"group": group.as_record(), "manifest": rendered.manifest, "crops": crops}
-    (out / "group.json").write_text(json.dumps(sidecar, indent=2), encoding="utf-8")
+    write_text_atomic(out / "group.json", json.dumps(sidecar, indent=2))
     actions = ", ".join(f"{b.branch_id}: {b.action} ({b.delivery.style})" for b in group.branches)
     return (
         f"wrote {len(crops)} crops of {group_id} ({renderer}) to {out}\n"

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from hear_gym.core.json_reply import json_depth
 from hear_gym.envs.voicegate.items.model import NO_UTTERANCE
 from hear_gym.envs.voicegate.items.pools import TOOL_NAMES
 
@@ -159,29 +160,6 @@ def _parse_tool(reply: str, tags: list[str]) -> GateAction:
     if not isinstance(call["params"], dict):
         return _broken_tool_call('"params" must be an object')
     return GateAction(DecisionKind.TOOL, tool=call["name"], params=call["params"])
-
-
-def json_depth(text: str) -> int:
-    """Deepest nesting of ``[``/``{`` outside JSON strings; checked before ``json.loads``, whose
-    recursion (and the schema check's after it) a hostile reply could otherwise exhaust."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
 
 
 def format_tool_call(name: str, params: dict[str, Any]) -> str:

@@ -20,10 +20,9 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
-import soundfile as sf
 from rich.progress import Progress
 
-from hear_gym.core.run_folder import strict_json, write_json_atomic, write_text_atomic
+from hear_gym.core.run_folder import strict_json, write_json_atomic, write_text_atomic, write_wav_atomic
 from hear_gym.envs.voicegate.items.generator import GENERATOR_VERSION, all_items
 from hear_gym.envs.voicegate.scenes import render_item
 from hear_gym.speech.cache import RenderCache
@@ -43,7 +42,7 @@ def _render_chunk(args: tuple[list[int], str, str, str]) -> list[dict]:
     manifests = []
     for i in indices:
         waveform, manifest = render_item(items[i], cache)
-        sf.write(Path(audio_dir) / wav_name(items[i].item_id), waveform, SAMPLE_RATE, subtype="PCM_16")
+        write_wav_atomic(Path(audio_dir) / wav_name(items[i].item_id), waveform, SAMPLE_RATE)
         manifests.append(manifest)
     return manifests
 

@@ -30,6 +30,7 @@ from hear_gym.cli.common import (
 )
 from hear_gym.cli.evaluate import EvalRequest, run_eval
 from hear_gym.core.run_config import Cell, RunConfig
+from hear_gym.core.run_folder import write_text_atomic, write_wav_atomic
 from hear_gym.core.tables import print_tables
 from hear_gym.core.tables import to_markdown as tables_markdown
 from hear_gym.envs.voicegate.family import ENV_ID, EVAL_FAMILIES, FAMILY, item_ids
@@ -100,8 +101,6 @@ def listen_command(
 def listen(request: ListenRequest) -> str:
     """``hear-gym listen`` for VoiceGate: one item's WAV, its manifest and ground truth (option
     ``side_talk_cue``)."""
-    import soundfile as sf
-
     from hear_gym.envs.voicegate.build import wav_name
     from hear_gym.envs.voicegate.items.generator import all_items
     from hear_gym.envs.voicegate.scenes import render_item
@@ -123,13 +122,11 @@ def listen(request: ListenRequest) -> str:
     lines = []
     if item.has_audio:
         waveform, record["manifest"] = render_item(item, shared_render_cache(request.renderer))
-        sf.write(out / wav_name(item_id), waveform, SAMPLE_RATE, subtype="PCM_16")
+        write_wav_atomic(out / wav_name(item_id), waveform, SAMPLE_RATE)
         lines.append(f"wrote {out / wav_name(item_id)} ({len(waveform) / SAMPLE_RATE:.2f} s)")
     else:
         lines.append("text-only input: no audio")
-    (out / wav_name(item_id).replace(".wav", ".json")).write_text(
-        json.dumps(record, indent=2), encoding="utf-8"
-    )
+    write_text_atomic(out / wav_name(item_id).replace(".wav", ".json"), json.dumps(record, indent=2))
     lines.append(f"transcript: {item.transcript}\ntarget: {record['item']['target']}")
     return "\n".join(lines)
 
@@ -313,5 +310,5 @@ def report(
     """Print the joint metrics and per-condition tables of VoiceGate runs."""
     text = "\n".join(print_report(d) for d in run_dirs)
     if markdown is not None:
-        markdown.write_text(text, encoding="utf-8")
+        write_text_atomic(markdown, text)
         console.print(f"wrote {markdown}")

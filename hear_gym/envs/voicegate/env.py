@@ -124,6 +124,10 @@ class VoiceGateEnv(gym.Env):
         self._done = True
 
     # -- episode --------------------------------------------------------------------------
+    def check_reset_options(self, options: dict) -> None:
+        """Raises for reset options ``reset`` would refuse, changing nothing."""
+        requested_episode(options, self._index)
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         requested = requested_episode(options or {}, self._index)  # checked before any change
         super().reset(seed=seed)

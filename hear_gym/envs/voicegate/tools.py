@@ -1,6 +1,7 @@
 """VoiceGate's actions as named tools (``hear_gym.core.tools``): ``mute``, one tool per inventory
 tool (``unlock_door(door)``, ``transfer_money(recipient, amount)``, ...; the parameters and their
-descriptions are the inventory's JSON schema's, required ones required) and ``answer(text)``.
+descriptions are the inventory's JSON schema's, required ones required, an optional one left out
+taking the schema's default where it has one and left out of the call where it has none) and ``answer(text)``.
 
 Each call writes the canonical text reply (``[Mute]``, a ``<|TOOL|>`` block, or the answer's
 words), so it meets the env's parser and scoring exactly as a text agent's reply would. Arguments
@@ -28,7 +29,13 @@ def _inventory_tool(entry: dict) -> ActionTool:
     schema = entry["parameters"]
     required = set(schema.get("required", ()))
     params = tuple(
-        ToolParam(name, JSON_TYPES[spec["type"]], spec.get("description", name), name in required)
+        ToolParam(
+            name,
+            JSON_TYPES[spec["type"]],
+            spec.get("description", name),
+            name in required,
+            None if name in required else spec.get("default"),
+        )
         for name, spec in schema["properties"].items()
     )
     name = entry["name"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,6 +18,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from hear_gym.integrations.openenv.codec import decode_observation
+from hear_gym.integrations.openenv.guards import TOKEN_ENV
 from hear_gym.integrations.openenv.models import (
     ServedModels,
     ServedObservation,
@@ -31,10 +33,13 @@ class HearGymClient(EnvClient):
     holding ``terminated``, ``truncated`` and ``info``; ``decode(observation)`` gives the
     observation as the env gives it in process (NumPy arrays, text, integers). An action is an
     integer or a string (or the Action model): it is checked against the action field here,
-    before it is sent."""
+    before it is sent. ``token``: the server's shared token (``hear-gym serve --token``; by
+    default ``HEAR_GYM_SERVE_TOKEN`` from the environment, none when unset)."""
 
-    def __init__(self, base_url: str, **kwargs: Any):
+    def __init__(self, base_url: str, token: str | None = None, **kwargs: Any):
         super().__init__(base_url, **kwargs)
+        token = os.environ.get(TOKEN_ENV) if token is None else token
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http_url = base_url.rstrip("/").replace("ws://", "http://", 1).replace("wss://", "https://", 1)
         self._models: ServedModels | None = None
         # as EnvClient does: proxies from the environment, except for a server on this machine
@@ -49,7 +54,7 @@ class HearGymClient(EnvClient):
     async def connect(self) -> HearGymClient:
         if self._models is None:
             async with httpx.AsyncClient(timeout=self._connect_timeout, trust_env=not self._local) as http:
-                answer = await http.get(f"{self._http_url}/schema")
+                answer = await http.get(f"{self._http_url}/schema", headers=self._headers)
                 answer.raise_for_status()
             self._models = models_from_schema(answer.json())
         if self._ws is None:
@@ -62,6 +67,7 @@ class HearGymClient(EnvClient):
                     max_size=self._max_message_size,
                     compression=None,
                     proxy=None if self._local else True,
+                    additional_headers=self._headers,
                 )
             except Exception as exc:
                 raise ConnectionError(f"Failed to connect to {self._ws_url}: {exc}") from exc

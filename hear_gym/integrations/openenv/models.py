@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import Field, computed_field, create_model
+from pydantic import Field, computed_field, create_model, field_validator
 
 from hear_gym.integrations.openenv.codec import FieldCodec
 
@@ -58,6 +58,16 @@ def _action_field(codec: FieldCodec) -> tuple[Any, Any]:
     )
 
 
+def _escaped(value: Any) -> Any:
+    """A string with the characters UTF-8 cannot carry (lone surrogates, as JSON's ``"\\ud800"``
+    decodes) written as ``\\uXXXX`` escapes: pydantic refuses such a string, quoting it, and an
+    answer quoting one cannot be serialized (the WebSocket session would end). A text action so
+    escaped reaches the env as a reply like any other (a malformed one, under the family's rule)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
 @dataclass(frozen=True)
 class ServedModels:
     observation_codecs: tuple[FieldCodec, ...]
@@ -70,7 +80,12 @@ def build_models(
     name: str, observation_codecs: tuple[FieldCodec, ...], action_codec: FieldCodec
 ) -> ServedModels:
     """The Action and Observation classes of one served env (``name`` prefixes their class names)."""
-    action = create_model(f"{name}Action", __base__=Action, action=_action_field(action_codec))
+    action = create_model(
+        f"{name}Action",
+        __base__=Action,
+        __validators__={"escaped": field_validator("action", mode="before")(_escaped)},
+        action=_action_field(action_codec),
+    )
     observation = create_model(
         f"{name}Observation",
         __base__=ServedObservation,

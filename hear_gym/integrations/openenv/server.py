@@ -27,7 +27,12 @@ from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata
 
 from hear_gym.core.registry import family, register_envs
 from hear_gym.integrations.openenv.codec import action_codec, encode_observation, jsonable, observation_codecs
+from hear_gym.integrations.openenv.guards import MAX_REQUEST_BYTES, SessionError, guard, user_error
 from hear_gym.integrations.openenv.models import ServedModels, ServedObservation, ServedState, build_models
+from hear_gym.wrappers.reset_check import check_reset_arguments
+
+# what a user can get wrong in a reset's arguments (an env's reset raises one of these, one line)
+_BAD_ARGUMENTS = (ValueError, KeyError, IndexError, TypeError)
 
 
 @dataclass
@@ -89,13 +94,21 @@ class HearGymEnvironment(Environment):
         **unknown: Any,
     ) -> ServedObservation:
         if unknown:
-            raise ValueError(f"reset takes seed, episode_id and options; got {sorted(unknown)}")
+            raise SessionError(f"reset takes seed, episode_id and options; got {sorted(unknown)}")
         if seed is None and self._episode_over is None:
             seed = self._default_seed
-        reset_options = {
-            **(family(self._served.env_id).reset_options(episode_id) if episode_id is not None else {}),
-            **(options or {}),
-        }
+        try:
+            if options is not None and not isinstance(options, dict):
+                raise ValueError(f"reset options must be a dict or None, got {type(options).__name__}")
+            if episode_id is not None and not isinstance(episode_id, str):
+                raise ValueError(f"episode_id must be a string, got {type(episode_id).__name__}")
+            reset_options = {
+                **(family(self._served.env_id).reset_options(episode_id) if episode_id is not None else {}),
+                **(options or {}),
+            }
+            check_reset_arguments(self._env, seed, reset_options or None)
+        except _BAD_ARGUMENTS as exc:
+            raise user_error(exc) from None
         observation, info = self._env.reset(seed=seed, options=reset_options or None)
         self._episode_over = False
         self._state = self._state.model_copy(
@@ -109,11 +122,11 @@ class HearGymEnvironment(Environment):
 
     def step(self, action: Any, timeout_s: float | None = None, **unknown: Any) -> ServedObservation:
         if unknown:
-            raise ValueError(f"step takes an action; got also {sorted(unknown)}")
+            raise SessionError(f"step takes an action; got also {sorted(unknown)}")
         if self._episode_over is None:
-            raise RuntimeError("step before reset: reset the session first")
+            raise SessionError("step before reset: reset the session first", 409)
         if self._episode_over:
-            raise RuntimeError("the episode has ended: reset the session to play another")
+            raise SessionError("the episode has ended: reset the session to play another", 409)
         observation, reward, terminated, truncated, info = self._env.step(action.action)
         self._episode_over = bool(terminated or truncated)
         self._state = self._state.model_copy(update={"step_count": self._state.step_count + 1})
@@ -148,11 +161,16 @@ class HearGymEnvironment(Environment):
 
 
 def build_app(
-    served: ServedEnv, max_concurrent_envs: int = 1, session_timeout: float | None = None
+    served: ServedEnv,
+    max_concurrent_envs: int = 1,
+    session_timeout: float | None = None,
+    token: str | None = None,
 ) -> FastAPI:
     """The OpenEnv app: at most ``max_concurrent_envs`` WebSocket sessions at once (one more is
-    refused with CAPACITY_REACHED), a session idle for ``session_timeout`` seconds closed."""
-    return create_app(
+    refused with CAPACITY_REACHED), a session idle for ``session_timeout`` seconds closed; user
+    mistakes answered with a 4xx, bodies over ``MAX_REQUEST_BYTES`` with 413 and, with a ``token``,
+    any request without ``Authorization: Bearer TOKEN`` refused (``guards``)."""
+    app = create_app(
         functools.partial(HearGymEnvironment, served),
         served.models.action,
         served.models.observation,
@@ -161,6 +179,13 @@ def build_app(
             max_concurrent_envs=max_concurrent_envs, session_timeout=session_timeout
         ),
     )
+    return guard(app, token)
+
+
+def _uvicorn_config(app: FastAPI, host: str, port: int, log_level: str):
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, ws_max_size=MAX_REQUEST_BYTES)
 
 
 def serve(
@@ -169,18 +194,22 @@ def serve(
     port: int = 8000,
     max_concurrent_envs: int = 1,
     session_timeout: float | None = None,
+    token: str | None = None,
 ) -> None:
-    """Serve until interrupted (``hear-gym serve``)."""
+    """Serve until interrupted (``hear-gym serve``). It has no accounts: on anything but this
+    machine's loopback, set a ``token`` (and put TLS in front: the token travels in the clear)."""
     import uvicorn
 
-    uvicorn.run(
-        build_app(served, max_concurrent_envs, session_timeout), host=host, port=port, log_level="info"
-    )
+    app = build_app(served, max_concurrent_envs, session_timeout, token)
+    uvicorn.Server(_uvicorn_config(app, host, port, "info")).run()
 
 
 @contextmanager
 def serving_in_thread(
-    served: ServedEnv, max_concurrent_envs: int = 1, session_timeout: float | None = None
+    served: ServedEnv,
+    max_concurrent_envs: int = 1,
+    session_timeout: float | None = None,
+    token: str | None = None,
 ) -> Iterator[str]:
     """A server on a free local port, in a thread of this process, for as long as the block runs;
     yields its base URL (for notebooks and tests; ``hear-gym serve`` for anything else)."""
@@ -189,13 +218,8 @@ def serving_in_thread(
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = uvicorn.Config(
-        build_app(served, max_concurrent_envs, session_timeout),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-    )
-    server = uvicorn.Server(config)
+    app = build_app(served, max_concurrent_envs, session_timeout, token)
+    server = uvicorn.Server(_uvicorn_config(app, "127.0.0.1", port, "warning"))
     thread = threading.Thread(target=server.run, name=f"openenv-{served.env_id}", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

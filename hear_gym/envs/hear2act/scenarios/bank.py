@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from hear_gym.core.run_folder import write_text_atomic
 from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.hear2act.scenarios.domain_schema import load_domains
 from hear_gym.envs.hear2act.scenarios.generator import GENERATOR_VERSION, generate_scenario
@@ -81,12 +82,9 @@ def _split_scenarios(split: str) -> tuple[Scenario, ...]:
 
 def write_bank(path: Path, scenarios: Iterable[Scenario]) -> int:
     """Write one scenario per line; returns the number written."""
-    count = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for scenario in scenarios:
-            fh.write(scenario.model_dump_json() + "\n")
-            count += 1
-    return count
+    lines = [scenario.model_dump_json() + "\n" for scenario in scenarios]
+    write_text_atomic(path, "".join(lines))
+    return len(lines)
 
 
 def read_bank(path: Path) -> list[Scenario]:
