@@ -14,7 +14,7 @@ test split (80 groups, 4 held-out families) is scored on its clean and 15 dB noi
 * every single scalar (the five scalar acoustics and the 12 prosodic features) as its own probe,
   and each scalar of the last 300 ms (``agents.onset.tail_scalars``) as its own probe, with its
   interval and the audio probe's paired difference from it;
-* every single-scalar control of ``agents.onset.scalar_controls`` (26 columns, each read
+* every single-scalar control of ``agents.onset.scalar_controls`` (25 columns, each read
   linearly, piecewise-linearly and by a decision tree) against the audio probe (the reference
   listener) and against the earlier probe, linear on the 140-value representation
   (``linear_representation``): the listener's paired margin over each, the smallest first;

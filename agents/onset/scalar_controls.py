@@ -1,7 +1,8 @@
 """Every single-scalar control of the Onset listener: one number, read three ways.
 
-A control is one column of a prefix (the five scalar acoustics, its leading silence, the 12
-prosodic features of the representation, the 8 scalars of its last 300 ms) read ``linear`` (the
+A control is one of 25 columns of a prefix (the five scalar acoustics, its leading silence, the
+12 prosodic features of the representation but its duration, already a scalar acoustic, and the
+8 scalars of its last 300 ms) read ``linear`` (the
 paper's probe on that column alone), ``piecewise`` (as the listener reads each of its columns,
 ``agents.onset.piecewise``) or by a ``tree`` (any set of intervals: a balanced decision tree with
 at least ``TREE_LEAF`` training rows a leaf; needs scikit-learn). ``listener_margins`` scores
@@ -26,7 +27,7 @@ SILENCE_DBFS = -40.0
 COLUMNS: tuple[tuple[str, str, int], ...] = (  # (name, block, index)
     *((n, "scalar", i) for i, n in enumerate(SCALAR_NAMES)),
     ("leading_silence", "silence", 0),
-    *((n, "representation", i) for i, n in enumerate(FEATURE_NAMES)),
+    *((n, "representation", i) for i, n in enumerate(FEATURE_NAMES) if n not in SCALAR_NAMES),
     *((n, "tail", i) for i, n in enumerate(TAIL_SCALAR_NAMES)),
 )
 

@@ -2,7 +2,7 @@
 
 The reference listener (``Probe("audio")``: the 12 prosodic features of the prefix and the 8
 scalars of its last 300 ms, each read piecewise-linearly) must beat every single-scalar control
-(``agents.onset.scalar_controls``: each of 26 columns read linearly, piecewise-linearly and by a
+(``agents.onset.scalar_controls``: each of 25 columns read linearly, piecewise-linearly and by a
 decision tree) on held-out post-onset accuracy, with the paired group-bootstrap interval of its
 margin above zero. The earlier probe, linear on the 140-value representation, fails the same
 check: the tail's F0 mean read by a tree (41.0%) sits level with it (41.8%; margin +0.7
@@ -71,7 +71,7 @@ def _worst(margins: dict) -> tuple[str, float]:
 @pytest.mark.slow
 def test_the_listener_beats_every_scalar_control(renderer):
     train, test, train_blocks, test_blocks, controls = _data(renderer)
-    assert len(controls) == 26 * len(READINGS)
+    assert len(controls) == 25 * len(READINGS)
     listener = Probe("audio").fit(train, train_blocks).predict(test_blocks)
     name, low = _worst(listener_margins(test, listener, controls))
     assert low > 0, (renderer, name, low)
