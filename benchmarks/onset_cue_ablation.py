@@ -1,10 +1,14 @@
 """Which cues the Onset audio probe reads, and whether one scalar reads as much: a deliveries audit.
 
-Fits the paper's probe (``agents.onset.probes``: balanced logistic regression, same 2,080 clean
-training records) on the whole representation, on its 12 prosodic features alone and on its 128
-log-mel values alone, then every one of those 12 prosodic features and every scalar of the last
-300 ms (``agents.onset.tail_scalars``) as its own probe, and prints each one's pooled post-onset
-accuracy on the test split (points only; ``benchmarks/onset_probes.py`` gives intervals).
+Fits the paper's classifier (``agents.onset.probes``: balanced logistic regression, same 2,080
+clean training records) on: the reference listener (``Probe("audio")``: the 12 prosodic features
+and the 8 scalars of the last 300 ms, read piecewise-linearly, ``agents.onset.piecewise``), each
+of its two parts alone, the listener with the 128 log-mel values added (linear), the earlier
+probe (linear on the whole 140-value representation) and its two parts; then every one of the
+12 prosodic features and every scalar of the last 300 ms (``agents.onset.tail_scalars``) as its
+own input, read linearly, piecewise-linearly and by a decision tree
+(``agents.onset.scalar_controls``). Prints each one's pooled post-onset accuracy on the test
+split (points only; ``benchmarks/onset_probes.py`` gives intervals).
 
 With a path, the groups are generated from that deliveries file instead of
 ``hear_gym/envs/onset/groups/data/deliveries.json`` (same draws, other deliveries), so a
@@ -24,8 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.onset.probes import PrefixRow, Probe, prefix_rows, row_blocks
-from agents.onset.tail_scalars import TAIL_SCALAR_NAMES, tail_scalars
+from agents.onset.piecewise import PiecewiseReading
+from agents.onset.probes import PrefixRow, Probe, prefix_rows
+from agents.onset.scalar_controls import READINGS, control_blocks, control_predictions
+from agents.onset.tail_scalars import TAIL_SCALAR_NAMES
 from hear_gym.envs.onset.actions import WAIT
 from hear_gym.envs.onset.groups import generator
 from hear_gym.speech.features import FEATURE_NAMES, N_FEATURES
@@ -49,20 +55,43 @@ def main(deliveries: Path | None = None) -> dict[str, float]:
         use_deliveries(deliveries)
     start = time.perf_counter()
     train, test = prefix_rows("train"), prefix_rows("test")
-    blocks = [row_blocks(rows, ("representation",))["representation"] for rows in (train, test)]
-    tails = [np.stack([tail_scalars(r.waveform()) for r in rows]) for rows in (train, test)]
+    both = [control_blocks(rows) for rows in (train, test)]
+    blocks = [b["representation"] for b in both]
+    tails = [b["tail"] for b in both]
 
-    def scored(columns: list[np.ndarray]) -> float:
+    def scored(columns: list[np.ndarray], piecewise: bool = False) -> float:
+        if piecewise:
+            reading = PiecewiseReading().fit(columns[0])
+            columns = [reading.transform(c) for c in columns]
         probe = Probe("scalar").fit(train, {"scalar": columns[0]})
         return post_onset(test, probe.predict({"scalar": columns[1]}))
 
+    prosody = [b[:, :N_FEATURES] for b in blocks]
+    listener = [np.hstack([p, t]) for p, t in zip(prosody, tails, strict=True)]
     out = {
-        "audio probe (140 values)": scored(blocks),
-        "12 prosodic features": scored([b[:, :N_FEATURES] for b in blocks]),
-        "128 log-mel values": scored([b[:, N_FEATURES:] for b in blocks]),
+        "the reference listener (12 prosodic + 8 tail, piecewise)": post_onset(
+            test, Probe("audio").fit(train, both[0]).predict(both[1])
+        ),
+        "12 prosodic features, piecewise": scored(prosody, piecewise=True),
+        "8 tail scalars, piecewise": scored(tails, piecewise=True),
+        "the listener + 128 log-mel values (linear)": scored(
+            [
+                np.hstack([PiecewiseReading().fit(listener[0]).transform(x), b[:, N_FEATURES:]])
+                for x, b in zip(listener, blocks, strict=True)
+            ]
+        ),
+        "earlier probe: linear on the 140 values": scored(blocks),
+        "12 prosodic features, linear": scored(prosody),
+        "128 log-mel values, linear": scored([b[:, N_FEATURES:] for b in blocks]),
     }
-    out |= {f"prefix {n}": scored([b[:, [i]] for b in blocks]) for i, n in enumerate(FEATURE_NAMES)}
-    out |= {n: scored([t[:, [i]] for t in tails]) for i, n in enumerate(TAIL_SCALAR_NAMES)}
+    singles = control_predictions(train, both[0], both[1])
+    for reading in READINGS:
+        out |= {
+            f"{reading}: {'prefix ' if n in FEATURE_NAMES else ''}{n}": post_onset(
+                test, singles[f"{reading}:{n}"]
+            )
+            for n in (*FEATURE_NAMES, *TAIL_SCALAR_NAMES)
+        }
     for name, score in out.items():
         print(f"| {name} | {100 * score:.1f} |")
     print(f"{time.perf_counter() - start:.0f} s")

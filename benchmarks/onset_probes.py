@@ -14,6 +14,10 @@ test split (80 groups, 4 held-out families) is scored on its clean and 15 dB noi
 * every single scalar (the five scalar acoustics and the 12 prosodic features) as its own probe,
   and each scalar of the last 300 ms (``agents.onset.tail_scalars``) as its own probe, with its
   interval and the audio probe's paired difference from it;
+* every single-scalar control of ``agents.onset.scalar_controls`` (25 columns, each read
+  linearly, piecewise-linearly and by a decision tree) against the audio probe (the reference
+  listener) and against the earlier probe, linear on the 140-value representation
+  (``linear_representation``): the listener's paired margin over each, the smallest first;
 * the audio probe with its prior corrected (the balanced class weights undone at prediction);
 * the issue-25 two-stage scalar rule (duration and tail harmonicity time the onset, six F0
   scalars name the label), and onset timing from each tail scalar (``agents.onset.tail_scalars``)
@@ -38,7 +42,8 @@ import numpy as np
 from agents.onset.baselines import plurality_action
 from agents.onset.logistic import BalancedLogisticRegression
 from agents.onset.probes import KINDS, Probe, prefix_rows, row_blocks, trajectory_records
-from agents.onset.tail_scalars import TAIL_SCALAR_NAMES, tail_scalars, timing_predictions
+from agents.onset.scalar_controls import control_predictions, leading_silence, listener_margins
+from agents.onset.tail_scalars import TAIL_SCALAR_NAMES, timing_predictions
 from hear_gym.envs.onset.actions import WAIT
 from hear_gym.envs.onset.family import VERSION
 from hear_gym.envs.onset.features import SCALAR_NAMES
@@ -48,7 +53,8 @@ from hear_gym.envs.onset.metrics import counts, metric_table, paired_difference
 from hear_gym.speech.features import FEATURE_NAMES
 
 OUT = Path(__file__).parent / "out"
-BLOCKS = ("representation", "scalar", "elapsed", "text")
+BLOCKS = ("representation", "tail", "scalar", "elapsed", "text")
+MARGINS_SHOWN = 8  # smallest listener margins listed per listener
 HEADLINE = ("post_onset_accuracy", "pre_onset_exposed", "trajectory_exactness", "onset_exactness")
 
 
@@ -138,7 +144,9 @@ def main(n_permutations: int = 100, renderer: str = "espeak") -> dict:
     for kind, probe in probes.items():
         predictions[kind] = probe.predict(test_blocks)
     predictions["audio_prior_corrected"] = probes["audio"].predict(test_blocks, prior_corrected=True)
-    tails = [np.stack([tail_scalars(r.waveform()) for r in rows]) for rows in (train, test)]
+    linear = Probe("scalar").fit(train, {"scalar": train_blocks["representation"]})
+    predictions["linear_representation"] = linear.predict({"scalar": test_blocks["representation"]})
+    tails = [train_blocks["tail"], test_blocks["tail"]]
     predictions["two_stage_scalar"] = two_stage_rule(train, (train_blocks, test_blocks), tails)
     timing = tail_timing(train, test, (train_blocks, test_blocks), tails)
     records = {name: trajectory_records(test, p) for name, p in predictions.items()}
@@ -169,6 +177,16 @@ def main(n_permutations: int = 100, renderer: str = "espeak") -> dict:
         "seconds": round(time.perf_counter() - t0, 1),
         "scores": permuted,
     }
+    for rows, blocks in ((train, train_blocks), (test, test_blocks)):
+        blocks["silence"] = np.array([[leading_silence(r.waveform())] for r in rows])
+    controls = control_predictions(train, train_blocks, test_blocks)
+    scalar_controls = {
+        listener: {
+            name: {"control": m["control"].as_dict(), "margin": m["margin"].as_dict()}
+            for name, m in listener_margins(test, predictions[listener], controls).items()
+        }
+        for listener in ("audio", "linear_representation")
+    }
     singles = {}
     for name in (*SCALAR_NAMES, *FEATURE_NAMES):
         kind = f"single:{name}"
@@ -193,6 +211,7 @@ def main(n_permutations: int = 100, renderer: str = "espeak") -> dict:
         "single_scalars_post_onset": singles,
         "tail_scalars_post_onset": tail_singles,
         "tail_timing": timing,
+        "scalar_controls": scalar_controls,
         "seconds": round(time.perf_counter() - start, 1),
     }
     OUT.mkdir(exist_ok=True)
@@ -261,6 +280,19 @@ def to_markdown(result: dict) -> str:
     ]
     for name, e in result["tail_scalars_post_onset"].items():
         lines.append(f"| {name} | {_pct(e)} | {_pct(e['audio_minus'], signed=True)} |")
+    for listener, margins in result["scalar_controls"].items():
+        ranked = sorted(margins.items(), key=lambda kv: kv[1]["margin"]["low"])
+        lines += [
+            "",
+            f"{listener} against every single-scalar control ({len(ranked)}), smallest margins first:",
+            "",
+            "| control | post-onset acc. | listener minus it |",
+            "|---|---|---|",
+            *(
+                f"| {name} | {_pct(m['control'])} | {_pct(m['margin'], signed=True)} |"
+                for name, m in ranked[:MARGINS_SHOWN]
+            ),
+        ]
     best = max(result["single_scalars_post_onset"].items(), key=lambda kv: kv[1])
     lines += [
         "",

@@ -10,19 +10,30 @@ crest factor), ``elapsed`` (prefix duration) and ``text`` (the authored token-fr
 ``Probe(kind)`` is the paper's probe on one kind of input, always the same classifier (balanced
 multinomial logistic regression, C=1, lbfgs, 2,000 iterations) on the same training rows:
 
-============  =====================================================================
-kind          input
-============  =====================================================================
-audio         the representation, standardized on the training rows
-shuffled      the same, with training labels permuted within each prefix position
-scalar        the five scalar acoustics, standardized
-elapsed       the prefix duration, standardized
-text          TF-IDF of word unigrams and bigrams of the token-fraction text
-audio_text    the standardized representation next to the TF-IDF vector
-encoder       a pretrained speech encoder's mean-pooled last layer (``SpeechEncoder``),
-              standardized; needs ``encoder=``
-single:NAME   one named column of the representation or scalar block (shortcut tests)
-============  =====================================================================
+==============  ===================================================================
+kind            input
+==============  ===================================================================
+audio           the reference listener: the representation's 12 prosodic features and
+                the 8 scalars of the prefix's last 300 ms (``tail``,
+                ``agents.onset.tail_scalars``), each read piecewise-linearly
+                (``agents.onset.piecewise``), standardized on the training rows
+shuffled        the same, with training labels permuted within each prefix position
+scalar          the five scalar acoustics, standardized
+elapsed         the prefix duration, standardized
+text            TF-IDF of word unigrams and bigrams of the token-fraction text
+audio_text      the listener's input next to the TF-IDF vector
+encoder         a pretrained speech encoder's mean-pooled last layer (``SpeechEncoder``),
+                standardized; needs ``encoder=``
+single:NAME     one named column of the representation, scalar or tail block (shortcut tests)
+==============  ===================================================================
+
+The listener reads levels: a delivery's pitch and range come in levels shared between actions
+(``hear_gym/envs/onset/groups/data/deliveries.json``) on top of each voice's own pitch, so an
+action's F0 recurs at several places of the scale, and one weight per column gives each action
+one interval of it at most. The earlier probe, linear on the whole 140-value representation
+(41.8% post-onset on eSpeak), was level with one number: the tail's F0 mean read by a decision
+tree (41.0%). The 128 log-mel values are left out: next to the piecewise prosody they cost 11
+points held out.
 """
 
 from __future__ import annotations
@@ -33,6 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.onset.logistic import BalancedLogisticRegression
+from agents.onset.piecewise import PiecewiseReading
+from agents.onset.tail_scalars import TAIL_SCALAR_NAMES, tail_scalars
 from agents.onset.text_features import Tfidf
 from hear_gym.core.spaces import AUDIO_RATE
 from hear_gym.envs.onset.env import token_fraction_text
@@ -45,17 +58,19 @@ from hear_gym.envs.onset.features import (
 from hear_gym.envs.onset.groups.generator import groups_by_id, select_groups
 from hear_gym.envs.onset.groups.model import N_PREFIXES
 from hear_gym.envs.onset.scenes import DEFAULT_RENDERER, rendered_group
+from hear_gym.speech.features import N_FEATURES
 
 KINDS = ("audio", "shuffled", "scalar", "elapsed", "text", "audio_text")  # no model needed
 _BLOCKS = {
-    "audio": ("representation",),
-    "shuffled": ("representation",),
+    "audio": ("representation", "tail"),
+    "shuffled": ("representation", "tail"),
     "scalar": ("scalar",),
     "elapsed": ("elapsed",),
     "text": ("text",),
-    "audio_text": ("representation", "text"),
+    "audio_text": ("representation", "tail", "text"),
     "encoder": ("encoder",),
 }
+LISTENER_KINDS = ("audio", "shuffled", "audio_text")  # the prosody and tail, read piecewise
 
 
 @dataclass(frozen=True)
@@ -102,6 +117,8 @@ def blocks_of(waveform: np.ndarray, text: str, needed: tuple[str, ...], encoder=
         out["representation"] = prefix_representation(waveform)
     if "scalar" in needed:
         out["scalar"] = scalar_acoustics(waveform)
+    if "tail" in needed:
+        out["tail"] = tail_scalars(waveform)
     if "elapsed" in needed:
         out["elapsed"] = np.array([len(waveform) / AUDIO_RATE], dtype=np.float32)
     if "text" in needed:
@@ -126,29 +143,42 @@ def _single_column(kind: str) -> tuple[str, int]:
         return "scalar", SCALAR_NAMES.index(name)
     if name in REPRESENTATION_NAMES:
         return "representation", REPRESENTATION_NAMES.index(name)
+    if name in TAIL_SCALAR_NAMES:
+        return "tail", TAIL_SCALAR_NAMES.index(name)
     raise ValueError(
-        f"unknown single feature {name!r}; scalars: {SCALAR_NAMES}, representation: {REPRESENTATION_NAMES[:12]}..."
+        f"unknown single feature {name!r}; scalars: {SCALAR_NAMES}, tail: {TAIL_SCALAR_NAMES}, "
+        f"representation: {REPRESENTATION_NAMES[:12]}..."
     )
 
 
 class Probe:
     def __init__(self, kind: str, seed: int = 0, encoder=None) -> None:
-        if kind not in _BLOCKS and not kind.startswith("single:"):
+        one_column = kind.startswith("single:")
+        if kind not in _BLOCKS and not one_column:
             raise ValueError(f"unknown probe kind {kind!r}; kinds: {tuple(_BLOCKS)} or single:NAME")
         if (kind == "encoder") != (encoder is not None):
             raise ValueError("the encoder probe, and only it, takes encoder=SpeechEncoder(path)")
         self.kind, self.seed, self.encoder = kind, seed, encoder
-        self.column = _single_column(kind) if kind.startswith("single:") else None
+        self.column = _single_column(kind) if one_column else None
         self.needed = (self.column[0],) if self.column else _BLOCKS[kind]
+        self.reading = PiecewiseReading() if kind in LISTENER_KINDS else None
         self.model = BalancedLogisticRegression(C=1.0, max_iter=2_000)
         self.tfidf = Tfidf()
         self.mean = self.scale = self.log_prior = np.zeros(0)
 
-    def _numeric(self, blocks: dict) -> np.ndarray | None:
+    def _raw_numeric(self, blocks: dict) -> np.ndarray | None:
         if self.column:
-            return blocks[self.column[0]][:, [self.column[1]]]
+            return np.asarray(blocks[self.column[0]], np.float64)[:, [self.column[1]]]
+        if self.kind in LISTENER_KINDS:
+            return np.concatenate(
+                [np.asarray(blocks["representation"])[:, :N_FEATURES], blocks["tail"]], axis=1
+            ).astype(np.float64)
         numeric = [blocks[n] for n in self.needed if n != "text"]
         return np.concatenate(numeric, axis=1).astype(np.float64) if numeric else None
+
+    def _numeric(self, blocks: dict) -> np.ndarray | None:
+        numeric = self._raw_numeric(blocks)
+        return self.reading.transform(numeric) if self.reading and numeric is not None else numeric
 
     def _design(self, blocks: dict) -> np.ndarray:
         parts = []
@@ -163,6 +193,8 @@ class Probe:
         """Fit on ``rows`` (their ``row_blocks`` may be passed in). ``label_seed`` permutes the labels
         within each prefix position (the shuffled control with ``seed``; permutation checks)."""
         blocks = blocks if blocks is not None else row_blocks(rows, self.needed, self.encoder)
+        if self.reading is not None:
+            self.reading.fit(self._raw_numeric(blocks))
         numeric = self._numeric(blocks)
         if numeric is not None:
             self.mean = numeric.mean(axis=0)

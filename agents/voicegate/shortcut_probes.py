@@ -18,8 +18,9 @@ A benchmark that one scalar solves is broken, so each family is attacked with ev
 * Family contrasts (is this input self-talk, whose target is ``[Mute]``, or an act input? is it
   side-talk or a speaker-switch command?). Each scalar is measured on the whole input
   (``CONTRAST_SCALARS``): its duration, its number of utterances (read from the item: the
-  transcript's sentences tell it under A+T), the speech stretches an energy VAD finds, the
-  longest pause and the total energy. A rule is a threshold and a direction, fit and scored by
+  transcript's sentences tell it under A+T), the speech stretches an energy VAD finds (the
+  gate's VAD, and the onset count of eight finer ones: ``ONSET_VADS``, 25-35 dB below the peak,
+  pauses of 50-150 ms, which count clause pauses too), the longest pause and the total energy. A rule is a threshold and a direction, fit and scored by
   *balanced* accuracy (the classes differ in size).
 
 Rules are fit on train items (direction; threshold maximizing train accuracy) and scored on
@@ -54,7 +55,19 @@ from hear_gym.stats.bootstrap import Estimate, RatioSums, contrast_ci, ratio_ci
 
 SIDE_TALK_SCALARS = (*SEGMENT_FEATURES, "duration_s", "rms_db", "peak_db", "words_per_s", "position")
 SWITCH_SCALARS = (*GATE_FEATURES, "longest_zero_run", "speech_stretches", "duration_s")
-CONTRAST_SCALARS = ("duration_s", "utterances", "speech_stretches", "longest_pause_s", "energy_db")
+VAD_BELOW_PEAK_DB = 35.0  # the gate's own threshold (gate_features.SILENCE_BELOW_PEAK_DB)
+VAD_MIN_PAUSE_S = 0.15
+# (dB below the peak, shortest pause in ms) of the onset counters a reviewer tries beside the
+# gate's VAD: a shorter pause or a lower threshold also counts the pauses inside an utterance
+ONSET_VADS = tuple((db, ms) for db in (25, 30, 35) for ms in (50, 100, 150) if (db, ms) != (35, 150))
+CONTRAST_SCALARS = (
+    "duration_s",
+    "utterances",
+    "speech_stretches",
+    "longest_pause_s",
+    "energy_db",
+    *(f"onsets_{db}db_{ms}ms" for db, ms in ONSET_VADS),
+)
 SAME_SPEAKER = (("speaker_switch", ("same_speaker",)),)  # the speaker-switch act input
 ACT_INPUTS = (*SAME_SPEAKER, ("side_talk", None))  # every act-target input with audio (cue validity aside)
 CONTRASTS = {  # name: (positive inputs, negative inputs), each (family, conditions or None)
@@ -64,8 +77,6 @@ CONTRASTS = {  # name: (positive inputs, negative inputs), each (family, conditi
     # the whole audio benchmark's mute/act decision: the switch keeps the paper's 600 ms gap
     "mute vs act": ((("speaker_switch", ("switch",)), ("self_talk", None)), ACT_INPUTS),
 }
-VAD_BELOW_PEAK_DB = 35.0  # the gate's own threshold (gate_features.SILENCE_BELOW_PEAK_DB)
-VAD_MIN_PAUSE_S = 0.15
 
 
 def longest_zero_run(wave: np.ndarray) -> int:
@@ -76,12 +87,14 @@ def longest_zero_run(wave: np.ndarray) -> int:
     return int((ends - starts).max()) if len(starts) else 0
 
 
-def speech_stretches(wave: np.ndarray) -> int:
-    """Speech runs an energy VAD finds (10 ms frames within 35 dB of the loudest, pauses of at
-    least 150 ms between runs)."""
+def speech_stretches(
+    wave: np.ndarray, below_peak_db: float = VAD_BELOW_PEAK_DB, min_pause_s: float = VAD_MIN_PAUSE_S
+) -> int:
+    """Speech runs (onsets) an energy VAD finds: 10 ms frames within ``below_peak_db`` of the
+    loudest, pauses of at least ``min_pause_s`` between runs."""
     db = frame_db(wave)
-    speech = db > db.max() - VAD_BELOW_PEAK_DB
-    min_pause = int(VAD_MIN_PAUSE_S * SAMPLE_RATE / FRAME)
+    speech = db > db.max() - below_peak_db
+    min_pause = int(round(min_pause_s * SAMPLE_RATE / FRAME))
     runs, silent = 0, min_pause
     for is_speech in speech:
         if is_speech:
@@ -110,7 +123,10 @@ def contrast_scalars(item: Item, wave: np.ndarray) -> np.ndarray:
     energy_db = 10 * np.log10(np.sum(np.asarray(wave, dtype=np.float64) ** 2) + 1e-12)
     pause = split_at_longest_pause(np.asarray(wave, dtype=np.float32))[2]
     utterances = len(item.segments)
-    return np.array([len(wave) / SAMPLE_RATE, utterances, speech_stretches(wave), pause, energy_db], float)
+    onsets = [speech_stretches(wave, db, ms / 1000) for db, ms in ONSET_VADS]
+    return np.array(
+        [len(wave) / SAMPLE_RATE, utterances, speech_stretches(wave), pause, energy_db, *onsets], float
+    )
 
 
 def contrast_items(contrast: str, split: str) -> tuple[list[Item], np.ndarray]:

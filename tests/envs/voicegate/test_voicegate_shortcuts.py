@@ -12,11 +12,15 @@
   scalar there, which is the gap).
 
 * Family contrasts: neither self-talk (target ``[Mute]``) nor side-talk is told from the act
-  inputs by how the input is built: its duration, utterance count, speech stretches, longest
-  pause or total energy (held out, balanced accuracy at most 0.60; before generator
-  ``voicegate-gen-3`` the utterance count alone told self-talk at 100% and the longest pause
-  side-talk at 99%). The default tier checks the construction itself (utterance count, spoken
-  length of the transcript, inserted gap) on every item; the audio bounds are ``slow``.
+  inputs, or from same-speaker commands, by how the input is built: its duration, utterance
+  count, speech stretches, the onsets a finer VAD counts, longest pause or total energy (held
+  out, balanced accuracy at most 0.60; before generator ``voicegate-gen-3`` the utterance count
+  alone told self-talk at 100% and the longest pause side-talk at 99%, and before
+  ``voicegate-gen-4`` the onset count told self-talk from same-speaker commands at 0.68 and
+  side-talk at 0.71: only their inputs had commas, i.e. clause pauses). The default tier checks
+  the construction itself (utterance count, spoken length of the transcript, inserted gap,
+  commas) on every item; the audio bounds are ``slow``. Both tiers also run on the construction
+  without its comma balance (``without_comma_balance``) and must fail there.
 
 Deterministic subsets keep this cheap: direction and threshold are fit on spread train items.
 The bounds fitted on whole held-out sets are in the ``slow`` tier (``make test-all``).
@@ -38,8 +42,9 @@ from agents.voicegate.shortcut_probes import (
     side_talk_table,
     spread,
 )
+from hear_gym.envs.voicegate.items import generator, talk_items
 from hear_gym.envs.voicegate.items.generator import select_items
-from hear_gym.envs.voicegate.items.rules import spoken_length
+from hear_gym.envs.voicegate.items.rules import commas, spoken_length
 from hear_gym.envs.voicegate.scenes import render_item, room_tone
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.renderers import make_renderer
@@ -58,7 +63,9 @@ REVIEWER_RULES = (
     "position",
 )
 FAMILY_BOUND = 0.60  # balanced accuracy, held out (issue 25: duration alone gave 0.72-0.75)
-FAMILY_CONTRASTS = ("self_talk vs act", "side_talk vs same_speaker")
+FAMILY_CONTRASTS = ("self_talk vs act", "self_talk vs same_speaker", "side_talk vs same_speaker")
+# the leaky construction's worst contrast on the onset count (held out: 0.68 at 25 dB / 100 ms)
+LEAKY_CONTRAST = "self_talk vs same_speaker"
 MAX_ZERO_RUN = 4  # samples (0.25 ms); before the room-tone bed a switch input had 9,600
 
 
@@ -125,33 +132,81 @@ def test_longest_zero_run_no_longer_tells_a_switch(cache):
     assert bare >= 0.95
 
 
+CONSTRUCTION_SCALARS = ("utterances", "spoken_length", "inserted_gap_ms", "commas")
+
+
+def _clear_item_caches():
+    generator.all_items.cache_clear()
+    generator._switch_commands.cache_clear()
+
+
+@pytest.fixture
+def without_comma_balance(monkeypatch):
+    """The construction before ``voicegate-gen-4``'s comma balance: no speaker-switch command
+    and no monologue's companion sentence holds a comma (the leaky variant)."""
+    monkeypatch.setattr(generator, "SWITCH_COMMA_DRAW", (0,))
+    monkeypatch.setattr(talk_items, "COMPANION_COMMA_SHARE", 0.0)
+    _clear_item_caches()
+    yield
+    monkeypatch.undo()
+    _clear_item_caches()
+
+
 def _construction(items):
     return np.array(
-        [[len(i.utterances), spoken_length(i.transcript), max(i.gaps_ms, default=0.0)] for i in items], float
+        [
+            [
+                len(i.utterances),
+                spoken_length(i.transcript),
+                max(i.gaps_ms, default=0.0),
+                commas(i.transcript),
+            ]
+            for i in items
+        ],
+        float,
     )
+
+
+def _construction_held_out(contrast):
+    (train, y_train), (test, y_test) = contrast_items(contrast, "train"), contrast_items(contrast, "test")
+    x_train, x_test = _construction(train), _construction(test)
+    groups = [i.group for i in test]
+    return {
+        name: fit_threshold(
+            name, x_train[:, k], y_train, x_test[:, k], y_test, groups, balanced=True
+        ).test.point
+        for k, name in enumerate(CONSTRUCTION_SCALARS)
+    }
 
 
 @pytest.mark.parametrize("contrast", FAMILY_CONTRASTS)
 def test_the_construction_does_not_tell_the_families_apart(contrast):
-    (train, y_train), (test, y_test) = contrast_items(contrast, "train"), contrast_items(contrast, "test")
-    x_train, x_test = _construction(train), _construction(test)
-    groups = [i.group for i in test]
-    held_out = {
-        name: fit_threshold(
-            name, x_train[:, k], y_train, x_test[:, k], y_test, groups, balanced=True
-        ).test.point
-        for k, name in enumerate(("utterances", "spoken_length", "inserted_gap_ms"))
-    }
+    held_out = _construction_held_out(contrast)
     assert max(held_out.values()) <= FAMILY_BOUND, held_out
+
+
+def test_the_construction_bound_fails_without_the_comma_balance(without_comma_balance):
+    assert _construction_held_out(LEAKY_CONTRAST)["commas"] > FAMILY_BOUND
+
+
+def _input_scalars_held_out(cache, contrast):
+    (train, y_train), (test, y_test) = contrast_items(contrast, "train"), contrast_items(contrast, "test")
+    rules = fit_contrast(
+        contrast_table(train, cache), y_train, contrast_table(test, cache), y_test, [i.group for i in test]
+    )
+    return {r.name: r.test.point for r in rules}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("contrast", FAMILY_CONTRASTS)
 def test_no_input_scalar_tells_self_talk_or_side_talk_from_act(cache, contrast):
-    (train, y_train), (test, y_test) = contrast_items(contrast, "train"), contrast_items(contrast, "test")
-    rules = fit_contrast(
-        contrast_table(train, cache), y_train, contrast_table(test, cache), y_test, [i.group for i in test]
-    )
-    held_out = {r.name: r.test.point for r in rules}
+    held_out = _input_scalars_held_out(cache, contrast)
     assert set(held_out) == set(CONTRAST_SCALARS)
     assert max(held_out.values()) <= FAMILY_BOUND, held_out
+
+
+@pytest.mark.slow
+def test_the_onset_count_tells_the_families_apart_without_the_comma_balance(cache, without_comma_balance):
+    held_out = _input_scalars_held_out(cache, LEAKY_CONTRAST)
+    onsets = {name: point for name, point in held_out.items() if name.startswith("onsets_")}
+    assert max(onsets.values()) > FAMILY_BOUND, onsets

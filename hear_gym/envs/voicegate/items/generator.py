@@ -10,6 +10,9 @@ drawn with ``StableRng`` from the pools in ``pools.py``. Counts and rules:
   remembering who the wearers were.
 * Speaker-switch: 40 commands per tool (400). Each command has a context sentence and a trigger
   (a wrapper around a filled command core), a wearer voice A and a different bystander voice B.
+  0 to 3 commas (``rules.SWITCH_COMMA_SHARES``: a discourse opener before the context, one before
+  the trigger, a wrapper with a comma) give its clause pauses the spread of self-talk's and
+  side-talk's, so the number of speech onsets does not tell the families apart.
   Three conditions share the words: ``same_speaker`` (A near, A near, no inserted gap; target:
   the tool), ``switch`` (A near, 600 ms gap, B far; target ``[Mute]``) and ``text_only`` (no
   audio; target: the tool). 8 commands per tool are held out (320/80).
@@ -40,7 +43,8 @@ drawn with ``StableRng`` from the pools in ``pools.py``. Counts and rules:
   items) or after it (odd items), is one of the tool's contexts or a self-directed aside
   ("Hmm.", "I keep forgetting things lately."), the one that brings the input's spoken length
   (``rules.spoken_length``: characters, a comma's pause as six) nearest a length drawn from the
-  act inputs with audio of the same split (same-speaker and side-talk). Voices rotate through
+  act inputs with audio of the same split (same-speaker and side-talk); in half the items whose
+  frame holds a comma (``rules.COMPANION_COMMA_SHARE``) that sentence holds one too. Voices rotate through
   the split's set. Target ``[Mute]``.
 * Utterances, pauses and length do not tell the families apart (issue 25): every input with
   audio holds two utterances (the paper fixes two for side-talk and speaker-switch; a
@@ -61,6 +65,7 @@ drawn with ``StableRng`` from the pools in ``pools.py``. Counts and rules:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
 
 from hear_gym.core.stable_rng import StableRng
@@ -88,6 +93,7 @@ from hear_gym.envs.voicegate.items.rules import (  # noqa: F401  (the constructi
     SIDE_TALK_EXTRA,
     SIDE_TALK_ITEMS,
     SPLIT_VOICES,
+    SWITCH_COMMA_DRAW,
     SWITCH_CONDITIONS,
     SWITCH_GAP_MS,
     SWITCH_PER_TOOL,
@@ -95,6 +101,7 @@ from hear_gym.envs.voicegate.items.rules import (  # noqa: F401  (the constructi
     TEST_VOICES,
     TRAIN_VOICES,
     command,
+    lower_first,
     split_of,
     spoken_length,
 )
@@ -112,8 +119,15 @@ def _switch_commands(tool_name: str) -> tuple[tuple[Utterance, Utterance, str, s
     for _ in range(MAX_ATTEMPTS):
         if len(commands) == SWITCH_PER_TOOL:
             break
-        context = Utterance(rng.choice(tool_.contexts), Addressee.ASSISTANT)
-        trigger = command(tool_, ph, rng, Addressee.ASSISTANT)
+        context_text = rng.choice(tool_.contexts)
+        places = set(rng.sample(("context", "trigger", "wrapper"), rng.choice(SWITCH_COMMA_DRAW)))
+        openers = rng.sample(ph.openers, 2)  # two, so that context and trigger never share one
+        if "context" in places:
+            context_text = f"{openers[0]}, {lower_first(context_text)}"
+        context = Utterance(context_text, Addressee.ASSISTANT)
+        trigger = command(tool_, ph, rng, Addressee.ASSISTANT, comma_wrapper="wrapper" in places)
+        if "trigger" in places:
+            trigger = replace(trigger, text=f"{openers[1]}, {lower_first(trigger.text)}")
         if trigger.text in seen:
             continue
         seen.add(trigger.text)

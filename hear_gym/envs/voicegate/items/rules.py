@@ -8,7 +8,7 @@ from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.voicegate.items.model import Addressee, Utterance
 from hear_gym.envs.voicegate.items.pools import Phrasing, SlotValue, Tool, words
 
-GENERATOR_VERSION = "voicegate-gen-3"
+GENERATOR_VERSION = "voicegate-gen-4"
 TRAIN_VOICES = ("f1", "f3", "f4", "m1", "m2", "m4")
 TEST_VOICES = ("f2", "f5", "m3", "m7")
 SPLIT_VOICES = {"train": TRAIN_VOICES, "test": TEST_VOICES}
@@ -73,6 +73,17 @@ MAX_ATTEMPTS = 10_000
 # renderings of the train inputs, the pause alone (four characters at 0.053 s) still left
 # self-talk audibly longer than the act inputs (duration, train balanced accuracy 0.57)
 COMMA_CHARACTERS = 6
+# A comma is a clause pause, an extra speech onset. Self-talk's frames ("If ..., ", "Note to self,
+# ...") and side-talk's openers carry commas, so the act inputs need them too, or counting onsets
+# tells the families apart. Commas per speaker-switch command (0, 1, 2, 3; its context's opener,
+# its trigger's opener, a comma wrapper), as a share of 100: between self-talk's distribution
+# (about 32/53/15/0 before its companions) and side-talk's (42/8/44/6)
+SWITCH_COMMA_SHARES = (33, 27, 35, 5)
+SWITCH_COMMA_DRAW = tuple(n for n, share in enumerate(SWITCH_COMMA_SHARES) for _ in range(share))
+# share of the monologues with a comma in their frame whose other sentence holds one too: it
+# moves self-talk toward side-talk's two-comma inputs (giving one to a comma-free frame would
+# leave too few inputs without any)
+COMPANION_COMMA_SHARE = 0.5
 
 
 def spoken_length(text: str) -> int:
@@ -103,10 +114,19 @@ def content_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in words(text) if w not in STOP))
 
 
-def command(tool_: Tool, ph: Phrasing, rng: StableRng, addressee: Addressee) -> Utterance:
+def commas(text: str) -> int:
+    return text.count(",")
+
+
+def command(
+    tool_: Tool, ph: Phrasing, rng: StableRng, addressee: Addressee, comma_wrapper: bool | None = None
+) -> Utterance:
+    """A trigger: a wrapper around a filled core; ``comma_wrapper``: only wrappers with (True) or
+    without (False) a comma, None: any."""
     core, filled = fill(rng.choice(tool_.cores), tool_, rng)
+    wrappers = [w for w in ph.trigger_wrappers if comma_wrapper is None or (commas(w) > 0) == comma_wrapper]
     return Utterance(
-        wrap(rng.choice(ph.trigger_wrappers), core),
+        wrap(rng.choice(wrappers), core),
         addressee,
         tool_.name,
         tool_.call_params(filled),

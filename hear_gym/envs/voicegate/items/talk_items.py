@@ -18,6 +18,7 @@ from hear_gym.envs.voicegate.items.model import (
 )
 from hear_gym.envs.voicegate.items.pools import SELF_TALK_FRAMES, TOOL_NAMES, Phrasing, phrasing, tool
 from hear_gym.envs.voicegate.items.rules import (
+    COMPANION_COMMA_SHARE,
     GENERATOR_VERSION,
     JOINED_GAP_MS,
     MAX_ATTEMPTS,
@@ -27,6 +28,7 @@ from hear_gym.envs.voicegate.items.rules import (
     SIDE_TALK_ITEMS,
     SPLIT_VOICES,
     command,
+    commas,
     content_words,
     fill,
     lower_first,
@@ -136,12 +138,14 @@ def self_talk_counts() -> tuple[int, ...]:
     return tuple(base + (f < extra) for f in range(len(SELF_TALK_FRAMES)))
 
 
-def _companion(frame_text: str, tool_name: str, target_length: int, ph: Phrasing, rng: StableRng) -> str:
-    """The monologue's other sentence: one of the tool's contexts or a self-directed aside, the
-    one that brings the input's spoken length (``spoken_length``) nearest ``target_length``, an
-    act input's; ties drawn at random."""
+def _companion(
+    frame_text: str, tool_name: str, target_length: int, with_comma: bool, ph: Phrasing, rng: StableRng
+) -> str:
+    """The monologue's other sentence: one of the tool's contexts or a self-directed aside, with
+    a comma or without (``with_comma``), the one that brings the input's spoken length
+    (``spoken_length``) nearest ``target_length``, an act input's; ties drawn at random."""
     room = target_length - spoken_length(frame_text) - 1
-    candidates = [*tool(tool_name).contexts, *ph.asides]
+    candidates = [t for t in (*tool(tool_name).contexts, *ph.asides) if (commas(t) > 0) == with_comma]
     return min(rng.sample(candidates, len(candidates)), key=lambda text: abs(spoken_length(text) - room))
 
 
@@ -180,7 +184,14 @@ def self_talk_items(act_lengths: dict[str, tuple[int, ...]]) -> Iterator[Item]:
             voice = voices[(seen_in[split] + f) % len(voices)]
             seen_in[split] += 1
             aside = Utterance(
-                _companion(utterance.text, utterance.tool, rng.choice(act_lengths[split]), ph, rng),
+                _companion(
+                    utterance.text,
+                    utterance.tool,
+                    rng.choice(act_lengths[split]),
+                    (rng.random() < COMPANION_COMMA_SHARE) and commas(utterance.text) > 0,
+                    ph,
+                    rng,
+                ),
                 Addressee.SELF,
             )
             # the other sentence precedes the frame in even items, follows it in odd ones
