@@ -57,6 +57,7 @@ from training.ppo.envs import (
     make_vec_env,
     normalization_stats,
 )
+from training.ppo.imitation import imitate
 from training.ppo.resume import latest_resume_state, restore_resume_state, save_resume_state
 from training.ppo.run_folder import prior_run, start_or_resume
 from training.ppo.settings import BACKEND_NAMES, PPOSettings
@@ -145,6 +146,11 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
         start_from(model, Path(settings.init_from), settings.policy)
     curve = TrainingCurve(settings, functools.partial(save_checkpoint, model, settings), wandb_run)
     resume = latest_resume_state(settings.out)
+    if settings.imitate is not None and resume is None:  # a resumed run has its weights
+        for row in imitate(model.policy, settings):
+            curve.write({"kind": "imitation", **row}, 0)
+        if settings.eval_every:  # the cloned policy is a candidate for checkpoints/best too
+            curve.evaluate("step_0", 0)
     if resume is not None:
         curve.next_eval = restore_resume_state(model, resume)["next_eval"]
     try:
