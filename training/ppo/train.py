@@ -16,7 +16,9 @@
    ``WANDB_API_KEY`` is set; never asks to log in).
 4. The sb3 backend: ``MaskablePPO`` (sb3-contrib) with the ``policy`` network (``mlp``:
    ``MultiInputPolicy``; ``per_option``: ``agents.hear2act.option_policy``); it reads the env's
-   ``action_masks()``, so invalid actions are never sampled. ``SB3Log`` feeds the curve from
+   ``action_masks()``, so invalid actions are never sampled; with ``imitate``, the policy first
+   clones a registered agent's play (``training.ppo.imitation``) and the clone is evaluated as
+   ``checkpoints/step_0``. ``SB3Log`` feeds the curve from
    SB3's callback hooks. With ``normalize_observation`` (the default), SB3's ``VecNormalize``
    standardizes the measured leaves (``measured_leaves``: prosody in semitones and dB, VoiceGate's
    change vector) by their running mean and variance (the rllib backend: by fixed statistics,
