@@ -120,3 +120,21 @@ def test_every_episode_ends_with_its_record(env_id):
         replays = [env.reset(seed=seed, options=env_family.reset_options(episode_id)) for _ in range(2)]
         assert {i.get("scenario_id", i.get("item_id")) for _, i in replays} == {episode_id}
         assert _fingerprint(replays[0][0]) == _fingerprint(replays[1][0])
+
+
+@pytest.mark.parametrize("env_id", env_ids())
+def test_every_end_is_a_termination(env_id):
+    """Each env scores its episode where it ends, the step limit included (Hear2Act's turn limit,
+    Onset's last prefix, DeliveryPlan's last step): that step is ``terminated``, never
+    ``truncated``, so no trainer bootstraps a continuation past a scored end. The player takes
+    the lowest valid action, which never confirms on Hear2Act, so its dialogues run to the limit."""
+    env = gym.make(env_id, access="T", split="test")
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        steps, terminated = 0, False
+        while not terminated:
+            obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+            assert not truncated
+            steps += 1
+        assert "episode" in info and steps < 1000
+        assert info["episode"].get("turn_limit", True)  # Hear2Act: ended by its turn limit

@@ -135,6 +135,28 @@ def train_ppo_command(
             "net arch), e.g. to fine-tune under another reward; its standardization stays fixed."
         ),
     ] = None,
+    imitate: Annotated[
+        str | None,
+        typer.Option(
+            help="Before PPO, behaviour-clone this agent registered for the env (sb3; Hear2Act: "
+            "planner, ask_before_confirm) from its play on the training envs; the cloned policy is "
+            "evaluated as checkpoints/step_0."
+        ),
+    ] = None,
+    imitate_episodes: Annotated[
+        int,
+        typer.Option(min=1, help="Training episodes the --imitate agent plays (each DAgger round as many)."),
+    ] = 300,
+    imitate_epochs: Annotated[
+        int, typer.Option(min=1, help="Passes over the demonstrations per cloning.")
+    ] = 20,
+    dagger_rounds: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="DAgger rounds after the first cloning: episodes played half by the policy, labelled by the agent.",
+        ),
+    ] = 0,
     device: Annotated[
         str,
         typer.Option(
@@ -196,6 +218,10 @@ def train_ppo_command(
             policy=policy,
             normalize_observation=normalize_observation,
             init_from=None if init_from is None else str(init_from),
+            imitate=imitate,
+            imitate_episodes=imitate_episodes,
+            imitate_epochs=imitate_epochs,
+            dagger_rounds=dagger_rounds,
             seed=seed,
             eval_every=eval_every,
             eval_split=eval_split,

@@ -156,7 +156,7 @@ def test_cli_builds_llm_agents_from_a_client_spec(tmp_path):
     result = CliRunner().invoke(app, [*base, "--llm-client", f"hf:{path}", "--batch-size", "2"])
     assert result.exit_code == 0, result.output
     records = read_results(tmp_path / "run" / "results.jsonl")
-    assert len(records) == 2 and all(r["agent"] == "llm" and r["truncated"] for r in records)
+    assert len(records) == 2 and all(r["agent"] == "llm" and r["turn_limit"] for r in records)
 
 
 @pytest.mark.slow  # 9 s: the default tier keeps its 5 minutes

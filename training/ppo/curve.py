@@ -115,8 +115,8 @@ def best_evaluated(out: Path) -> tuple[str, dict[str, Any]]:
 
 
 def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
-    if row["kind"] == "train":
-        return {f"train/{k}": v for k, v in row.items() if isinstance(v, float)}
+    if row["kind"] != "eval":  # train rows, and imitation rows before PPO
+        return {f"{row['kind']}/{k}": v for k, v in row.items() if isinstance(v, float)}
     flat = {}
     for metric, estimate in row["metrics"].items():
         flat[f"eval/{metric}"] = estimate["point"]

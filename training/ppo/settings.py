@@ -58,6 +58,13 @@ class PPOSettings(RunSettings):
     # sb3: a checkpoint folder (agents.ppo) whose weights the policy starts from, e.g. to fine-tune
     # under another reward; its standardization statistics stay fixed (the weights expect them)
     init_from: str | None = None
+    # sb3: an agent registered for the env (Hear2Act: "planner") whose play the policy is cloned
+    # from before PPO (training.ppo.imitation): imitate_episodes of its training episodes,
+    # imitate_epochs over them, then dagger_rounds of DAgger
+    imitate: str | None = None
+    imitate_episodes: int = 300
+    imitate_epochs: int = 20
+    dagger_rounds: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -110,6 +117,26 @@ class PPOSettings(RunSettings):
                 policies[self.policy].load().check_spaces(env.observation_space, env.action_space)
         if self.init_from is not None:
             self._check_init_from()
+        if self.imitate is not None:
+            self._check_imitate()
+
+    def _check_imitate(self) -> None:
+        from training.ppo.imitation import expert_agent  # the registered agents, loaded when used
+
+        if self.backend != "sb3" or self.init_from is not None:
+            raise ValueError("imitate needs backend 'sb3' and no init_from: it sets the starting weights")
+        for name in ("imitate_episodes", "imitate_epochs"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.dagger_rounds < 0:
+            raise ValueError("dagger_rounds must be >= 0")
+        with make_training_env(self.env_id, self.access, self.training_env_options()) as env:
+            if self.normalize_observation and measured_leaves(env.observation_space):
+                raise ValueError(
+                    f"imitate clones from unstandardized features: access {self.access!r} has measured "
+                    "leaves; use a transcript condition or normalize_observation=False"
+                )
+        expert_agent(self.env_id, self.imitate, self.training_env_options())  # an unknown name: refused
 
     def _check_init_from(self) -> None:
         self.init_from = str(self.init_from)

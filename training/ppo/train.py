@@ -16,7 +16,9 @@
    ``WANDB_API_KEY`` is set; never asks to log in).
 4. The sb3 backend: ``MaskablePPO`` (sb3-contrib) with the ``policy`` network (``mlp``:
    ``MultiInputPolicy``; ``per_option``: ``agents.hear2act.option_policy``); it reads the env's
-   ``action_masks()``, so invalid actions are never sampled. ``SB3Log`` feeds the curve from
+   ``action_masks()``, so invalid actions are never sampled; with ``imitate``, the policy first
+   clones a registered agent's play (``training.ppo.imitation``) and the clone is evaluated as
+   ``checkpoints/step_0``. ``SB3Log`` feeds the curve from
    SB3's callback hooks. With ``normalize_observation`` (the default), SB3's ``VecNormalize``
    standardizes the measured leaves (``measured_leaves``: prosody in semitones and dB, VoiceGate's
    change vector) by their running mean and variance (the rllib backend: by fixed statistics,
@@ -57,6 +59,7 @@ from training.ppo.envs import (
     make_vec_env,
     normalization_stats,
 )
+from training.ppo.imitation import imitate
 from training.ppo.resume import (
     discard_resume_points,
     latest_resume_state,
@@ -150,6 +153,11 @@ def learn_sb3(settings: PPOSettings, wandb_run) -> dict[str, Any]:
         start_from(model, Path(settings.init_from), settings.policy)
     curve = TrainingCurve(settings, functools.partial(save_checkpoint, model, settings), wandb_run)
     resume = latest_resume_state(settings.out)
+    if settings.imitate is not None and resume is None:  # a resumed run has its weights
+        for row in imitate(model.policy, settings):
+            curve.write({"kind": "imitation", **row}, 0)
+        if settings.eval_every:  # the cloned policy is a candidate for checkpoints/best too
+            curve.evaluate("step_0", 0)
     if resume is not None:
         curve.next_eval = restore_resume_state(model, resume)["next_eval"]
     try:

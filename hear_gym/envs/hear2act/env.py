@@ -4,9 +4,12 @@ An episode is one scenario. ``reset`` plays the standardized opening (the user's
 assistant recommending the surface-attractive option, the user's reaction), so the first
 observation already holds three transcript lines and the turn counter is 1. Each ``step`` is one
 assistant action (see ``hear2act_actions`` for the Discrete layout); the user answers through the
-deterministic engine and the realizer. The episode terminates when the assistant confirms an
-option the user accepted in words, and is truncated when ``max_turns`` assistant turns (the
-opening included) are used up; then the last recommendation is the final choice.
+deterministic engine and the realizer. The episode ends when the assistant confirms an
+option the user accepted in words, or when ``max_turns`` assistant turns (the opening included)
+are used up; then the last recommendation is the final choice. Both ends are ``terminated``
+(never ``truncated``): the protocol scores the outcome at the turn limit, so the episode has
+ended there and has no continuation a trainer could bootstrap from (Gymnasium's truncation is
+for limits outside the task). The episode record's ``turn_limit`` says which end it was.
 
 Reward (``reward=``, ``turn_cost=``, ``invalid_action_penalty=``; ``REWARDS`` holds the formulas):
 
@@ -222,24 +225,25 @@ class Hear2ActEnv(gym.Env):
             assistant_text = self._assistant_text(action) if invalid is None else INVALID_TEXT
         self._exchange(action if invalid is None else None, assistant_text, reaction, invalid)
 
-        terminated = self._state.ended
-        truncated = not terminated and self.turn_count >= self.max_turns
+        confirmed = self._state.ended
+        terminated = confirmed or self.turn_count >= self.max_turns  # scored at the limit: ended
         reward = (self.invalid_action_penalty if invalid else 0.0) - self.turn_cost
-        if terminated or truncated:
+        if terminated:
             self.final_option = self._state.current_option
             reward += self._final_reward(self.scenario, self.final_option)
         self.episode_return += reward
         info = self._info(invalid)
-        if terminated or truncated:
-            info["episode"] = self._episode_record(terminated, truncated)
-        return self._observation(), reward, terminated, truncated, info
+        if terminated:
+            info["episode"] = self._episode_record(confirmed)
+        return self._observation(), reward, terminated, False, info
 
     def _require_running(self) -> None:
         started = self.scenario is not None
         require_running(started, started and (self._state.ended or self.final_option is not None))
 
-    def _episode_record(self, terminated: bool, truncated: bool) -> dict[str, Any]:
-        """The finished episode as ``results.jsonl`` stores it (every turn included)."""
+    def _episode_record(self, confirmed: bool) -> dict[str, Any]:
+        """The finished episode as ``results.jsonl`` stores it (every turn included). ``confirmed``:
+        the user ended it on a confirmed option; otherwise the turn limit did (``turn_limit``)."""
         return {
             "scenario_id": self.scenario.scenario_id,
             "domain": self.scenario.domain,
@@ -247,11 +251,12 @@ class Hear2ActEnv(gym.Env):
             "gold_option": self.scenario.gold_option,
             "success": self.final_option == self.scenario.gold_option,
             "return": self.episode_return,
-            "terminated": terminated,
-            "truncated": truncated,
+            "terminated": True,
+            "truncated": False,
+            "turn_limit": not confirmed,
             "hidden_concerns": self._hidden_concerns,
             "counts": {
-                **episode_counts(self.turns, self.final_option, self.scenario.gold_option, terminated),
+                **episode_counts(self.turns, self.final_option, self.scenario.gold_option, confirmed),
                 "return": self.episode_return,
             },
             "turns": list(self.turns),

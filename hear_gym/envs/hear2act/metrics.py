@@ -18,7 +18,7 @@ from hear_gym.stats.bootstrap import RatioSums
 
 
 def episode_counts(
-    turns: Sequence[Mapping], final_option: int, gold_option: int, terminated: bool
+    turns: Sequence[Mapping], final_option: int, gold_option: int, confirmed: bool
 ) -> dict[str, int]:
     """Counts for one finished episode. ``turns[0]`` is the request, ``turns[1]`` the opening."""
     decisions = turns[2:]
@@ -40,7 +40,7 @@ def episode_counts(
         "concerns_disclosed": disclosed,
         "full_disclosure": int(disclosed == 3),
         "turns": len(turns) - 1,  # assistant turns, the opening included
-        "premature_closure": int(terminated and not success),
+        "premature_closure": int(confirmed and not success),
     }
 
 

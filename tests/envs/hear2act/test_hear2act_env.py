@@ -48,20 +48,24 @@ def test_confirming_the_gold_after_acceptance_succeeds():
     assert not terminated and obs["concern_state"] in {"satisfied", "warm", "enthusiastic", "relieved"}
     obs, reward, terminated, truncated, info = env.step(CONFIRM)
     assert terminated and not truncated and reward == 1.0
-    assert info["success"] and info["final_option"] == gold
+    assert info["success"] and info["final_option"] == gold and not info["episode"]["turn_limit"]
     with pytest.raises(RuntimeError, match="reset"):
         env.unwrapped.step(CONFIRM)
 
 
 def test_budget_exhaustion_counts_the_last_recommendation():
+    """The turn limit is a scored end: terminated, not truncated, so no trainer bootstraps a
+    continuation past it; the record says the limit ended it and nothing was confirmed."""
     env = make(max_turns=4)
     env.reset(seed=0)
     gold = env.unwrapped.scenario.gold_option
     env.step(ASK_GENERAL)
     env.step(RECOMMEND0 + gold - 1)
     obs, reward, terminated, truncated, info = env.step(ASK_GENERAL)
-    assert truncated and not terminated and obs["turn"] == 4
+    assert terminated and not truncated and obs["turn"] == 4
     assert info["final_option"] == gold and reward == 1.0
+    record = info["episode"]
+    assert record["turn_limit"] and record["counts"]["premature_closure"] == 0
 
 
 def test_invalid_actions_are_a_documented_outcome():
