@@ -159,3 +159,32 @@ def test_a_stateless_agent_plays_the_same_episodes_in_any_order(tmp_path, monkey
         == plays(records["in_order"], "random")
         == plays(records["reversed"], "random")
     )
+
+
+def registered_text_baselines(env_id):
+    """The family's registered agents that need no model, checkpoint or client and read text."""
+    from hear_gym.cli.common import available_agents
+
+    for name, entry_point in sorted(available_agents(family(env_id)).items()):
+        factory = entry_point.load()
+        if getattr(factory, "needs_client", False) or hasattr(factory, "from_checkpoint"):
+            continue
+        try:
+            needed = getattr(factory(), "required_access", "T")
+        except TypeError:  # built around a trained part
+            continue
+        if "T" in ((needed,) if isinstance(needed, str) else needed):
+            yield name, factory
+
+
+@pytest.mark.slow  # the Hear2Act planner takes about 10 s
+@pytest.mark.parametrize("env_id", env_ids())
+def test_registered_baselines_play_the_same_episodes_shuffled_as_in_order(tmp_path, monkeypatch, env_id):
+    episode_ids = blocks(env_id, n_blocks=2, size=10)
+    agents = dict(registered_text_baselines(env_id))
+    assert agents, f"{env_id} registers no text baseline"
+    shuffled = play(tmp_path / "shuffled", env_id, "T", episode_ids, agents)
+    the_old_runner(monkeypatch, shared_agent=False)
+    in_order = play(tmp_path / "in_order", env_id, "T", episode_ids, agents)
+    for name in agents:
+        assert plays(shuffled, name) == plays(in_order, name), f"{env_id}: {name} depends on the order"
