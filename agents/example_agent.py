@@ -2,7 +2,8 @@
 
 An agent needs ``required_access`` (the access condition whose observation keys it reads),
 ``reset(seed)`` at the start of each episode and ``act(observation)`` on each turn; the optional
-``configure(env_options)`` receives the run's env settings (turn cost, reward, feedback) once.
+``configure(env_options)`` receives the run's env settings (turn cost, reward, feedback) as the
+runner builds it (a new agent for every episode).
 Pass the class itself (any zero-argument callable returning an agent) to
 ``hear_gym.eval.evaluate``; no entry point is needed until you want ``hear-gym eval`` to find it
 by name (then register it under ``hear_gym.agents.hear2act`` in your ``pyproject.toml``).

@@ -22,6 +22,7 @@ SB3's own zip (pickled) is never read here.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -214,6 +215,17 @@ def load_policy(folder: Path):
     return policy, config
 
 
+def _stamp(path: Path) -> tuple[int, int] | None:
+    return (path.stat().st_mtime_ns, path.stat().st_size) if path.is_file() else None
+
+
+@functools.lru_cache(maxsize=8)
+def _loaded_policy(folder: Path, stamps: tuple) -> tuple[Any, dict[str, Any]]:
+    """``load_policy``, once per checkpoint as its files are now (``stamps``: their times and
+    sizes, so a checkpoint written again in place is loaded again)."""
+    return load_policy(folder)
+
+
 def _check_normalization(folder: Path, config: dict[str, Any]) -> None:
     normalization = config.get("observation_normalization") or {}  # older checkpoints: none
     if not normalization:
@@ -263,7 +275,12 @@ class PPOAgent:
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> PPOAgent:
-        return cls(*load_policy(Path(path)))
+        """An agent on the checkpoint at ``path``. The runner builds one per episode: the policy is
+        loaded once per process and shared (it only reads its weights), each agent has its own
+        generator."""
+        folder = Path(path).resolve()
+        stamps = tuple(_stamp(folder / name) for name in (CONFIG_FILE, WEIGHTS_FILE))
+        return cls(*_loaded_policy(folder, stamps))
 
     def reset(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)

@@ -5,7 +5,8 @@
   indicator is the observation's ``prefix_index``), where it emits the training split's most
   frequent source action.
 * ``ProbeAgent`` subclasses: a ``Probe`` of one kind fitted on the training split's clean prefix
-  records before its first decision (features are cached on disk after the first time), then
+  records before its first decision (once per process and renderer, shared by the agents the
+  runner builds for each episode; features are cached on disk after the first time), then
   applied to each prefix on show: ``audio_probe``, ``shuffled_probe``, ``scalar_probe``,
   ``elapsed_probe``, ``text_probe``, ``audio_text_probe``. The training prefixes are spoken by
   the renderer of the env it plays (``hear-gym eval --renderer``, told through ``configure``),
@@ -16,8 +17,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from agents.onset.probes import Probe, prefix_rows
@@ -60,16 +63,31 @@ class EndpointPluralityAgent:
         return self.final_action if int(observation["prefix_index"][0]) == N_PREFIXES - 1 else 0
 
 
+@functools.lru_cache(maxsize=16)
+def trained_probe(kind: str, renderer: str, encoder=None) -> Probe:
+    """A ``kind`` probe fitted on the training split's clean prefixes as ``renderer`` speaks them,
+    once per process: predicting reads it and changes nothing, so every agent shares it."""
+    return Probe(kind, encoder=encoder).fit(prefix_rows("train", renderer=renderer))
+
+
+@functools.cache
+def _speech_encoder(folder: str):
+    from agents.onset.encoder import SpeechEncoder
+
+    return SpeechEncoder(folder)
+
+
 class ProbeAgent:
     kind = "audio"
     required_access: tuple[str, ...] = _AUDIO
+    encoder = None
 
     def __init__(self, probe: Probe | None = None) -> None:
         self.probe = probe  # fitted before the first decision unless given
         self.renderer = DEFAULT_RENDERER
 
     def unfitted_probe(self) -> Probe:
-        return Probe(self.kind)
+        return Probe(self.kind, encoder=self.encoder)
 
     def configure(self, env_options: Mapping[str, Any]) -> None:
         """Learn from the training prefixes as the env's renderer speaks them."""
@@ -82,7 +100,7 @@ class ProbeAgent:
         from hear_gym.envs.onset.actions import index_of
 
         if self.probe is None:
-            self.probe = self.unfitted_probe().fit(prefix_rows("train", renderer=self.renderer))
+            self.probe = trained_probe(self.kind, self.renderer, self.encoder)
         audio = observation.get("audio")
         wave = audio[: int(observation["audio_length"][0])] if audio is not None else None
         label = self.probe.predict_prefix(wave, observation["text"])
@@ -122,16 +140,11 @@ class EncoderProbeAgent(ProbeAgent):
         super().__init__(probe)
         self.encoder = encoder
 
-    def unfitted_probe(self) -> Probe:
-        return Probe("encoder", encoder=self.encoder)
-
     @classmethod
     def from_checkpoint(cls, path, rows=None) -> EncoderProbeAgent:
-        """The probe through the encoder at ``path``, fitted on ``rows`` now if given, else on the
-        training split's clean prefixes before its first decision."""
-        from agents.onset.encoder import SpeechEncoder
-
-        agent = cls(SpeechEncoder(path))
+        """The probe through the encoder at ``path`` (loaded once per process), fitted on ``rows``
+        now if given, else on the training split's clean prefixes before its first decision."""
+        agent = cls(_speech_encoder(str(Path(path).resolve())))
         if rows is not None:
             agent.probe = agent.unfitted_probe().fit(rows)
         return agent

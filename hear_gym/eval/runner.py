@@ -8,6 +8,11 @@ with ``gym.make``, plays ``reset(options=family.reset_options(id))`` to the end 
 env's ``info["episode"]`` plus the run's fields to ``results.jsonl`` as episodes finish. Running
 the same config again on the same folder resumes: finished episodes are skipped, none is
 duplicated.
+
+Nothing carries from one episode to the next: episodes are played in an order shuffled by the
+run seed (``episode_order``; a family's ids list a minimal pair's readings, or an item and its
+control, side by side), and each episode gets a new agent from its cell's factory, so neither
+the position of an episode nor what an agent saw before tells it the answer.
 """
 
 from __future__ import annotations
@@ -35,6 +40,20 @@ from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter
 def episode_seed(run_seed: int, episode_id: str, rollout: int) -> int:
     digest = hashlib.blake2b(f"{run_seed}/{episode_id}/{rollout}".encode(), digest_size=4).digest()
     return int.from_bytes(digest, "little")
+
+
+def episode_order(config: RunConfig) -> list[tuple[str, int]]:
+    """Every (episode id, rollout) of ``config`` in the order the run plays them: sorted by a hash
+    of the run seed, the episode id and the rollout, so the same seed gives the same order (a
+    resumed run plays what is left in it) and a different seed another one."""
+    units = [(e, k) for e in config.episode_ids for k in range(config.rollouts)]
+
+    def place(unit: tuple[str, int]) -> tuple[bytes, str, int]:
+        episode_id, rollout = unit
+        key = hashlib.blake2b(f"{config.seed}/order/{episode_id}/{rollout}".encode(), digest_size=8)
+        return key.digest(), episode_id, rollout
+
+    return sorted(units, key=place)
 
 
 def episode_key(cell: Cell, episode_id: str, rollout: int) -> str:
@@ -95,13 +114,12 @@ def _with_run_fields(
 
 
 def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int]]:
-    """Episode-major: an episode's runs in every cell come back to back (and go to one worker),
-    so its rendered audio and features are reused from memory across conditions."""
-    for episode_id in config.episode_ids:
-        for rollout in range(config.rollouts):
-            for cell in config.cells:
-                if episode_key(cell, episode_id, rollout) not in done:
-                    yield cell, episode_id, rollout
+    """In ``episode_order``; an episode's runs in every cell come back to back (and go to one
+    worker), so its rendered audio and features are reused from memory across conditions."""
+    for episode_id, rollout in episode_order(config):
+        for cell in config.cells:
+            if episode_key(cell, episode_id, rollout) not in done:
+                yield cell, episode_id, rollout
 
 
 def run_evaluation(
@@ -126,10 +144,14 @@ def run_evaluation(
     * ``pool``: an open ``hear_gym.eval.pool.WorkerPool`` plays the episodes (its worker count replaces
       ``workers``), so the evaluations of a grid share one set of started workers.
     * ``batch_size > 1``: agents with ``act_batch`` (stateless chat agents) play that many
-      episodes of a cell in lockstep, one batched call per turn; other agents play one by one.
+      episodes of a cell in lockstep, one batched call per turn, one agent per batch; other
+      agents play one by one.
 
-    Every episode's seed is fixed by the config, so results are the same for any worker count,
-    backend or batch size, only written in another order. The run holds the folder's writer lock
+    Episodes are played in ``episode_order`` (shuffled by the run seed), each by a new agent from
+    its cell's factory (``agents[name]()``, then ``configure``, then ``reset(seed)``): a factory
+    must return a new agent from every call; one that returns the agent it returned before is
+    refused. Every episode's seed is fixed by the config, so results are the same for any worker
+    count, backend, batch size or order, only written in another order. The run holds the folder's writer lock
     (``hear_gym.eval.folder``): a second writer is refused with ``RunFolderBusy``."""
     missing = sorted({c.agent for c in config.cells} - set(agents))
     if missing:
@@ -159,7 +181,8 @@ def run_evaluation(
 
 
 class _Player:
-    """Plays episodes of a config, building each cell's env and agent on first use."""
+    """Plays episodes of a config: each cell's envs built on first use and kept, a new agent from
+    the cell's factory for every episode (or lockstep batch)."""
 
     def __init__(
         self, config: RunConfig, agents: Mapping[str, AgentFactory], env_objects: dict, batch_size: int = 1
@@ -167,24 +190,38 @@ class _Player:
         self.config, self.agents, self.env_objects, self.batch_size = config, agents, env_objects, batch_size
         self.family = family(config.env_id)
         self.envs: dict[Cell, list[gym.Env]] = {}
-        self.cell_agents: dict[Cell, Any] = {}
+        self.formats: dict[Cell, tuple[str, str]] = {}
+        self.last_agents: dict[Cell, Any] = {}  # held, so a factory that hands it out again is seen
 
-    def _env(self, cell: Cell, slot: int = 0) -> gym.Env:
-        env_options = {**dict(self.config.env_kwargs), **dict(cell.options)}
-        if cell not in self.cell_agents:
-            self.cell_agents[cell] = _make_agent(self.agents[cell.agent], cell, env_options)
-            self.envs[cell] = []
-        envs = self.envs[cell]
+    def _env_options(self, cell: Cell) -> dict[str, Any]:
+        return {**dict(self.config.env_kwargs), **dict(cell.options)}
+
+    def _agent(self, cell: Cell) -> Any:
+        agent = _make_agent(self.agents[cell.agent], cell, self._env_options(cell))
+        if agent is self.last_agents.get(cell):
+            raise ValueError(
+                f"{cell.name}: the factory of agent {cell.agent!r} returned an agent it returned before; "
+                f"every episode is played by a new agent: return a new one from each call "
+                f"(share heavy, stateless parts such as model weights between them)"
+            )
+        self.last_agents[cell] = agent
+        return agent
+
+    def _env(self, cell: Cell, agent, slot: int = 0) -> gym.Env:
+        formats = (getattr(agent, "action_format", "discrete"), getattr(agent, "observation_format", "dict"))
+        if self.formats.setdefault(cell, formats) != formats:
+            raise ValueError(f"{cell.name}: agent {cell.agent!r} changed its action or observation format")
+        envs = self.envs.setdefault(cell, [])
         while len(envs) <= slot:
             envs.append(
                 gym.make(
                     self.config.env_id,
                     access=cell.access,
-                    actions=getattr(self.cell_agents[cell], "action_format", "discrete"),
-                    observation=getattr(self.cell_agents[cell], "observation_format", "dict"),
+                    actions=formats[0],
+                    observation=formats[1],
                     disable_env_checker=True,
                     **self.family.episode_kwargs(self.config.episode_ids),
-                    **env_options,
+                    **self._env_options(cell),
                     **self.env_objects,
                 )
             )
@@ -193,24 +230,26 @@ class _Player:
     def _job(self, episode_id: str, rollout: int) -> tuple[dict[str, Any], int]:
         return self.family.reset_options(episode_id), episode_seed(self.config.seed, episode_id, rollout)
 
-    def play(self, item: tuple[Cell, str, int]) -> dict[str, Any]:
+    def play(self, item: tuple[Cell, str, int], agent=None) -> dict[str, Any]:
         cell, episode_id, rollout = item
+        agent = agent if agent is not None else self._agent(cell)
         options, seed = self._job(episode_id, rollout)
-        record = run_episode(self._env(cell), self.cell_agents[cell], options, seed)
+        record = run_episode(self._env(cell, agent), agent, options, seed)
         return _with_run_fields(record, cell, episode_id, rollout, seed)
 
     def play_chunk(self, chunk: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
         cell = chunk[0][0]
         if self.batch_size > 1 and len(chunk) > 1 and all(c == cell for c, _, _ in chunk):
-            self._env(cell)
-            if hasattr(self.cell_agents[cell], "act_batch"):
-                envs = [self._env(cell, slot) for slot in range(len(chunk))]
-                return self._lockstep(cell, envs, chunk)
+            agent = self._agent(cell)
+            if hasattr(agent, "act_batch"):
+                envs = [self._env(cell, agent, slot) for slot in range(len(chunk))]
+                return self._lockstep(cell, agent, envs, chunk)
+            return [self.play(chunk[0], agent), *(self.play(item) for item in chunk[1:])]
         return [self.play(item) for item in chunk]
 
-    def _lockstep(self, cell: Cell, envs: list[gym.Env], chunk) -> list[dict[str, Any]]:
+    def _lockstep(self, cell: Cell, agent, envs: list[gym.Env], chunk) -> list[dict[str, Any]]:
         jobs = [self._job(episode_id, rollout) for _, episode_id, rollout in chunk]
-        records = run_episodes_batched(envs, self.cell_agents[cell], jobs)
+        records = run_episodes_batched(envs, agent, jobs)
         return [
             _with_run_fields(r, cell, e, k, seed)
             for r, (_, e, k), (_, seed) in zip(records, chunk, jobs, strict=True)
@@ -223,11 +262,12 @@ class _Player:
 
 
 def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tuple[Cell, str, int]]]:
-    """Units of work for one player: an episode's runs in every cell (its audio stays in one
-    worker's memory), or, for batched play, up to ``batch_size`` episodes of one cell."""
+    """Units of work for one player, in the order of ``todo``: an episode's rollout in every cell
+    (its audio stays in one worker's memory), or, for batched play, up to ``batch_size`` episodes
+    of one cell."""
     groups: dict[Any, list[tuple[Cell, str, int]]] = {}
     for item in todo:
-        groups.setdefault(item[0] if batch_size > 1 else item[1], []).append(item)
+        groups.setdefault(item[0] if batch_size > 1 else item[1:], []).append(item)
     if batch_size == 1:
         return list(groups.values())
     return [group[i : i + batch_size] for group in groups.values() for i in range(0, len(group), batch_size)]
@@ -299,12 +339,13 @@ def _play_all(
 
 
 def _make_agent(factory: AgentFactory, cell: Cell, env_options: Mapping[str, Any]):
-    """An agent reads what its ``required_access`` (one condition or several) provides; any
-    condition also carries the transcript, so a transcript-only agent runs everywhere.
+    """A new agent for one episode (or one lockstep batch). An agent reads what its
+    ``required_access`` (one condition or several) provides; any condition also carries the
+    transcript, so a transcript-only agent runs everywhere.
 
-    An agent with a ``configure(env_options)`` method is told, once, what its env was built
-    with beyond the access condition: the run's env kwargs and the cell's options (JSON values;
-    never the plug-in objects), the settings an observation does not carry (a turn cost, a
+    An agent with a ``configure(env_options)`` method is told, once, as it is built, what its env
+    was built with beyond the access condition: the run's env kwargs and the cell's options (JSON
+    values; never the plug-in objects), the settings an observation does not carry (a turn cost, a
     reward). Agents without it are built as before."""
     agent = factory()
     needed = getattr(agent, "required_access", "T")
@@ -352,6 +393,7 @@ __all__ = [
     "Cell",
     "RunConfig",
     "episode_key",
+    "episode_order",
     "episode_seed",
     "run_episode",
     "run_episodes_batched",

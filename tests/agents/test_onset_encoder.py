@@ -50,7 +50,8 @@ def test_the_encoder_probe_plays_through_the_runner_at_smoke_size(encoder_dir, t
     agent = EncoderProbeAgent.from_checkpoint(encoder_dir, rows=prefix_rows("train", limit_groups=2))
     episodes = tuple(FAMILY.episode_ids("test")[:3])
     config = RunConfig(FAMILY.env_id, (Cell.parse("encoder_probe@A"),), episodes)
-    run_evaluation(tmp_path, config, {"encoder_probe": lambda: agent}, progress=False)
+    factory = lambda: EncoderProbeAgent(agent.encoder, agent.probe)  # noqa: E731 (shares the fitted probe)
+    run_evaluation(tmp_path, config, {"encoder_probe": factory}, progress=False)
     records = read_results(tmp_path / "results.jsonl")
     assert len(records) == 3 and all(len(r["predictions"]) == 5 for r in records)
 

@@ -125,9 +125,9 @@ def test_table5_pairs_each_agent_under_t_and_t_plus_s(tmp_path):
 
 
 def test_agents_with_configure_are_told_their_cells_env_options(tmp_path):
-    """``configure(env_options)`` is called once per cell with what ``gym.make`` gets beyond the
-    access condition (the run's env kwargs and the cell's options); an agent without it plays
-    exactly as in a run where no agent has it."""
+    """``configure(env_options)`` is called on every agent the runner builds (one per episode)
+    with what ``gym.make`` gets beyond the access condition (the run's env kwargs and the cell's
+    options); an agent without it plays exactly as in a run where no agent has it."""
     told = []
 
     class ConfiguredRandomAgent(RandomAgent):
@@ -139,7 +139,9 @@ def test_agents_with_configure_are_told_their_cells_env_options(tmp_path):
         turn_cost=0.2,
     )
     run_evaluation(tmp_path / "told", run, {**AGENTS, "told": ConfiguredRandomAgent}, progress=False)
-    assert told == [{**dict(run.env_kwargs), "feedback": feedback} for feedback in ("prosody", "explicit")]
+    episodes = len(run.episode_ids) * run.rollouts
+    told_once = [{**dict(run.env_kwargs), "feedback": feedback} for feedback in ("prosody", "explicit")]
+    assert sorted(told, key=str) == sorted(told_once * episodes, key=str)
     assert told[0]["turn_cost"] == 0.2
 
     alone = config(cells=(cell("random", "T", "prosody"),), turn_cost=0.2)

@@ -38,8 +38,10 @@ class CountingClient(MockChatClient):
 
 
 def test_llm_gate_agent_through_the_runner(tmp_path):
-    agent = LLMGateAgent(MockChatClient(_reads_the_last_request))
-    metrics = headline_metrics(run_gate(lambda: agent, tmp_path, "mock_llm", ("speaker_switch",)))
+    client = MockChatClient(_reads_the_last_request)
+    metrics = headline_metrics(
+        run_gate(lambda: LLMGateAgent(client), tmp_path, "mock_llm", ("speaker_switch",))
+    )
     assert metrics["switch_mute"].point == 0.0 and metrics["text_only_tool"].point >= 0.9
 
 
@@ -58,8 +60,8 @@ def test_batched_and_parallel_play_give_the_same_records(tmp_path):
 
 
 def test_malformed_llm_replies_are_scored_not_raised(tmp_path):
-    agent = LLMGateAgent(MockChatClient(lambda m: "Sure! I'll do that. [Mute]"))
-    records = run_gate(lambda: agent, tmp_path, "chatty", ("self_talk",))
+    client = MockChatClient(lambda m: "Sure! I'll do that. [Mute]")
+    records = run_gate(lambda: LLMGateAgent(client), tmp_path, "chatty", ("self_talk",))
     # a mute token inside prose is malformed but no tool syntax: the paper's plain -1 of a wrong action
     assert all(r["outcome"]["action"]["kind"] == "malformed" and r["reward"] == -1.0 for r in records)
     assert headline_metrics(records)["malformed"].point == 1.0
