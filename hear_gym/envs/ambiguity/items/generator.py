@@ -134,7 +134,7 @@ def _omission(language: str, test: int) -> Iterable[Item]:
             language,
             split,
             tuple(Utterance(line) for line in draft.lines),
-            tuple(Utterance(line) for line in (*draft.lines[:-1], draft.complete)),
+            tuple(Utterance(line) for line in (*draft.lines[:-1], draft.control_last)),
             Question(omission.DETECT_PROMPTS[language], omission.YES_NO[language], 0),
             "completion",
             _with_prompt(omission.COMPLETE_PROMPTS[language], content),
