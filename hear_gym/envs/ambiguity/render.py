@@ -20,6 +20,12 @@ Two realizations (``renderer=``), for robustness across renderers:
 * ``praat``: level neutral eSpeak speech; Praat draws the final contour, pre-boundary
   lengthening, a larger accent with post-focus compression, tones and timing.
 
+Stress is heard at its word only: a stress reading's F0 baseline is levelled (eSpeak's
+declination would give an early accent a higher peak than a late one), the accent is drawn to one
+height above the utterance's median over the first ``ACCENT_S`` of its word, and the final
+movement starts after where an accent on the last word would end, whichever word is stressed:
+no global F0 statistic tells which word it was (``agents/ambiguity/stress_shortcuts.py``).
+
 Length is not a cue: every reading of a text lasts the same (the text's plain duration plus one
 pause's worth): a reading with one pause spends it on the silence, one without on slower speech,
 one with two pauses speaks faster; stress lengthening is taken from the other tokens.
