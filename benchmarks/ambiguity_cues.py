@@ -22,9 +22,16 @@ items, accuracy per contrast class with 95% item-bootstrap CIs, per renderer.
 With ``--part shortcuts``: the single-scalar shortcut audit (``agents.ambiguity.acoustic_shortcuts``):
 every utterance scalar's held-out balanced accuracy per contrast class, against its bound.
 
-    python -m benchmarks.ambiguity_cues [--voices m1 f2 m3 f4] [--part cues|classifier|shortcuts]
+With ``--part stress``: which word was stressed, over every English stress pair of the frames
+(``agents.ambiguity.stress_shortcuts``): every scalar's and the classifier's held-out accuracy
+(grouped 5-fold), per renderer.
 
-Prints the tables and writes benchmarks/out/ambiguity_{cues,classifier,shortcuts}.{json,md}.
+With ``--part detection``: clip length and token count against detection item vs control
+(``agents.ambiguity.detection_length``; the first voice), per renderer.
+
+    python -m benchmarks.ambiguity_cues [--voices m1 f2 m3 f4] [--part cues|classifier|shortcuts|stress|detection]
+
+Prints the tables and writes benchmarks/out/ambiguity_{part}.{json,md}.
 """
 
 from __future__ import annotations
@@ -195,10 +202,43 @@ def shortcuts_markdown(by_renderer: dict) -> str:
     return "\n".join(lines)
 
 
+def stress_markdown(results: list[dict]) -> str:
+    from agents.ambiguity.stress_shortcuts import POSITION_BLIND
+
+    lines = [
+        "| renderer | voices | pairs | classifier | best position-blind scalar | best scalar |",
+        "|---|---|---:|---:|---|---|",
+    ]
+    for r in results:
+        accuracy = r["balanced_accuracy"]
+        blind = max(POSITION_BLIND, key=accuracy.get)
+        best = max(accuracy, key=accuracy.get)
+        lines.append(
+            f"| {r['renderer']} | {', '.join(r['voices'])} | {r['pairs']} | {r['classifier']:.3f} "
+            f"| {blind} {accuracy[blind]:.3f} | {best} {accuracy[best]:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def detection_markdown(by_measure: dict) -> str:
+    lines = [
+        "| measure | cell | pairs (held out) | threshold rule | paired rule |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for measure, report in by_measure.items():
+        for cell, r in report.items():
+            lines.append(
+                f"| {measure} | {cell} | {r['pairs']} ({r['held_out_pairs']}) | {r['threshold']:.3f} | {r['paired']:.3f} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--voices", nargs="+", default=list(DEFAULT_VOICES))
-    parser.add_argument("--part", choices=("cues", "classifier", "shortcuts"), default="cues")
+    parser.add_argument(
+        "--part", choices=("cues", "classifier", "shortcuts", "stress", "detection"), default="cues"
+    )
     args = parser.parse_args()
     started = time.time()
     OUT.mkdir(exist_ok=True)
@@ -210,6 +250,20 @@ def main() -> None:
 
         result = {"shortcuts": {r: audit(clips(tuple(args.voices), r)) for r in RENDERERS}}
         table = shortcuts_markdown(result["shortcuts"])
+    elif args.part == "stress":
+        from agents.ambiguity.stress_shortcuts import audit as stress_audit
+
+        result = {"stress": [stress_audit(tuple(args.voices), r) for r in RENDERERS]}
+        table = stress_markdown(result["stress"])
+    elif args.part == "detection":
+        from agents.ambiguity.detection_length import audit as length_audit
+        from agents.ambiguity.detection_length import clip_seconds, token_count
+
+        measures = {"tokens": token_count} | {
+            f"clip s ({r}, {args.voices[0]})": clip_seconds(args.voices[0], r) for r in RENDERERS
+        }
+        result = {"detection": {name: length_audit(m) for name, m in measures.items()}}
+        table = detection_markdown(result["detection"])
     else:  # the prosodic classifier: train split -> dev + test items, per renderer
         from agents.ambiguity.prosodic_classifier import evaluate
 

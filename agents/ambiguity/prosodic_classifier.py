@@ -8,7 +8,8 @@ words are placed over the speech proportionally to their length, as a listener w
 aligner would):
 
 * pause: the longest silence near each boundary where the candidate pauses;
-* stress: F0 and energy of the candidate's stressed tokens against the utterance;
+* stress: F0 and energy of the candidate's stressed tokens against the utterance, and how near
+  the utterance's F0 peak is to the start of the candidate's stressed token;
 * contour: the final F0 slope, signed by the candidate's rise or fall;
 * tone: how close each forced syllable's measured contour (start-to-end movement, level against
   the rest of the utterance) is to the candidate tone's Chao shape.
@@ -41,6 +42,7 @@ FEATURES: tuple[str, ...] = (
     "pause_silence_s",
     "stress_f0_st",
     "stress_energy_db",
+    "stress_peak",
     "contour_slope",
     "tone_fit",
 )
@@ -54,6 +56,17 @@ def _speech_span(t: cues.Track) -> tuple[float, float]:
     loud = t.db > t.db.max() - cues.SILENCE_BELOW_PEAK_DB
     times = t.db_times[loud]
     return float(times[0]), float(times[-1]) + cues.FRAME_S
+
+
+def _f0_peak_time(t: cues.Track) -> float:
+    """When the F0 track (smoothed over 5 voiced frames) is highest; NaN when too little is
+    voiced."""
+    voiced = ~np.isnan(t.f0_st)
+    times, st = t.f0_times[voiced], t.f0_st[voiced]
+    if len(times) < 5:
+        return float("nan")
+    smooth = np.convolve(st, np.ones(5) / 5, mode="valid")
+    return float(times[2 + int(np.argmax(smooth))])
 
 
 def proportional_spans(reading: SpokenReading, t: cues.Track) -> list[tuple[float, float]]:
@@ -79,6 +92,11 @@ def candidate_scores(reading: SpokenReading, t: cues.Track) -> np.ndarray:
     stressed = [cues.token_prosody(t, spans[i]) for i in reading.stress]
     f0 = [p.f0_mean_st - median_st for p in stressed if not np.isnan(p.f0_mean_st)]
     energy = [p.energy_db - loud_db for p in stressed if not np.isnan(p.energy_db)]
+    peak = _f0_peak_time(t)
+    speech = _speech_span(t)
+    near_peak = [
+        -abs(peak - spans[i][0]) / (speech[1] - speech[0]) for i in reading.stress if not np.isnan(peak)
+    ]
     slope = cues.final_slope(t) * (1 if reading.contour == "rise" else -1)
     fits = []
     if reading.language == "zh":
@@ -95,6 +113,7 @@ def candidate_scores(reading: SpokenReading, t: cues.Track) -> np.ndarray:
             np.mean(pause) if pause else 0.0,
             np.mean(f0) if f0 else 0.0,
             np.mean(energy) if energy else 0.0,
+            10 * np.mean(near_peak) if near_peak else 0.0,
             slope / 10.0,
             np.sum(fits) if fits else 0.0,
         ]

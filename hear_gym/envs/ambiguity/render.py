@@ -20,6 +20,12 @@ Two realizations (``renderer=``), for robustness across renderers:
 * ``praat``: level neutral eSpeak speech; Praat draws the final contour, pre-boundary
   lengthening, a larger accent with post-focus compression, tones and timing.
 
+Stress is heard at its word only: a stress reading's F0 baseline is levelled (eSpeak's
+declination would give an early accent a higher peak than a late one), the accent is drawn to one
+height above the utterance's median over the first ``ACCENT_S`` of its word, and the final
+movement starts after where an accent on the last word would end, whichever word is stressed:
+no global F0 statistic tells which word it was (``agents/ambiguity/stress_shortcuts.py``).
+
 Length is not a cue: every reading of a text lasts the same (the text's plain duration plus one
 pause's worth): a reading with one pause spends it on the silence, one without on slower speech,
 one with two pauses speaks faster; stress lengthening is taken from the other tokens.
@@ -56,6 +62,9 @@ SILENCE = 64  # |int16| at or below this is silence (eSpeak's output at volume 6
 TONE_LETTERS = MappingProxyType({1: "55", 2: "35", 3: "21", 4: "51", 5: "33"})
 FINAL_TONE3 = "2114"
 MANDARIN_FINAL_REGISTER = 0.15  # share of the drawn final movement a Mandarin ending shifts by
+MIN_FINAL_S = 0.1  # the shortest final movement
+ACCENT_S = 0.22  # how long an F0 accent lasts (from its token's start; shorter tokens: all of it)
+LEVELLED_KEPT = 0.5  # share of its local F0 movement a levelled (stress) reading keeps
 _PUNCT = ".,;:!?\u3002\uff0c\uff1f\uff01\u3001\"'"
 
 
@@ -69,7 +78,6 @@ class Realization:
     accent_st: float  # peak F0 raise on a stressed token
     stress_duration: float
     stress_gain_db: float
-    post_focus_st: float  # F0 lowering of the tokens after a stressed one
     pre_boundary_lengthening: float  # duration factor of a token before a pause (praat only)
     final_st: float  # drawn final rise / fall (semitones; on top of eSpeak's when native)
     final_window_s: float
@@ -78,8 +86,8 @@ class Realization:
 
 REALIZATIONS: MappingProxyType[str, Realization] = MappingProxyType(
     {
-        "espeak": Realization("espeak", "2", True, 4.0, 1.3, 4.0, 0.0, 1.0, 3.0, 0.4, 2.5),
-        "praat": Realization("praat", "2", False, 6.0, 1.4, 3.0, -2.0, 1.25, 7.0, 0.35, 2.5),
+        "espeak": Realization("espeak", "3", True, 4.0, 1.3, 4.0, 1.0, 3.0, 0.4, 2.5),
+        "praat": Realization("praat", "3", False, 6.0, 1.4, 3.0, 1.25, 7.0, 0.35, 2.5),
     }
 )
 
@@ -275,17 +283,26 @@ def _f0_edits(
             edits.append(
                 edit.F0Edit(starts[i] / rate, bounds[i] / rate, _tone_contour(letters, reference, how))
             )
-    for i in reading.stress:
-        a, b = starts[i] / rate, bounds[i] / rate
-        edits.append(edit.F0Edit(a, b, _accent(a, b, how.accent_st)))
-        if how.post_focus_st and i + 1 < len(starts):
-            edits.append(edit.F0Edit(b, tail / rate, lambda t, st, d=how.post_focus_st: st + d))
+    # an accent spans the start of its token (where these words' stressed syllable is), as long
+    # on every word: its share of the utterance's F0 does not depend on which word it is
+    accents = [(starts[i] / rate, min(bounds[i], starts[i] + ACCENT_S * rate) / rate) for i in reading.stress]
+    if reading.stress:
+        # eSpeak's declination would make the accent's height depend on where the word is (an
+        # early accent tops a higher baseline): the baseline is levelled first, so that where
+        # the peak is, not a global F0 statistic, tells which word is stressed
+        edits.append(edit.F0Edit(starts[0] / rate, tail / rate, _levelled(reference)))
     if how.final_st:
         end = tail / rate
         start = end - how.final_window_s
         if reading.language == "zh":  # the last syllable only: the one before keeps its tone
             start = max(start, starts[-1] / rate)
-        edits.append(edit.F0Edit(start, end, _final(end, reading.contour, how, reading.language)))
+        if reading.stress:  # after where an accent on the last word would end, whichever is stressed
+            start = min(max(start, starts[-1] / rate + ACCENT_S), end - MIN_FINAL_S)
+        edits.append(
+            edit.F0Edit(start, end, _final(end, end - start, reading.contour, how, reading.language))
+        )
+    for a, b in accents:  # drawn to the same height wherever the word is
+        edits.append(edit.F0Edit(a, b, _accent(a, b, reference + how.accent_st)))
     return edits
 
 
@@ -302,14 +319,32 @@ def _tone_contour(letters: str, reference: float, how: Realization) -> edit.Cont
 
 
 def _accent(a: float, b: float, peak_st: float) -> edit.Contour:
-    return lambda t, st: st + peak_st * np.sin(np.pi * np.clip((t - a) / max(b - a, 1e-6), 0, 1))
+    """The token's contour pulled toward ``peak_st`` (absolute), fully at its middle."""
+
+    def contour(t: np.ndarray, st: np.ndarray) -> np.ndarray:
+        return st + (peak_st - st) * np.sin(np.pi * np.clip((t - a) / max(b - a, 1e-6), 0, 1))
+
+    return contour
 
 
-def _final(end: float, contour: str, how: Realization, language: str) -> edit.Contour:
+def _levelled(reference: float, kept: float = LEVELLED_KEPT) -> edit.Contour:
+    """The contour without its linear trend, around ``reference``, with ``kept`` of its local
+    movement."""
+
+    def contour(t: np.ndarray, st: np.ndarray) -> np.ndarray:
+        if len(t) < 3:
+            return np.full_like(st, reference)
+        trend = np.polyval(np.polyfit(t, st, 1), t)
+        return reference + kept * (st - trend)
+
+    return contour
+
+
+def _final(end: float, window_s: float, contour: str, how: Realization, language: str) -> edit.Contour:
     size = how.final_st if contour == "rise" else -how.final_st
     if language == "zh":  # Mandarin keeps the last syllable's tone: the register moves, not the slope
         return lambda t, st: st + size * MANDARIN_FINAL_REGISTER
-    return lambda t, st: st + size * np.clip(1 - (end - t) / how.final_window_s, 0, 1)
+    return lambda t, st: st + size * np.clip(1 - (end - t) / window_s, 0, 1)
 
 
 def _apply_gain(samples: np.ndarray, a: int, b: int, gain_db: float, rate: int) -> None:

@@ -16,7 +16,7 @@ ENV_ID = "hear_gym/Ambiguity-v0"
 DIALOGUE = next(
     e for e in episode_ids("test") if e.startswith("multi_turn") and len(episodes_by_id()[e].turns) > 3
 )
-SINGLE = "semantic-en-lexical-test-000"  # one plain turn: "He saw her duck"
+SINGLE = "semantic-en-lexical-test-000"  # one plain turn
 
 
 def _play(env, actions) -> list:
@@ -103,7 +103,8 @@ def test_a_bare_transcript_drops_the_users_punctuation_only():
 def test_kept_text_bits_are_fresh_bits_and_the_callers_own():
     env = gym.make(ENV_ID, access="T-nopunct", observation="features", item_ids=[SINGLE])
     features, _ = env.reset(seed=0)
-    expected = token_bits(bare_transcript("User: He saw her duck"), TRANSCRIPT_BINS)
+    said = episodes_by_id()[SINGLE].turns[0].said[0].written
+    expected = token_bits(bare_transcript(f"User: {said}"), TRANSCRIPT_BINS)
     _assert_same(features["transcript"], expected)
     features["transcript"][:] = 7.0
     features["question"][:] = 7.0

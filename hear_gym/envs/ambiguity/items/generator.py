@@ -32,7 +32,7 @@ from hear_gym.envs.ambiguity.items.model import (
     Utterance,
 )
 
-GENERATOR_VERSION = "ambiguity-items-1"
+GENERATOR_VERSION = "ambiguity-items-2"
 # the paper's Table 1: instances per phenomenon and language
 PAPER_COUNTS: dict[tuple[Phenomenon, str], int] = {
     (Phenomenon.PHONOLOGICAL, "zh"): 37,
@@ -117,7 +117,8 @@ def _semantic(language: str, contrast: Contrast, test: int) -> Iterable[Item]:
     join = semantic.JOIN[language]
     for split, i, draft in _assign(f"semantic/{language}/{contrast.value}", drafts, test):
         item_id = f"semantic-{language}-{contrast.value}-{split}-{i:03d}"
-        options = [join.format(*pair) for pair in semantic.option_pairs(draft)]
+        pairs = semantic.option_pairs(draft, StableRng(f"ambiguity/semantic-pairs/{item_id}"))
+        options = [join.format(*pair) for pair in pairs]
         question = _with_prompt(semantic.PROMPTS[language], _shuffled_options(item_id, options, 0))
         yield SemanticItem(item_id, language, contrast, split, Utterance(draft.sentence), question)
 
@@ -133,7 +134,7 @@ def _omission(language: str, test: int) -> Iterable[Item]:
             language,
             split,
             tuple(Utterance(line) for line in draft.lines),
-            tuple(Utterance(line) for line in (*draft.lines[:-1], draft.complete)),
+            tuple(Utterance(line) for line in (*draft.lines[:-1], draft.control_last)),
             Question(omission.DETECT_PROMPTS[language], omission.YES_NO[language], 0),
             "completion",
             _with_prompt(omission.COMPLETE_PROMPTS[language], content),

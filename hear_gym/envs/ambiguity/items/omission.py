@@ -3,9 +3,12 @@ English single sentences with an omitted verb phrase, verb or noun; Mandarin tas
 dialogue turns (1, 3 or 5 utterances, as in the paper's RiSAWOZ-based subset) whose last utterance
 omits a subject or object named earlier.
 
-A draft is ``(utterances with the omission, the complete last utterance, the omitted words, three
-wrong candidates)``. Detection asks whether anything is omitted (its control plays the complete
-version, gold "no"); completion asks which words were omitted.
+A draft is ``(utterances with the omission, a last utterance without one, the omitted words, three
+wrong candidates)``. Detection asks whether anything is omitted (its control plays the utterances
+with that last one instead, gold "no"); completion asks which words were omitted. The control's
+last utterance is drawn to be about as long as the omission's, longer or shorter
+(``length_match``), so the clip's length does not tell them apart: the complete version, or the
+same lead going on differently ("but she couldn't." / "but she panicked.").
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
+
+from hear_gym.core.stable_rng import StableRng
+from hear_gym.envs.ambiguity.items.length_match import matched, spoken_length
 
 DETECT_PROMPTS = {
     "en": "Is any word or phrase left out (omitted) in what the speaker said?",
@@ -29,9 +35,14 @@ YES_NO = {"en": ("yes", "no"), "zh": ("有", "没有")}
 class OmissionDraft:
     key: str
     lines: tuple[str, ...]  # the last one has the omission
-    complete: str  # the last line with the omitted words restored
+    control_last: str  # a last line without an omission, about as long (``length_match``)
     omitted: str
     wrong: tuple[str, str, str]
+
+
+def _en_size(text: str) -> int:
+    """Words first, then letters: an English control has the item's word count where it can."""
+    return 100 * len(text.split()) + spoken_length(text)
 
 
 _EN_PEOPLE = (
@@ -54,6 +65,14 @@ _EN_VPS = (
     "learn to swim",
     "buy the tickets",
 )
+# how the clause after "but she" ends: (leaving the verb phrase out, saying something else of as
+# many words a little shorter, ... a little longer), as eSpeak says them in the suite's frames
+_EN_VP_ENDINGS = (
+    ("couldn't", "slept", "panicked"),
+    ("could not", "got sick", "was away"),
+    ("never got to", "had a cold", "got very sick"),
+    ("wasn't able to", "was too busy", "was too tired"),
+)
 _EN_VERBS = (
     ("ate", "apples", "pears"),
     ("bought", "shoes", "hats"),
@@ -68,32 +87,48 @@ def en_drafts() -> Iterator[OmissionDraft]:
     for (name, pronoun), i in product(_EN_PEOPLE, range(len(_EN_VPS))):
         vp = _EN_VPS[i]
         wrong = tuple(_EN_VPS[(i + k) % len(_EN_VPS)] for k in (1, 3, 5))
-        yield OmissionDraft(
-            f"vp-{name}-{i}",
-            (f"{name} wanted to {vp}, but {pronoun} couldn't.",),
-            f"{name} wanted to {vp}, but {pronoun} couldn't {vp}.",
-            vp,
-            wrong,
-        )
+        key = f"vp-{name}-{i}"
+        rng = StableRng(f"ambiguity/length-match/{key}")
+        elliptic, *complete_endings = rng.choice(_EN_VP_ENDINGS)
+        complete = rng.choice(complete_endings)
+        lead = f"{name} wanted to {vp}, but {pronoun}"
+        yield OmissionDraft(key, (f"{lead} {elliptic}.",), f"{lead} {complete}.", vp, wrong)
     for ((a, _), (b, _)), (verb, x, y) in product(product(_EN_PEOPLE[:4], _EN_PEOPLE[4:]), _EN_VERBS):
         wrong = tuple(v for v in _EN_OTHER_VERBS if v != verb)[:3]
-        yield OmissionDraft(
-            f"gap-{a}-{b}-{verb}",
-            (f"{a} {verb} {x} and {b} {y}.",),
-            f"{a} {verb} {x} and {b} {verb} {y}.",
-            verb,
-            wrong,
+        key = f"gap-{a}-{b}-{verb}"
+        other = wrong[0]
+        # the same time adverbs on both sides: only whether the verb is said again differs
+        gapped = tuple(f"{a} {verb} {x}{when} and {b} {y}." for when in ("", " yesterday", " on Monday"))
+        whole = (
+            *(f"{a} {verb} {x} with {b}{when}." for when in ("", " yesterday", " on Monday")),
+            *(f"{a} and {b} {verb} {x}{when}." for when in ("", " yesterday")),
+            f"{a} {verb} {x} and {b} {other} {y}.",
+            f"{a} {verb} {x} on Monday and {b} {other} {y}.",
+            f"{a} {verb} {x} yesterday and {b} {verb} {y}.",
         )
+        elliptic, complete = matched(key, gapped, whole, _en_size)
+        yield OmissionDraft(key, (elliptic,), complete, verb, wrong)
     for (name, _), i in product(_EN_PEOPLE, range(len(_EN_NOUNS))):
         noun = _EN_NOUNS[i]
         wrong = tuple(_EN_NOUNS[(i + k) % len(_EN_NOUNS)] for k in (1, 2, 4))
-        yield OmissionDraft(
-            f"np-{name}-{noun}",
-            (f"I like your {noun}, but I prefer {name}'s.",),
-            f"I like your {noun}, but I prefer {name}'s {noun}.",
-            noun,
-            wrong,
+        key = f"np-{name}-{noun}"
+        lead = f"I like your {noun}, but"
+        elliptic, complete = matched(
+            key,
+            (f"{lead} I prefer {name}'s.", f"{lead} I really prefer {name}'s."),
+            (
+                f"{lead} I prefer {name}'s {noun}.",
+                f"{lead} I really prefer {name}'s {noun}.",
+                *(
+                    f"{lead} {name}{really} {verb} it."
+                    for really in ("", " really")
+                    for verb in ("hates", "dislikes")
+                ),
+                f"{lead} it's old.",
+            ),
+            _en_size,
         )
+        yield OmissionDraft(key, (elliptic,), complete, noun, wrong)
 
 
 _ZH_RESTAURANTS = ("川菜馆", "火锅店", "面馆", "烤鸭店", "素食餐厅", "海鲜酒楼")
@@ -110,37 +145,57 @@ def _others(pool: tuple[str, ...], chosen: str, k: int = 3) -> tuple[str, ...]:
 
 def zh_drafts() -> Iterator[OmissionDraft]:
     for place, area in product(_ZH_RESTAURANTS, _ZH_AREAS):
+        key = f"rest-{place}-{area}"
+        elliptic, complete = matched(
+            key,
+            ("有停车位吗？", "请问有停车位吗？", "请问一下有停车位吗？", "请问一下晚上去的话有没有停车位？"),
+            (f"{place}有停车位吗？", f"那家{place}有停车位吗？", f"请问{place}有停车位吗？"),
+        )
         yield OmissionDraft(
-            f"rest-{place}-{area}",
-            (f"帮我在{area}找一家{place}。", f"好的，{area}有一家{place}。", "有停车位吗？"),
-            f"那家{place}有停车位吗？",
+            key,
+            (f"帮我在{area}找一家{place}。", f"好的，{area}有一家{place}。", elliptic),
+            complete,
             f"那家{place}",
             tuple(f"那家{p}" for p in _others(_ZH_RESTAURANTS, place)),
         )
     for hotel, area in product(_ZH_HOTELS, _ZH_AREAS):
+        key = f"hotel-{hotel}-{area}"
+        elliptic, complete = matched(
+            key,
+            ("几点入住？", "请问几点入住？", "请问最早几点可以入住？", "请问我们最早几点可以入住？"),
+            (f"{hotel}几点入住？", f"{hotel}最早几点可以入住？"),
+        )
         yield OmissionDraft(
-            f"hotel-{hotel}-{area}",
-            (f"订{area}的酒店。", f"{hotel}有空房。", f"订{hotel}吧。", "好的。", "几点入住？"),
-            f"{hotel}几点入住？",
+            key,
+            (f"订{area}的酒店。", f"{hotel}有空房。", f"订{hotel}吧。", "好的。", elliptic),
+            complete,
             hotel,
             _others(_ZH_HOTELS, hotel),
         )
     for spot, area in product(_ZH_SPOTS, _ZH_AREAS[:4]):
+        key = f"spot-{spot}-{area}"
+        elliptic, complete = matched(
+            key,
+            ("门票多少钱？", "请问门票多少钱？", "请问一张门票多少钱？", "请问一下一张门票要多少钱？"),
+            (f"{spot}的门票多少钱？", f"{spot}门票多少钱？", f"请问{spot}的门票多少钱？"),
+        )
         yield OmissionDraft(
-            f"spot-{spot}-{area}",
-            (f"明天想去{spot}。", f"从{area}坐地铁去很方便。", "门票多少钱？"),
-            f"{spot}的门票多少钱？",
+            key,
+            (f"明天想去{spot}。", f"从{area}坐地铁去很方便。", elliptic),
+            complete,
             f"{spot}的",
             tuple(f"{s}的" for s in _others(_ZH_SPOTS, spot)),
         )
     for (thing, unit), (a, b) in product(_ZH_OBJECTS, (("两", "三"), ("四", "五"), ("一", "六"))):
-        yield OmissionDraft(
-            f"count-{thing}-{a}",
-            (f"他买了{a}{unit}{thing}，我买了{b}{unit}。",),
-            f"他买了{a}{unit}{thing}，我买了{b}{unit}{thing}。",
-            thing,
-            tuple(t for t, _ in _ZH_OBJECTS if t != thing),
+        key = f"count-{thing}-{a}"
+        # the same adverbs on both sides: only whether the object is said again differs
+        leads = (f"他买了{a}{unit}{thing}，我", f"他昨天买了{a}{unit}{thing}，我")
+        elliptic, complete = matched(
+            key,
+            tuple(f"{lead}{also}买了{b}{unit}。" for lead in leads for also in ("", "只")),
+            tuple(f"{lead}{also}买了{b}{unit}{thing}。" for lead in leads for also in ("", "只")),
         )
+        yield OmissionDraft(key, (elliptic,), complete, thing, tuple(t for t, _ in _ZH_OBJECTS if t != thing))
 
 
 DRAFTS = {"en": en_drafts, "zh": zh_drafts}

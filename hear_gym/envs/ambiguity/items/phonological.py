@@ -274,7 +274,8 @@ _ZH_TONES = (
     ("{s}很{t}玩", "好", "hao3", "hao4", "{s}很有趣", "{s}很爱玩"),
     ("{s}的水{t}了", "倒", "dao3", "dao4", "{s}的水杯翻倒了", "{s}的水被倒出来了"),
 )
-_ZH_SUBJECTS = ("他", "她", "小明", "奶奶", "老王", "我弟弟")
+# no two subjects sound alike (他 and 她 are both ta1): a reading's audio is in one split only
+_ZH_SUBJECTS = ("他", "妹妹", "小明", "奶奶", "老王", "我弟弟")
 
 
 def zh_tone() -> Iterator[PairDraft]:

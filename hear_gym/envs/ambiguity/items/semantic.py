@@ -6,7 +6,8 @@ subject-object relations and pronoun reference (syntactic).
 A frame is ``(sentence, meaning 1, meaning 2, wrong 1, wrong 2)`` with ``{s}`` (a subject) or
 ``{a}``/``{b}`` (two people) slots. The paper asks for the sentence's readings; here the question
 offers four pairs of meanings and the gold is the pair of the two readings the sentence has (each
-wrong pair swaps in a meaning it cannot have), so an answer is scored exactly.
+wrong pair has a meaning it cannot have), so an answer is scored exactly. The four pairs are the
+edges of one cycle over the four meanings, each shown in a drawn order (``option_pairs``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import permutations, product
 
+from hear_gym.core.stable_rng import StableRng
 from hear_gym.envs.ambiguity.items.model import Contrast
 
 PROMPTS = {
@@ -241,7 +243,11 @@ DRAFTS = {
 }
 
 
-def option_pairs(draft: SemanticDraft) -> tuple[tuple[str, str], ...]:
-    """The four candidate pairs, the gold first: both readings, then pairs with wrong meanings."""
+def option_pairs(draft: SemanticDraft, rng: StableRng) -> tuple[tuple[str, str], ...]:
+    """The four candidate pairs, the gold first. They are the edges of a cycle over the four
+    meanings (m1-m2-w2-w1-m1): every meaning is in two options, and which one is shown first in
+    each option is drawn, so the options' structure (which meaning recurs where) is the same
+    whatever the gold; only what the meanings say decides."""
     (m1, m2), (w1, w2) = draft.meanings, draft.wrong
-    return ((m1, m2), (m1, w1), (w2, m2), (w1, w2))
+    cycle = ((m1, m2), (m2, w2), (w2, w1), (w1, m1))
+    return tuple(pair if rng.below(2) == 0 else pair[::-1] for pair in cycle)
