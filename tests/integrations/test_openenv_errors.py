@@ -5,23 +5,16 @@ oversized requests (413), text no UTF-8 can carry, and the optional shared token
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
+import openenv_import
 import pytest
 from typer.testing import CliRunner
 
 from hear_gym.cli.app import app
 from hear_gym.core.registry import env_ids, family
 
-_GRADIO_HIDDEN = "gradio" not in sys.modules  # as in test_openenv_server: OpenEnv's web UI left out
-if _GRADIO_HIDDEN:
-    sys.modules["gradio"] = None
-try:
-    openenv_integration = pytest.importorskip("hear_gym.integrations.openenv")
-finally:
-    if _GRADIO_HIDDEN:
-        del sys.modules["gradio"]
+openenv_integration = openenv_import.openenv_integration()
 HearGymClient, ServedEnv = openenv_integration.HearGymClient, openenv_integration.ServedEnv
 serving_in_thread, build_app = openenv_integration.serving_in_thread, openenv_integration.build_app
 

@@ -13,23 +13,14 @@ from contextlib import ExitStack
 
 import gymnasium as gym
 import numpy as np
+import openenv_import
 import pytest
 from typer.testing import CliRunner
 
 from hear_gym.cli.app import app
 from hear_gym.core.registry import env_ids, family
 
-# OpenEnv imports gradio for its optional web UI (ENABLE_WEB_INTERFACE), which nothing here uses
-# and which is most of its import time (about 12 of 15 s on a loaded 2-core machine): hidden
-# while OpenEnv is imported, OpenEnv leaves the web UI out.
-_GRADIO_HIDDEN = "gradio" not in sys.modules
-if _GRADIO_HIDDEN:
-    sys.modules["gradio"] = None
-try:
-    openenv_integration = pytest.importorskip("hear_gym.integrations.openenv")
-finally:
-    if _GRADIO_HIDDEN:
-        del sys.modules["gradio"]
+openenv_integration = openenv_import.openenv_integration()
 HearGymClient, ServedEnv = openenv_integration.HearGymClient, openenv_integration.ServedEnv
 serving_in_thread = openenv_integration.serving_in_thread
 
