@@ -14,7 +14,7 @@ PPO_STEPS ?= 100000
 IMITATION_OPTIONS := --imitate planner --imitate-episodes 300 --imitate-epochs 60
 PPO_OPTIONS := --policy per_option --n-envs 8 --batch-size 256 --seed 1 $(IMITATION_OPTIONS)
 
-.PHONY: run test test-slow test-neural test-learning test-rllib test-all lint bench docs-check clean
+.PHONY: run test test-slow test-neural test-learning test-rllib test-all lint bench bench-list docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -92,22 +92,16 @@ test-all: lint
 docs-check: $(STAMP)
 	$(VENV)/bin/pytest tests/test_docs.py
 
-## Speed ratios and the baseline grid for benchmarks/RESULTS.md.
+## Every study under benchmarks/ (benchmarks/README.md), each in its own process with its default
+## arguments; `make bench ONLY=onset` runs one area's, `ONLY="speed hear2act/baselines"` a choice.
+## The whole set takes hours on 2 cores: each study's page gives its command and cost.
+ONLY ?=
 bench: $(STAMP)
-	$(PY) benchmarks/speed_envs.py
-	$(PY) benchmarks/speed_hear2act.py
-	$(PY) benchmarks/speed_ppo.py
-	$(PY) benchmarks/hear2act_baselines.py
-	$(PY) benchmarks/hear2act_shortcuts.py
-	$(PY) benchmarks/speech_validation.py
-	$(PY) benchmarks/speed_speech.py
-	$(PY) -m benchmarks.neural_speed
-	$(PY) benchmarks/hear2act_audio_grid.py
-	$(PY) benchmarks/hear2act_listening_value.py
-	$(PY) -m benchmarks.speed_grid
-	$(PY) benchmarks/hear2act_llm_rows.py
-	$(PY) benchmarks/voicegate_baselines.py
-	$(PY) benchmarks/voicegate_shortcuts.py
+	$(PY) -m benchmarks run $(ONLY)
+
+## One line per study: area/name and the question its page answers.
+bench-list: $(STAMP)
+	$(PY) -m benchmarks list $(ONLY)
 
 clean:
 	rm -rf $(VENV) $(RLLIB_VENV) runs

@@ -23,7 +23,7 @@ differ in one decision, whether the current option is resolved:
   ``AskUntilDisclosedAgent``. A missed genuine acceptance costs it one turn, not the gold
   (``StateAwareAgent`` sets such an option aside). Against ``AskUntilDisclosedAgent`` it is the
   paper's rule comparison; what listening is worth is measured against ``planner@T``, with
-  ``planner@T+S`` as the ceiling (``benchmarks/hear2act_listening_value.py``).
+  ``planner@T+S`` as the ceiling (``benchmarks/hear2act/listening_value.py``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 learns Hear2Act dialogues under T+S through TRL's ``environment_factory`` on CPU in minutes: a
 short SFT on the state-aware agent's tool-calling dialogues (``train_tool_sft``), then dialogue
 GRPO (``train_dialogue_grpo``, task ``hear2act_dialogue_state``). What the learning test asserts
-(``tests/training/test_dialogue_learning.py``) and ``benchmarks/dialogue_post_training.py``
+(``tests/training/test_dialogue_learning.py``) and ``benchmarks/hear2act/dialogue_post_training.py``
 measures. Keyword arguments of the two trainers besides ``out`` and ``model``.
 
 The task (the env options both use):

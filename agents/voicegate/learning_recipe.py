@@ -1,6 +1,6 @@
 """Settings under which SFT and GRPO teach a small model built from scratch
 (``training.tiny_model.LEARNING_LM``) VoiceGate on CPU: what the learning tier asserts
-(``tests/training/test_llm_learning.py``) and ``benchmarks/llm_post_training.py`` measures.
+(``tests/training/test_llm_learning.py``) and ``benchmarks/llm/post_training.py`` measures.
 Keyword arguments of ``train_sft`` and ``train_grpo`` besides ``out`` and ``model``.
 
 SFT teaches the reply grammar from VoiceGate's gold actions, leaving out the switched commands:
@@ -57,10 +57,10 @@ VOICEGATE_GRPO_CHECK = {
     "max_steps": 24,
     "evaluation": {"split": "test", "families": ("side_talk",), "base": True, "batch_size": 64},
 }
-# Plain vs paired GRPO (benchmarks/llm_post_training.py) starts from this SFT model: switched
+# Plain vs paired GRPO (benchmarks/llm/post_training.py) starts from this SFT model: switched
 # commands included, the model its figures were measured from.
 VOICEGATE_PAIRING_SFT = {k: v for k, v in VOICEGATE_SFT.items() if k != "demo_options"}
-# Plain vs paired GRPO (benchmarks/llm_post_training.py): the GRPO recipe on the speaker-switch
+# Plain vs paired GRPO (benchmarks/llm/post_training.py): the GRPO recipe on the speaker-switch
 # pairs, paired groups or the same items as ordinary groups, same budget; both play the held-out
 # speaker-switch inputs (a command, its switched twin, its text-only input).
 # Its figures in RESULTS.md were measured with exactly these settings.

@@ -8,7 +8,7 @@ vary. Two tables ship, selected by name (``prosody=`` on the env, the CLI and ``
 * ``paper`` (the default): calibrated so that resolved vs reluctant acceptance is about as hard
   to hear as for the paper's human listeners (0.92): each label moves a few cues a little, the
   cues of one label disagree, and speaker and utterance variation as large as the label effects
-  blur every single cue (``benchmarks/speech_validation.py`` measures it).
+  blur every single cue (``benchmarks/hear2act/speech_validation.py`` measures it).
 * ``clear``: the original table; labels far apart on every cue, small variation. Near-perfectly
   separable by one scalar; kept as the easy reference.
 

@@ -1,7 +1,7 @@
 """The prosodic-feature classifier: its features cannot prefer a candidate for its position, it
 answers any question with a valid option, and (slow tier) learns from a few train pairs to answer
 held-out pairs in the env from the clip (A+T). Its full held-out accuracy per contrast class:
-``python -m benchmarks.ambiguity_cues --part classifier``."""
+``python -m benchmarks.ambiguity.cues --part classifier``."""
 
 from __future__ import annotations
 

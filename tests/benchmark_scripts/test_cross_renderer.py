@@ -1,4 +1,4 @@
-"""The cross-renderer table's plumbing (``benchmarks/cross_renderer.py``): cells keyed (trained
+"""The cross-renderer table's plumbing (``benchmarks/speech/cross_renderer.py``): cells keyed (trained
 on, tested on), transfer costs paired against the tested renderer's own probe, renderers a probe
 that cannot speak (an optional extra missing) left out with the reason, the Markdown layout. A stand-in probe family with a
 renderer-dependent feature shift stands in for rendering (the real probes at full size are the
@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from benchmarks import cross_renderer
-from benchmarks.cross_renderer import cross_table, to_markdown
-from benchmarks.cross_renderer_probes import FAMILIES, Sizes, _Caches, balanced_terms
+from benchmarks.speech import cross_renderer
+from benchmarks.speech.cross_renderer import cross_table, to_markdown
+from benchmarks.speech.cross_renderer_probes import FAMILIES, Sizes, _Caches, balanced_terms
 from hear_gym.speech.cache_dir import render_store
 from hear_gym.speech.renderers import RENDERERS
 from hear_gym.stats.bootstrap import contrast_ci

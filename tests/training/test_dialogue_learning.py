@@ -4,7 +4,7 @@ A small model built from scratch offline (``training.tiny_model.LEARNING_TOOL_LM
 on a few of the state-aware agent's Hear2Act dialogues under T+S, written as tool-calling chats
 (``train_tool_sft``), then trained with dialogue GRPO through TRL's ``environment_factory``
 (``train_dialogue_grpo``, task ``hear2act_dialogue_state``) on the env's return, with the settings
-of ``agents.hear2act.dialogue_learning_recipe`` (``benchmarks/dialogue_post_training.py`` records
+of ``agents.hear2act.dialogue_learning_recipe`` (``benchmarks/hear2act/dialogue_post_training.py`` records
 the curves in RESULTS.md). Measured on seed 0 (2026-12-03, transformers 5.25.0): held-out return
 -0.185 -> +0.050, paired lift +0.235 [+0.003, +0.477], in about 11 min beside another run. Its
 lower bound is close to zero: a change in the model stack can move it either side.

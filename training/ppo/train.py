@@ -212,7 +212,7 @@ def one_compute_thread() -> Iterator[None]:
     """Torch and BLAS compute on one thread inside, as they did before outside. The policies are
     small, and the audio measurements call BLAS between torch calls: with a thread pool each per
     core, two A+T trainings side by side on 2 cores ran 5.6x slower than on one thread each
-    (alone: no difference; ``benchmarks/speed_ppo.py``)."""
+    (alone: no difference; ``benchmarks/speed/ppo.py``)."""
     import threadpoolctl
     import torch
 

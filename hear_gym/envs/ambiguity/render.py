@@ -6,7 +6,7 @@ token starts. What eSpeak controls itself is left to it: heteronym pronunciation
 ``[[...]]``), Mandarin syllables with a forced tone (tone-numbered pinyin in the text). The rest
 is drawn by Praat overlap-add resynthesis (``acoustic_edit.py``), because eSpeak has no
 deterministic plain-text control for it or its own is too weak (measured in
-``benchmarks/ambiguity_cues.py``): contrastive stress (an F0 accent, longer duration, more gain
+``benchmarks/ambiguity/cues.py``): contrastive stress (an F0 accent, longer duration, more gain
 on the token), Mandarin tones (eSpeak's tone movements span 0.5-2 semitones; the forced syllable
 gets its Chao contour over 10 semitones), and durations. Pauses are silence inserted at the
 token boundary.

@@ -1,6 +1,6 @@
 """The cheapest shortcuts, as tests with explicit bounds, on the full train (2,080 clean records)
 and test (1,600 clean and noise records) splits: fit on train, score pooled post-onset accuracy on
-test, the way the audio probe is scored in ``benchmarks/onset_probes.py``.
+test, the way the audio probe is scored in ``benchmarks/onset/probes.py``.
 
 ``AUDIO_PROBE_LOW`` is the lower end of the 95% group-bootstrap interval of the earlier audio
 probe, linear on the 140-value representation (41.7% [36.7, 47.2] on onset-2+onset-scene-2): a
@@ -17,7 +17,7 @@ audits them (the best, the F0 slope, scores 33.5%).
 
 Every test runs for each renderer (the ``renderer`` fixture: eSpeak in the default tier, the
 others slow) against the same bar, the eSpeak audio probe's lower bound: a shortcut must not
-reach, on any voice, what the probe reaches on eSpeak. (``benchmarks/onset_probes.py
+reach, on any voice, what the probe reaches on eSpeak. (``benchmarks/onset/probes.py
 --renderer NAME`` measures the probe on another renderer.)
 """
 

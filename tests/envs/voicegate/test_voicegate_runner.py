@@ -151,7 +151,7 @@ def test_gate_agent_mutes_switched_triggers(small_gate, tmp_path):
     records = run_gate(lambda: AudioGateAgent(gate), tmp_path, gate_config("audio_gate", ("speaker_switch",)))
     metrics = headline_metrics(records)
     # same-speaker tool selection is what the smaller gap share costs (gen-3, 80 training pairs:
-    # 0.66; full size, benchmarks/voicegate_baselines.py: 0.80); chance would be 0.5
+    # 0.66; full size, benchmarks/voicegate/baselines.py: 0.80); chance would be 0.5
     assert metrics["switch_mute"].point >= 0.8 and metrics["same_speaker_tool"].point >= 0.6
     assert metrics["text_only_tool"].point == 1.0
 

@@ -8,7 +8,7 @@
   conditions apart; on the speech without its room-tone bed it still would. What is left of it
   is a one- or two-sample run, slightly likelier in a longer stretch of room tone: a faint
   proxy of the gap (held out about 61%; the duration alone gives 63%). The 600 ms gap itself is
-  the paper's confound and stays (``benchmarks/voicegate_shortcuts.py`` reports the best
+  the paper's confound and stays (``benchmarks/voicegate/shortcuts.py`` reports the best
   scalar there, which is the gap).
 
 * Family contrasts: neither self-talk (target ``[Mute]``) nor side-talk is told from the act
