@@ -90,7 +90,7 @@ test-all: lint
 ## README's Python examples run, every doc link resolves, every `hear-gym` line in the docs names
 ## real commands and options (tests/test_docs.py).
 docs-check: $(STAMP)
-	$(VENV)/bin/pytest tests/test_docs.py
+	$(VENV)/bin/pytest tests/test_docs.py tests/benchmark_scripts/test_study_pages.py
 
 ## Every study under benchmarks/ (benchmarks/README.md), each in its own process with its default
 ## arguments; `make bench ONLY=onset` runs one area's, `ONLY="speed hear2act/baselines"` a choice.

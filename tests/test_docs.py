@@ -1,6 +1,8 @@
-"""The docs stay true: README's Python examples run, every relative link resolves, and every
-``hear-gym`` command line in README.md and docs/*.md names a real command and real options.
-``make docs-check`` runs this file."""
+"""The docs stay true: README's Python examples run; in README.md, ARCHITECTURE.md, docs/*.md and
+the benchmark pages every relative link resolves, every env id is registered, every
+``python -m benchmarks...`` line names a real module and its options; every ``hear-gym`` command
+line in README.md and docs/*.md names a real command and real options. ``make docs-check`` runs
+this file and the study-page checks (``tests/benchmark_scripts/test_study_pages.py``)."""
 
 from __future__ import annotations
 
@@ -16,22 +18,27 @@ import typer.main
 from typer.testing import CliRunner
 
 from hear_gym.cli.app import app
+from hear_gym.envs.registration import ENV_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOC_FILES = (README, *sorted((ROOT / "docs").glob("*.md")))
+BENCHMARK_PAGES = (ROOT / "benchmarks" / "README.md", *sorted((ROOT / "benchmarks").glob("*/*.md")))
+LINKED_FILES = (*DOC_FILES, ROOT / "ARCHITECTURE.md", ROOT / "CHANGELOG.md", *BENCHMARK_PAGES)
 EXAMPLE_TIMEOUT_S = 300
 # Flags the docs name that belong to a script, not to hear-gym: the script that defines each.
 SCRIPT_FLAGS = {
-    "--study": ROOT / "benchmarks" / "llm_post_training.py",
-    "--seconds": ROOT / "benchmarks" / "speed_envs.py",
-    "--clock": ROOT / "benchmarks" / "speed_hear2act.py",
+    "--study": ROOT / "benchmarks" / "llm" / "post_training.py",
+    "--seconds": ROOT / "benchmarks" / "speed" / "envs.py",
+    "--clock": ROOT / "benchmarks" / "hear2act" / "step_speed.py",
 }
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 INLINE_COMMAND = re.compile(r"`(hear-gym [^`]+)`")
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+ENV_ID = re.compile(r"\bhear_gym/[A-Za-z][A-Za-z0-9]*-v\d+\b")
+BENCHMARK_MODULE = re.compile(r"python -m (benchmarks(?:\.\w+)*)([^`\n]*)")
 
 
 def code_blocks(text: str, language: str) -> list[str]:
@@ -138,8 +145,12 @@ def test_readme_has_python_examples_for_every_env() -> None:
         assert env_id in examples
 
 
-@pytest.mark.parametrize("path", DOC_FILES, ids=relative)
+@pytest.mark.parametrize("path", LINKED_FILES, ids=relative)
 def test_relative_links_resolve(path: Path) -> None:
+    assert not broken_links(path), f"{relative(path)}: {broken_links(path)}"
+
+
+def broken_links(path: Path) -> list[str]:
     broken = []
     for target in LINK.findall(without_code_blocks(path.read_text(encoding="utf-8"))):
         if re.match(r"[a-z]+:", target):
@@ -150,7 +161,74 @@ def test_relative_links_resolve(path: Path) -> None:
             broken.append(f"{target} (no such file)")
         elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
             broken.append(f"{target} (no heading with that anchor)")
-    assert not broken, f"{relative(path)}: {broken}"
+    return broken
+
+
+def unregistered_env_ids(text: str) -> list[str]:
+    """Env ids (``hear_gym/Name-vN``) a text names that the registry does not hold."""
+    return sorted(set(ENV_ID.findall(text)) - set(ENV_IDS))
+
+
+@pytest.mark.parametrize("path", LINKED_FILES, ids=relative)
+def test_env_ids_are_registered(path: Path) -> None:
+    unknown = unregistered_env_ids(path.read_text(encoding="utf-8"))
+    assert not unknown, f"{relative(path)}: env ids the registry lacks: {unknown}"
+
+
+def defines_option(code: str, flag: str) -> bool:
+    """Whether a script's source defines ``--flag``: as a string, or as the field an option is
+    built from (``--onset-groups`` from ``onset_groups``); ``--help`` is argparse's own."""
+    return flag == "--help" or f'"{flag}"' in code or flag[2:].replace("-", "_") in code
+
+
+def script_source(path: Path) -> str:
+    """A benchmark script's source with the benchmark modules it imports (options a script
+    builds from a helper's fields are spelled there)."""
+    code = path.read_text(encoding="utf-8")
+    for module in re.findall(r"^from (benchmarks\.[\w.]+) import", code, re.MULTILINE):
+        code += ROOT.joinpath(*module.split(".")).with_suffix(".py").read_text(encoding="utf-8")
+    return code
+
+
+def stale_benchmark_commands(text: str) -> list[str]:
+    """``python -m benchmarks...`` lines whose module has no file, or whose ``--options`` its
+    source does not define (a script's options are argparse strings in its own file)."""
+    stale = []
+    for line in shell_lines(text.replace("`", "\n")):
+        for module, rest in BENCHMARK_MODULE.findall(line):
+            parts = module.split(".")
+            source = ROOT.joinpath(*parts).with_suffix(".py")
+            if not source.exists():
+                source = ROOT.joinpath(*parts, "__main__.py")
+            if not source.exists():
+                stale.append(f"{line!r}: no module {module}")
+                continue
+            code = script_source(source)
+            missing = [flag for flag in OPTION.findall(rest) if not defines_option(code, flag)]
+            if missing:
+                stale.append(f"{line!r}: options not in {relative(source)}: {missing}")
+    return stale
+
+
+@pytest.mark.parametrize("path", (*DOC_FILES, *BENCHMARK_PAGES), ids=relative)
+def test_benchmark_command_lines_name_real_modules_and_options(path: Path) -> None:
+    stale = stale_benchmark_commands(path.read_text(encoding="utf-8"))
+    assert not stale, f"{relative(path)}: {stale}"
+
+
+def test_planted_bad_link_id_and_command_are_caught(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "[gone](no_such_file.md) [ok](page.md) `hear_gym/Hear2Act-v0` `hear_gym/Nope-v3`\n"
+        "```bash\npython -m benchmarks.onset.probes --no-such-flag 1\n"
+        "python -m benchmarks.no_such_area.study\n```\n",
+        encoding="utf-8",
+    )
+    text = page.read_text(encoding="utf-8")
+    assert broken_links(page) == ["no_such_file.md (no such file)"]
+    assert unregistered_env_ids(text) == ["hear_gym/Nope-v3"]
+    stale = stale_benchmark_commands(text)
+    assert len(stale) == 2 and "--no-such-flag" in stale[0] and "no module" in stale[1]
 
 
 @pytest.mark.parametrize("path", DOC_FILES, ids=relative)
