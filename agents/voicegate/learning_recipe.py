@@ -9,7 +9,7 @@ teach it to mute some commands at random. The GRPO study (``VOICEGATE_GRPO``) th
 side- and self-talk with the commands' text-only inputs as ordinary rows (task
 ``voicegate_text_commands``: tool targets a text model can read, which keep tool calls from
 eroding), 400 steps of 64 completions at lr 3e-4: it raises held-out side-talk reward, not the
-reward on every item (RESULTS.md, post-training, with the shorter budgets that did not).
+reward on every item (benchmarks/llm/post_training.md).
 Sampling at temperature 0.7 keeps tool calls well-formed; at 1.0 sampled calls break, their
 malformed penalty teaches the model to drop tool calls. ``VOICEGATE_GRPO_CHECK`` is the learning
 tier's short GRPO run.
@@ -38,7 +38,7 @@ VOICEGATE_GRPO = {
     "families": ("side_talk", "self_talk"),
     "num_generations": 8,
     "batch_size": 64,
-    "max_steps": 400,  # 80 steps of 64 left held-out side-talk where it was (RESULTS.md)
+    "max_steps": 400,  # 80 steps of 64 left held-out side-talk where it was
     "max_completion_length": 48,
     "learning_rate": 3e-4,
     "temperature": 0.7,
@@ -49,7 +49,7 @@ VOICEGATE_GRPO = {
 # The learning tier's GRPO check (tests/training/test_llm_learning.py): the recipe's task on
 # side-talk alone, 24 steps of 32 completions, evaluated on held-out side-talk. It detects a GRPO
 # trainer that stops learning in about a minute, not an input-conditional gain: the model learns
-# the side-talk families' action mix and loses self-talk for it (RESULTS.md, post-training).
+# the side-talk families' action mix and loses self-talk for it.
 VOICEGATE_GRPO_CHECK = {
     **VOICEGATE_GRPO,
     "families": ("side_talk",),
@@ -63,7 +63,6 @@ VOICEGATE_PAIRING_SFT = {k: v for k, v in VOICEGATE_SFT.items() if k != "demo_op
 # Plain vs paired GRPO (benchmarks/llm/post_training.py): the GRPO recipe on the speaker-switch
 # pairs, paired groups or the same items as ordinary groups, same budget; both play the held-out
 # speaker-switch inputs (a command, its switched twin, its text-only input).
-# Its figures in RESULTS.md were measured with exactly these settings.
 VOICEGATE_PAIRING = {
     "task": "voicegate",
     "families": ("speaker_switch",),

@@ -18,7 +18,7 @@ through the family's chat agent under ``T-nopunct``) play every ``--llm-every``-
 (a spread over every phenomenon; a tiny CPU model plays about 50 episodes a minute here).
 
 Writes run folders under benchmarks/out/ambiguity/ and benchmarks/out/ambiguity.md (the tables
-for RESULTS.md); prints the tables.
+for its page, benchmarks/ambiguity/baselines.md); prints the tables.
 
     python -m benchmarks.ambiguity.baselines [--audio-agent prosodic@A+T] [--llm tiny=PATH --llm-every 13]
 """

@@ -7,7 +7,7 @@ Each pass opens one ``WorkerPool`` that its five evaluations share. CPU time is 
 plus its workers' (user + system), a figure a loaded machine inflates far less than wall time.
 
 Probe training is not timed (probes from ``benchmarks.hear2act.audio_grid``, trained if missing).
-Targets (issue 28): <= 60 s cold, <= 10 s warm on 2 cores. Writes benchmarks/out/speed_grid.json.
+Targets: <= 60 s cold, <= 10 s warm on 2 cores. Writes benchmarks/out/speed_grid.json.
 
     python -m benchmarks.hear2act.grid_speed                              # the measurement
     python -m benchmarks.hear2act.grid_speed --scenarios 60 --profile   # where the time goes

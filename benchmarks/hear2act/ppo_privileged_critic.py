@@ -1,6 +1,6 @@
 """Does an asymmetric critic help a PPO policy that hears the user beat the best transcript policy?
 
-Issue 24's moonshot: under prosody-mediated feedback at turn cost 0.1, an A+T PPO policy should
+The target: under prosody-mediated feedback at turn cost 0.1, an A+T PPO policy should
 beat ``planner@T`` (the strongest transcript reference) on return with a paired CI above zero.
 The idea tried here is an asymmetric actor-critic: ``per_option_privileged``
 (``agents.hear2act.option_policy``) is ``per_option`` whose value network also reads the hidden
@@ -11,7 +11,7 @@ a baseline that knows which it was. The actor never reads that state.
 Two runs on the same seed, ``benchmarks/hear2act/ppo_curves.py``'s hyperparameters (``HYPER``), twin
 users, one torch thread each, run side by side: A+T ``per_option`` (the control) and A+T
 ``per_option_privileged``. Both train at turn cost ``TRAIN_COST`` (0.05: from scratch at a higher
-cost PPO falls into closing on the first assent, see RESULTS "PPO learning curves"; the policy
+cost PPO falls into closing on the first assent, see benchmarks/hear2act/ppo_curves.md; the policy
 does not observe the turn cost) and keep their best dev checkpoint; both then play the 96 test
 scenarios x ``EVAL_ROLLOUTS`` at turn cost ``EVAL_COST`` (0.1), sampled and greedy, beside
 ``planner@T``, ``planner@T+S`` and ``ask_until_disclosed@T``, on the same episodes: the contrasts

@@ -5,7 +5,7 @@ Prints a table and writes benchmarks/out/speed_hear2act.json. Reported:
     Hear2Act step / one CartPole step, both built by ``gym.make`` (default wrappers, env checker
     on), resets included, each replaying a fixed sequence of random valid actions (drawn once
     from seed 0, as ``benchmarks.speed.envs`` draws them) in interleaved passes, best pass of each.
-    Targets (issue 28): <= 3x with the dict observation, <= 5x with features.
+    Targets: <= 3x with the dict observation, <= 5x with features.
   * full-bank throughput: episodes/s for the state-aware rule agent over all 480 scenarios
     (agent time included) and for scripted episodes (env only).
 

@@ -19,7 +19,7 @@ test split (80 groups, 4 held-out families) is scored on its clean and 15 dB noi
   listener) and against the earlier probe, linear on the 140-value representation
   (``linear_representation``): the listener's paired margin over each, the smallest first;
 * the audio probe with its prior corrected (the balanced class weights undone at prediction);
-* the issue-25 two-stage scalar rule (duration and tail harmonicity time the onset, six F0
+* the two-stage scalar rule (duration and tail harmonicity time the onset, six F0
   scalars name the label), and onset timing from each tail scalar (``agents.onset.tail_scalars``)
   alone and next to duration, against duration alone.
 
@@ -82,7 +82,7 @@ def _duration(blocks: dict) -> np.ndarray:
 
 
 def two_stage_rule(train, blocks, tails) -> list[str]:
-    """The issue's scalar rule: Wait vs act from duration and tail harmonicity; the label from six
+    """The two-stage scalar rule: Wait vs act from duration and tail harmonicity; the label from six
     F0 scalars (the prefix's five, the tail's mean), fit on the training rows at or after onset."""
     harmonicity = TAIL_SCALAR_NAMES.index("tail_harmonicity_db")
     timing_in = [

@@ -14,7 +14,7 @@ drifts in machine load hit both sides. Both sides run on one compute thread (BLA
 threadpoolctl), as ``hear-gym train ppo`` runs. ``--cpu-time`` clocks this process's CPU time
 instead of wall time: on a loaded machine the wall clock also counts waiting for a core.
 
-Targets (issue 28): under the text-only conditions <= 3x CartPole with the dict observation and
+Targets: under the text-only conditions <= 3x CartPole with the dict observation and
 <= 5x with features; every audio condition <= 15x.
 """
 

@@ -10,7 +10,7 @@
   ``length_scale`` 1) and ``NeuralRenderer.LEVEL`` (neutral renders' speech level next to
   eSpeak's), so a reader can check them.
 
-Writes benchmarks/out/neural_speed.json and prints the RESULTS line.
+Writes benchmarks/out/neural_speed.json and prints the summary line.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def main() -> dict:
     (OUT / "neural_speed.json").write_text(json.dumps(results, indent=2) + "\n")
     Console().print(results)
     print(
-        f"RESULTS: cold neural render {cost['neural'] * 1e3:.1f} ms per second of audio "
+        f"cold neural render {cost['neural'] * 1e3:.1f} ms per second of audio "
         f"({results['neural_realtime_factor']:.0f}x real time), raw eSpeak {cost['raw_espeak'] * 1e3:.2f} ms: "
         f"neural / raw eSpeak = {results['neural_over_raw_espeak']:.0f}x "
         f"(eSpeak renderer {cost['espeak'] / cost['raw_espeak']:.2f}x, Praat renderer "

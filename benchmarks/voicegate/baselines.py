@@ -8,7 +8,7 @@
    speaker-switch, side-talk and self-talk items and on the cue-validity set.
 
 Writes benchmarks/out/voicegate/<agent>/ run folders, the gate checkpoint, build output and
-benchmarks/out/voicegate.md (the tables for RESULTS.md); prints everything.
+benchmarks/out/voicegate.md (the tables for its page, benchmarks/voicegate/baselines.md); prints everything.
 """
 
 from __future__ import annotations

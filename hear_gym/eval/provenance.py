@@ -13,7 +13,7 @@ from hear_gym.core.registry import family
 
 _PACKAGES = ("hear-gym", "gymnasium", "numpy", "scipy", "pydantic")
 # The model stack, recorded where installed: a transformers release changed how tool calls are
-# parsed from generated ids (2026-12), and a run's numbers can move with any of these.
+# parsed from generated ids, and a run's numbers can move with any of these.
 _MODEL_PACKAGES = (
     "torch",
     "transformers",

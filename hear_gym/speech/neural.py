@@ -34,8 +34,8 @@ NEURAL_RATE = 22_050  # the voice's output rate (the same as eSpeak's)
 EXTRA = "hear-gym[neural]"
 PHRASE_END = re.compile(r"(?<=[,;:.!?])\s+")  # a phrase ends at punctuation followed by space
 # The voice's median F0 (Hz), measured with Praat on five short user turns; the speakers' pitch
-# is set relative to it. ``benchmarks/speed/neural_voice.py`` measures it on 48 turns (89.5 Hz on
-# 2026-12-02: the speakers sit about 0.9 semitones higher than their nominal medians).
+# is set relative to it. ``benchmarks/speed/neural_voice.py`` measures it on 48 turns (about 89.5
+# Hz: the speakers sit about 0.9 semitones higher than their nominal medians).
 VOICE_MEDIAN_HZ = 94.0
 
 

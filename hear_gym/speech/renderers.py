@@ -315,7 +315,7 @@ class NeuralRenderer(PraatRenderer):
     version = "1"
     # Piper's float output times this puts neutral speech at eSpeak's level (-23 dBFS on five
     # short user turns in four voices); ``benchmarks/speed/neural_voice.py`` compares them on 48 turns
-    # (2026-12-02: neural 1.5 dB below eSpeak), so a plan's gain means about the same
+    # (neural about 1.5 dB below eSpeak), so a plan's gain means about the same
     LEVEL = 0.79
     # The voice's F0 lies within 60-150 Hz; with the 500 Hz ceiling, Praat read octave jumps
     # (200-450 Hz) in some frames and resynthesized them, squeaks included

@@ -1,5 +1,5 @@
 """A damaged PPO checkpoint played through ``hear-gym eval --cell ppo:FOLDER@ACCESS`` is refused
-with one line naming the file and what is wrong, never a traceback (issue 27)."""
+with one line naming the file and what is wrong, never a traceback."""
 
 from __future__ import annotations
 

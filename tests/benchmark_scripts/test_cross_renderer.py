@@ -2,7 +2,7 @@
 on, tested on), transfer costs paired against the tested renderer's own probe, renderers a probe
 that cannot speak (an optional extra missing) left out with the reason, the Markdown layout. A stand-in probe family with a
 renderer-dependent feature shift stands in for rendering (the real probes at full size are the
-benchmark's run, figures in benchmarks/RESULTS.md); one tiny real run checks that the three
+benchmark's run, its page benchmarks/speech/cross_renderer.md); one tiny real run checks that the three
 probe families plug in (slow tier: about a minute on a loaded 2-core machine)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""hashed_words: stable bins, and each distinct word hashed once per process (issue 28)."""
+"""hashed_words: stable bins, and each distinct word hashed once per process."""
 
 import hashlib
 

@@ -1,5 +1,5 @@
 """An evaluation's run folder: one writer at a time, duplicates named, strict JSON, no link
-followed, git without optional locks (issue 27)."""
+followed, git without optional locks."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """W&B runs (hear_gym.eval.wandb_log): offline means no network attempt at all, online with a
-wrong key or no server fails quickly with one line (issue 27). Each run is a fresh process, as
+wrong key or no server fails quickly with one line. Each run is a fresh process, as
 the SDK reads its settings from the environment when it starts; nothing leaves the machine."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ and GRPO leaves the held-out reward exactly where it was (its paired CI is then 
 
 The GRPO test is sized to that job (``VOICEGATE_GRPO_CHECK``: 24 steps of 32 completions on
 side-talk, about a minute); the 400-step study that raises held-out side-talk reward on a mix of
-families is ``benchmarks/llm/post_training.py`` (figures in RESULTS.md, post-training).
+families is ``benchmarks/llm/post_training.py`` (its page: benchmarks/llm/post_training.md).
 """
 
 from __future__ import annotations

@@ -196,5 +196,5 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
 
 
 def to_markdown(summary: dict[str, Any]) -> str:
-    """The same tables as Markdown, ready to paste into RESULTS.md."""
+    """The same tables as Markdown, ready to paste into a study page."""
     return tables_markdown(tables(summary))

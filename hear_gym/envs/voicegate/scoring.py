@@ -23,11 +23,10 @@ Rewards are a registry (``REWARDS``), the env's ``reward=`` option:
   Other malformed replies (an empty reply, a mute token inside other text) are wrong actions
   with no extra penalty: -1, or -0.5 on answer targets.
 * ``strict_format`` is the same table with the 0.2 on *every* malformed reply, empty ones
-  included (the env's ``paper`` reward until 2026-12-02). Why keep it: the
+  included (an earlier release's ``paper`` reward). Why keep it: the
   GRPO trainers score a reply cut by the token cap as the empty reply, and under ``paper`` that
   costs less than finishing a broken tool call (-1 vs -1.2), so running into the cap is a cheaper
-  exit; ``strict_format`` prices the two alike. The post-training runs recorded in
-  ``benchmarks/RESULTS.md`` before 2026-12-02 were trained under it.
+  exit; ``strict_format`` prices the two alike.
 * ``judged`` scores answer targets like the others (+1 iff the judge says ``assistant``, else
   -1), so an RL agent must also learn *whom* to answer; broken tool calls cost 0.2 more, as in
   ``paper``.

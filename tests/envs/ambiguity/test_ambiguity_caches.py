@@ -1,4 +1,4 @@
-"""What Ambiguity computes once and reuses (issue 28: no work repeated per step that depends only
+"""What Ambiguity computes once and reuses (no work repeated per step that depends only
 on the episode): the view after each sequence of decisions (observation text and arrays, reward,
 info), each turn's audio, a transcript's bare form and the feature observation's text bits; and
 that reusing them changes nothing a step shows and hands no caller anything another can change."""

@@ -3,7 +3,7 @@
 Bound (key, 15 classes, chance 1/15): a scalar may order keys along one axis (loudness tracks
 arousal, as in acted emotional speech), but naming one of 15 keys needs several cues. So a probe
 on any one scalar must stay below 1/3 (five times chance) and below the all-feature probe on the
-same held-out voices (whose eSpeak accuracy is 0.275 [0.217, 0.342], benchmarks/RESULTS.md). The
+same held-out voices (benchmarks/deliveryplan/audio.md). The
 default-tier smoke plays a small grid (three training voices, two held-out, one statement: 30
 test clips, a binomial standard error near 0.09 at these rates), so its bound is looser: 0.5.
 """

@@ -1,4 +1,4 @@
-"""Hear2Act text-only shortcuts stay at chance (issue: shortcut-proof benchmarks).
+"""Hear2Act text-only shortcuts stay at chance.
 
 Chance for a policy that knows the budget and the hard constraint stated after the opening is 1
 in 5: the gold is one of the five in-budget options meeting L1. Each adversary here reads only

@@ -76,7 +76,7 @@ def _tails(renderer: str):
 @pytest.mark.parametrize("column", TAIL_SCALAR_NAMES)
 def test_no_tail_scalar_reaches_the_audio_probe(column, renderer):
     """Each scalar of the last 300 ms (``agents.onset.tail_scalars``), as its own probe, F0
-    statistics included: the issue's bound is that no single scalar reaches the probe."""
+    statistics included: the bound is that no single scalar reaches the probe."""
     train, test, _, _ = _data(renderer)
     index = TAIL_SCALAR_NAMES.index(column)
     tail_train, tail_test = (t[:, [index]] for t in _tails(renderer))

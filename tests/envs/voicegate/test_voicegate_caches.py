@@ -1,4 +1,4 @@
-"""What VoiceGate computes once per item or group and reuses (issue 28: no work repeated per step
+"""What VoiceGate computes once per item or group and reuses (no work repeated per step
 that depends only on the episode): the room-tone bed, the rendered input, the item's record, the
 tools' validators, a Discrete decision's outcome; and that reusing them hands no caller anything
 another caller can change."""

@@ -62,7 +62,7 @@ REVIEWER_RULES = (
     "words_per_s",
     "position",
 )
-FAMILY_BOUND = 0.60  # balanced accuracy, held out (issue 25: duration alone gave 0.72-0.75)
+FAMILY_BOUND = 0.60  # balanced accuracy, held out (a one-utterance self-talk construction gave 0.72-0.75)
 FAMILY_CONTRASTS = ("self_talk vs act", "self_talk vs same_speaker", "side_talk vs same_speaker")
 # the leaky construction's worst contrast on the onset count (held out: 0.68 at 25 dB / 100 ms)
 LEAKY_CONTRAST = "self_talk vs same_speaker"

@@ -46,7 +46,7 @@ drawn with ``StableRng`` from the pools in ``pools.py``. Counts and rules:
   act inputs with audio of the same split (same-speaker and side-talk); in half the items whose
   frame holds a comma (``rules.COMPANION_COMMA_SHARE``) that sentence holds one too. Voices rotate through
   the split's set. Target ``[Mute]``.
-* Utterances, pauses and length do not tell the families apart (issue 25): every input with
+* Utterances, pauses and length do not tell the families apart: every input with
   audio holds two utterances (the paper fixes two for side-talk and speaker-switch; a
   monologue admits a second sentence), joined with no inserted gap (``JOINED_GAP_MS``) except
   the switch's 600 ms, and the scene puts the speaker's own clause pause at every utterance
