@@ -176,9 +176,10 @@ def test_env_ids_are_registered(path: Path) -> None:
 
 
 def defines_option(code: str, flag: str) -> bool:
-    """Whether a script's source defines ``--flag``: as a string, or as the field an option is
-    built from (``--onset-groups`` from ``onset_groups``); ``--help`` is argparse's own."""
-    return flag == "--help" or f'"{flag}"' in code or flag[2:].replace("-", "_") in code
+    """Whether a script's source defines ``--flag``: as a string, or as the dataclass field an
+    option is built from (``--onset-groups`` from ``onset_groups: int``); ``--help`` is argparse's."""
+    field = rf"^\s+{flag[2:].replace('-', '_')}\s*:"  # a dataclass field the option is built from
+    return flag == "--help" or f'"{flag}"' in code or re.search(field, code, re.MULTILINE) is not None
 
 
 def script_source(path: Path) -> str:
