@@ -34,7 +34,7 @@ run: $(STAMP)
 		--cell ask_before_confirm@T --cell ask_until_disclosed@T --cell state_aware@T+S --cell planner@T --cell planner@T+S \
 		--wandb-project hear-gym --markdown $(RUN_DIR)/tables.md
 	$(PY) -m training.ppo.curve_plot $(RUN_DIR)/ppo --eval $(RUN_DIR)/eval --out $(RUN_DIR)/curve.png
-	@echo "tables: $(RUN_DIR)/tables.md  W&B (offline): $(RUN_DIR)/ppo/wandb $(RUN_DIR)/eval/wandb"
+	@echo "tables: $(RUN_DIR)/tables.md  curve: $(RUN_DIR)/curve.png  W&B (offline): $(RUN_DIR)/ppo/wandb $(RUN_DIR)/eval/wandb"
 
 ## The declared ruff config: lint and one formatting style (part of make test).
 lint: $(STAMP)
@@ -87,8 +87,8 @@ test-rllib: $(RLLIB_STAMP)
 test-all: lint
 	$(VENV)/bin/pytest -m ""
 
-## README's Python examples run, every doc link resolves, every `hear-gym` line in the docs names
-## real commands and options (tests/test_docs.py).
+## README's Python examples run; every link, env id, `hear-gym` and `python -m benchmarks` line in
+## the docs and benchmark pages is real; every study has its page and index line.
 docs-check: $(STAMP)
 	$(VENV)/bin/pytest tests/test_docs.py tests/benchmark_scripts/test_study_pages.py
 
