@@ -230,6 +230,16 @@ CITATION_CONTROLS: dict[str, Planner] = {
     **{f"cite_kind_{k}": citing(lambda shown, k=k: shown.of_kind(k)) for k in RECORD_KINDS},
 }
 
+
+def records_cited(control: str) -> int:
+    """How many records citation control ``control`` cites on every case side."""
+    if control == "cite_all":
+        return len(RECORD_NAMES)
+    if control.startswith("cite_kind_"):
+        return sum(KIND_OF[name] == control.removeprefix("cite_kind_") for name in RECORD_NAMES)
+    return 0 if control == "cite_none" else 1
+
+
 PLANNERS: dict[str, Planner] = {
     "text_only": text_only,
     "oracle": oracle,

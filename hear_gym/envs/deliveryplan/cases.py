@@ -31,8 +31,8 @@ about its record.
 The generator (``generate_cases(seed)``) is the whole construction: 100 cases over the 15 keys
 with ``KEY_COUNTS`` cases each (counts chosen so the three partitions of ``splits`` have the
 paper's sizes), utterance and role drawn per case from ``np.random.default_rng(seed)``, and the
-voices dealt per key so that every key has the same share of held-out voices
-(``TEST_VOICES``): a subset of the cases by voice keeps the suite's mix of keys and edits.
+voices dealt per key so that half of every key's cases are spoken by a held-out voice
+(``TEST_VOICES``): the cases where listening is measured keep the suite's mix of keys and edits.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ SCENE = "read the line aloud to a listener"
 TRAIN_VOICES: tuple[str, ...] = ("m1", "m2", "m3", "f1", "f2", "f3")
 TEST_VOICES: tuple[str, ...] = ("m4", "m7", "f4", "f5")
 VOICES = TRAIN_VOICES + TEST_VOICES
+HELD_OUT_SHARE = 0.5  # of every key's cases, spoken by a held-out voice: where listening is measured
 # cases per key: 100 in all; emotion totals make the source-emotion-disjoint 56/12/32 split and
 # key totals the source-key-disjoint 60/16/24 split (see ``splits``)
 KEY_COUNTS: dict[tuple[str, str], int] = {
@@ -190,9 +191,9 @@ def _build_case(case_id: str, key: tuple[str, str], utterance: str, role: str, v
 
 
 def _dealt_voices(rng: np.random.Generator, n: int) -> list[str]:
-    """``n`` voices for one key's cases: the held-out share of the voices, rounded, drawn from
-    ``TEST_VOICES`` and the rest from ``TRAIN_VOICES``, in a drawn order."""
-    held_out = round(n * len(TEST_VOICES) / len(VOICES))
+    """``n`` voices for one key's cases: half of them (rounded) drawn from ``TEST_VOICES``, the
+    rest from ``TRAIN_VOICES``, in a drawn order."""
+    held_out = round(n * HELD_OUT_SHARE)
     voices = [str(v) for v in rng.choice(TEST_VOICES, held_out)]
     voices += [str(v) for v in rng.choice(TRAIN_VOICES, n - held_out)]
     return [voices[i] for i in rng.permutation(n)]

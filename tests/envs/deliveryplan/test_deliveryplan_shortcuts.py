@@ -14,7 +14,7 @@ import pytest
 
 import hear_gym  # noqa: F401
 from agents.deliveryplan import baselines
-from agents.deliveryplan.planners import ShownSide
+from agents.deliveryplan.planners import ShownSide, records_cited
 from agents.deliveryplan.play import mean_rows, play_control
 from hear_gym.envs.deliveryplan import case_tables, cases, splits
 from hear_gym.envs.deliveryplan.cases import (
@@ -147,20 +147,12 @@ def _chance_f1(n_cited: int, n_gold: int, n_records: int = len(RECORD_NAMES)) ->
     return float(np.mean(scores))
 
 
-def _n_cited(control: str) -> int:
-    if control == "cite_all":
-        return len(RECORD_NAMES)
-    if control.startswith("cite_kind_"):
-        return sum(KIND_OF[name] == control.removeprefix("cite_kind_") for name in RECORD_NAMES)
-    return 0 if control == "cite_none" else 1
-
-
 def _citation_scores(control):
     """(mean F1, mean chance F1 of as many records, mean decisive recall) over both sides of
     every case."""
     rows = [r for seed in (0, 1, 2) for r in play_control(control, ALL, seed=seed)]
     gold = [len(v.gold_evidence) for c in cases.generate_cases() for v in (c.original, c.edited)] * 3
-    chance = float(np.mean([_chance_f1(_n_cited(control), g) for g in gold]))
+    chance = float(np.mean([_chance_f1(records_cited(control), g) for g in gold]))
     return (
         mean_rows(rows, ["evidence_f1"])["evidence_f1"],
         chance,
