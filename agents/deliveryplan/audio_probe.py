@@ -27,7 +27,7 @@ import numpy as np
 from scipy.stats import norm
 
 from agents.classifier import NormalizedMLP, train_mlp
-from agents.deliveryplan.planners import ShownSide, licensed_kinds
+from agents.deliveryplan.planners import ShownSide, licensed_records
 from hear_gym.envs.deliveryplan.actions import format_reply
 from hear_gym.envs.deliveryplan.cases import UTTERANCES
 from hear_gym.envs.deliveryplan.evidence_audio import TEST_VOICES, TRAIN_VOICES, render_evidence
@@ -182,7 +182,7 @@ class ProbePlanner:
     def plan(self, observation: dict) -> PlannerOutput:
         audio = np.asarray(observation["audio"])[: int(observation["audio_length"][0])]
         plan = PLAN_TABLE[self.heard_key(audio)]
-        return PlannerOutput(ShownSide.read(observation["text"]).cite(licensed_kinds(plan)), plan)
+        return PlannerOutput(ShownSide.read(observation["text"]).cite(licensed_records(plan)), plan)
 
     def act(self, observation: dict) -> str:
         return format_reply(self.plan(observation))

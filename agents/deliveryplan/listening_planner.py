@@ -32,7 +32,7 @@ from agents.deliveryplan.audio_probe import (
     train_probe,
     training_keys,
 )
-from agents.deliveryplan.planners import ShownSide, apply_delta, licensed_kinds
+from agents.deliveryplan.planners import ShownSide, apply_delta, licensed_records
 from hear_gym.envs.deliveryplan.actions import format_reply
 from hear_gym.envs.deliveryplan.cases import plan_delta
 from hear_gym.envs.deliveryplan.evidence_audio import TRAIN_VOICES
@@ -108,7 +108,7 @@ class ListeningPlanner(ProbePlanner):
         before, after = (INTENSITIES[0], INTENSITIES[1]) if strong_now else (INTENSITIES[1], INTENSITIES[0])
         delta = plan_delta(PLAN_TABLE[emotion, before], PLAN_TABLE[emotion, after])
         plan = apply_delta(original.plan, delta)
-        return PlannerOutput(shown.cite(licensed_kinds(plan)), plan)
+        return PlannerOutput(shown.cite(licensed_records(plan)), plan)
 
     def act(self, observation: dict) -> str:
         return format_reply(self.plan(observation))

@@ -9,7 +9,7 @@ the env's reward for it on that side (Gcite by default): the env plays the case,
 edited side first plans the original with the oracle, so the side is scored exactly as in an
 episode. Each case is shown with the record order and cue ids its env draws (seeded by the case),
 so a GRPO row's prompt and its reward's episode show the same ids, and a pair's two prompts
-differ in the source record alone.
+differ in the source record alone (and in the cue ids, which every side draws afresh).
 
 Every material of a partition comes from its training material only (``splits.training_sides``,
 ``training_pairs``): a training case whose edit is a held-out key gives its original side and

@@ -6,8 +6,8 @@ Prints four tables: the controlled comparison on all 100 paired cases (text-only
 blind edit and prior-only, fitted on the public training material), the evidence-sensitivity
 matrix (6 controls x 24 held-out pairs of the source-key-disjoint test split x 3 seeds = 432
 paired records), the prior-only control on each partition's test split, and the citation
-controls (every record, none, one by listing position, one by kind) on all 100 cases x 3 seeds
-beside the F1 of citing as many records at random.
+controls (every record, none, one by listing position, every record of one kind) on all 100
+cases x 3 seeds beside the F1 and decisive-cue recall of citing as many records at random.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from agents.deliveryplan.planners import CITATION_CONTROLS
+from agents.deliveryplan.planners import CITATION_CONTROLS, records_cited
 from agents.deliveryplan.play import mean_rows, play_control
-from hear_gym.envs.deliveryplan.cases import RECORD_KINDS, generate_cases
+from hear_gym.envs.deliveryplan.cases import RECORD_NAMES, generate_cases
 from hear_gym.envs.deliveryplan.splits import MATRIX_CONDITIONS, MATRIX_SEEDS, PARTITIONS, split_ids
 
 SHOWN = (
@@ -70,7 +70,7 @@ def chance_f1(n_cited: int) -> float:
             np.mean(
                 [
                     2 * len(gold & set(cited)) / (n_cited + len(gold)) if n_cited else 0.0
-                    for cited in combinations(range(len(RECORD_KINDS)), n_cited)
+                    for cited in combinations(range(len(RECORD_NAMES)), n_cited)
                 ]
             )
         )
@@ -98,8 +98,13 @@ def run() -> dict[str, dict[str, dict[str, float]]]:
     results["citation"] = {}
     for control in CITATION_CONTROLS:
         rows = [r for s in MATRIX_SEEDS for r in play_control(control, everything, "public", seed=s)]
-        n_cited = {"cite_all": len(RECORD_KINDS), "cite_none": 0}.get(control, 1)
-        results["citation"][control] = {**means(rows), "chance_f1": chance_f1(n_cited)}
+        n_cited = records_cited(control)
+        results["citation"][control] = {
+            **means(rows),
+            "records_cited": n_cited,
+            "chance_f1": chance_f1(n_cited),
+            "chance_decisive_cue_recall": n_cited / len(RECORD_NAMES),
+        }
     return results
 
 
@@ -118,13 +123,23 @@ def tables(results) -> list[Table]:
                 *(f"{row[m]:.3f}" + (f" ({paper[m]:.3f})" if m in paper else "") for m in SHOWN),
             )
         out.append(table)
-    table = Table("control", "evidence F1", "chance F1", "decisive-cue recall", title="Citation controls")
+    table = Table(
+        "control",
+        "records cited",
+        "evidence F1",
+        "chance F1",
+        "decisive-cue recall",
+        "chance decisive recall",
+        title="Citation controls (chance: as many records cited at random)",
+    )
     for control, row in results["citation"].items():
         table.add_row(
             control,
+            str(row["records_cited"]),
             f"{row['evidence_f1']:.3f}",
             f"{row['chance_f1']:.3f}",
             f"{row['decisive_cue_recall']:.3f}",
+            f"{row['chance_decisive_cue_recall']:.3f}",
         )
     out.append(table)
     return out

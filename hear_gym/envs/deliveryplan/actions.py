@@ -4,11 +4,13 @@ a plan) for the case side on show.
 * ``typed`` (the base env's space): a Dict of ``cite`` (MultiBinary over the case's records, in
   the order the observation lists them), one Discrete per plan field (index into its levels) and
   ``emphasis`` (MultiBinary over the utterance's words). It can express every plan and citation.
-* ``discrete`` (the default and the one PPO trains on): Discrete over ``CATALOGUE``, 30 coarse
-  choices of (cite the source record or not, the plan-table row of one of the 15 keys); the
-  utterance record is cited when the chosen plan emphasises a word (it licenses which one). It
-  is the typed space folded to the decisions the task is about (which key the evidence supports,
-  and whether to cite it), small enough for a policy head.
+* ``discrete`` (the default and the one PPO trains on): Discrete over ``CATALOGUE``, 45 coarse
+  choices of (cite no recording, the first or the second recording listed; the plan-table row
+  of one of the 15 keys); the utterance record is cited when the chosen plan emphasises a word
+  (it licenses which one). It is the typed space folded to the decisions the task is about
+  (which recording is the evidence, which key it supports), small enough for a policy head. A
+  recording is named by its place among the listed recordings, never by its role, so the
+  action space does not say which recording is the source.
 * ``text``: a JSON object ``{"evidence": [cue ids], "plan": {seven fields, "emphasis": [word
   indices]}}``, nothing else. The parser is strict: anything that is not exactly that object
   (extra or missing keys, a level outside a field's levels, an emphasis index outside the
@@ -26,16 +28,18 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.core.json_reply import json_depth
-from hear_gym.envs.deliveryplan.cases import SOURCE_KIND
+from hear_gym.envs.deliveryplan.cases import KIND_OF, RECORD_NAMES, SOURCE_KIND, UTTERANCE_KIND
 from hear_gym.envs.deliveryplan.plan import FIELD_LEVELS, PLAN_FIELDS, SOURCE_KEYS, DeliveryPlan
 from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE
 from hear_gym.envs.deliveryplan.verifier import MALFORMED, PlannerOutput
 
-N_RECORDS = 4  # records per case side
+N_RECORDS = len(RECORD_NAMES)  # records per case side
+N_RECORDINGS = sum(KIND_OF[name] == SOURCE_KIND for name in RECORD_NAMES)
 MAX_JSON_DEPTH = 8  # a well-formed reply nests 3 deep (object, plan, emphasis list)
 MAX_WORDS = 6  # words of the longest utterance
-CATALOGUE: tuple[tuple[bool, tuple[str, str]], ...] = tuple(
-    (cite_source, key) for cite_source in (False, True) for key in SOURCE_KEYS
+# (which listed recording to cite: None or its place among the recordings, the key whose plan)
+CATALOGUE: tuple[tuple[int | None, tuple[str, str]], ...] = tuple(
+    (cited, key) for cited in (None, *range(N_RECORDINGS)) for key in SOURCE_KEYS
 )
 N_CATALOGUE = len(CATALOGUE)
 
@@ -87,16 +91,18 @@ def encode_typed(output: PlannerOutput, listed: Sequence[str]) -> dict[str, Any]
     }
 
 
-def decode_catalogue(index: int) -> PlannerOutput:
-    """Catalogue entry ``index`` with its citations named by record kind."""
-    cite_source, key = CATALOGUE[index]
+def decode_catalogue(index: int, order: Sequence[str]) -> PlannerOutput:
+    """Catalogue entry ``index`` with its citations named by record name, the records listed in
+    ``order`` (record names)."""
+    cited_recording, key = CATALOGUE[index]
     plan = PLAN_TABLE[key]
-    cited = ({SOURCE_KIND} if cite_source else set()) | ({"utterance"} if plan.emphasis else set())
-    return PlannerOutput(frozenset(cited), plan)
+    recordings = [name for name in order if KIND_OF[name] == SOURCE_KIND]
+    cited = set() if cited_recording is None else {recordings[cited_recording]}
+    return PlannerOutput(frozenset(cited | ({UTTERANCE_KIND} if plan.emphasis else set())), plan)
 
 
-def catalogue_index(cite_source: bool, key: tuple[str, str]) -> int:
-    return CATALOGUE.index((cite_source, key))
+def catalogue_index(cited_recording: int | None, key: tuple[str, str]) -> int:
+    return CATALOGUE.index((cited_recording, key))
 
 
 def format_reply(output: PlannerOutput) -> str:

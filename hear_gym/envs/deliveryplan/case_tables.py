@@ -13,6 +13,8 @@ Memory: a case's tables hold its two infos at first use (~2 kB), then what is pl
 at most 30 catalogue entries per side and 15 x 15 pairs of plan-table keys. Every entry and pair
 of all 100 cases played (a long run on the ``all`` split) holds ~26 MB (tracemalloc: 9 MB of
 entries, 7 MB of their compiled records, 8 MB of pairs); a run sees only its split's cases.
+A catalogue entry cites a source-kind record by its place among the listed ones, so its play is
+kept per side and per which of the two recordings the episode lists first.
 """
 
 from __future__ import annotations
@@ -28,33 +30,39 @@ from hear_gym.envs.deliveryplan.actions import (
     decode_typed,
     encode_typed,
 )
-from hear_gym.envs.deliveryplan.cases import SOURCE_KIND, Case, CaseView, cases_by_id
+from hear_gym.envs.deliveryplan.cases import UTTERANCE_KIND, Case, CaseView, cases_by_id
 from hear_gym.envs.deliveryplan.display import Display
 from hear_gym.envs.deliveryplan.plan import key_name
+from hear_gym.envs.deliveryplan.plan_table import PLAN_TABLE
 from hear_gym.envs.deliveryplan.verifier import PlannerOutput, score_case, score_pair
 
 MAX_TEXT_CHARS = 600
 
 
 def side_prompt(case: Case, side: int, display: Display, *, labels: bool) -> str:
-    """The case side as text, its records in the episode's order under the episode's ids;
-    ``labels=False`` hides the source record's emotion and intensity (its cue id stays: it is
-    what the planner cites). Cut at ``MAX_TEXT_CHARS``."""
+    """The case side as text: the utterance, role and scene, then the evidence records in the
+    episode's order under the side's ids; ``labels=False`` hides the recordings' emotion,
+    intensity and voice and keeps their statements (the take of the utterance is the one heard;
+    its cue id is what the planner cites). Cut at ``MAX_TEXT_CHARS``."""
     view = case.original if side == 0 else case.edited
-    by_kind = {r.kind: r for r in view.records}
     words = " ".join(f"{i}:{w}" for i, w in enumerate(case.words))
-    lines = [f"utterance: {case.utterance} (words {words})", "evidence:"]
-    for kind in display.order:
-        record, cue = by_kind[kind], display.ids[side][kind]
-        if kind != SOURCE_KIND:
-            lines.append(f"[{cue}] {kind}: {record.text}")
+    lines = [
+        f"utterance: {case.utterance} (words {words})",
+        f"role: {case.role}",
+        f"scene: {case.scene}",
+        "evidence:",
+    ]
+    for name in display.order:
+        record, cue = view.record(name), display.ids[side][name]
+        if record.kind == UTTERANCE_KIND:
+            lines.append(f"[{cue}] {record.kind}: {record.text}")
         elif labels:
             lines.append(
-                f"[{cue}] source: emotion {record.emotion}, intensity {record.intensity} "
+                f"[{cue}] {record.kind}: emotion {record.emotion}, intensity {record.intensity} "
                 f'("{record.text}", voice {record.voice})'
             )
         else:
-            lines.append(f"[{cue}] source: the recording you hear")
+            lines.append(f'[{cue}] {record.kind}: a recording of "{record.text}"')
     return "\n".join(lines)[:MAX_TEXT_CHARS]
 
 
@@ -91,7 +99,7 @@ class CataloguePlay:
 class SideTables:
     view: CaseView
     info: SharedRecord
-    plays: dict[int, CataloguePlay] = field(default_factory=dict)
+    plays: dict[tuple[int, tuple[str, ...]], CataloguePlay] = field(default_factory=dict)
 
 
 class CaseTables:
@@ -106,18 +114,18 @@ class CaseTables:
         self.declared_delta = SharedRecord(case.as_dict()["declared_delta"])
         self._pairs: dict[tuple[tuple[str, str], tuple[str, str]], dict[str, float]] = {}
 
-    def play(self, side: int, index: int) -> CataloguePlay:
-        """Catalogue entry ``index`` on ``side``, played as the typed action it stands for (what
-        the ``discrete`` format has always done)."""
+    def play(self, side: int, index: int, order: tuple[str, ...]) -> CataloguePlay:
+        """Catalogue entry ``index`` on ``side`` with the records listed in ``order``, played as
+        the typed action it stands for (what the ``discrete`` format has always done)."""
         tables = self.sides[side]
-        play = tables.plays.get(index)
+        play = tables.plays.get((index, order))
         if play is None:
             view = tables.view
-            kinds = [r.kind for r in view.records]
-            typed = encode_typed(decode_catalogue(index), kinds)
-            output = decode_typed(typed, kinds, len(self.case.words))
+            typed = encode_typed(decode_catalogue(index, order), order)
+            output = decode_typed(typed, order, len(self.case.words))
             scores = score_case(output, view.gold_evidence, view.decisive_cue, view.expected_plan)
-            play = tables.plays[index] = CataloguePlay(output, scores, SharedRecord(output_record(output)))
+            play = CataloguePlay(output, scores, SharedRecord(output_record(output)))
+            tables.plays[index, order] = play
         return play
 
     def pair(self, original: int, edited: int) -> dict[str, float]:
@@ -127,8 +135,9 @@ class CaseTables:
         keys = (CATALOGUE[original][1], CATALOGUE[edited][1])
         pair = self._pairs.get(keys)
         if pair is None:
-            plans = self.play(0, original).output.plan, self.play(1, edited).output.plan
-            pair = self._pairs[keys] = score_pair(*plans, self.case.declared_delta)
+            pair = self._pairs[keys] = score_pair(
+                PLAN_TABLE[keys[0]], PLAN_TABLE[keys[1]], self.case.declared_delta
+            )
         return dict(pair)
 
 

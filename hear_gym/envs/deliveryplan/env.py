@@ -9,10 +9,11 @@ counterfactual consistency is measured on the agent's own two plans.
 
 Observation (Dict) of the base env, which is access condition ``T`` (labels as text):
 
-* ``text``: the case side as a prompt: utterance with word indices, role, scene and the four
-  evidence records, each with its cue id; the source record names its emotion and intensity.
-  The records' order and ids are drawn at reset from the env's generator (``display``), so
-  neither says anything about a record; the edited source record gets a new id;
+* ``text``: the case side as a prompt: utterance with word indices, role, scene and the three
+  evidence records (the utterance, the speaker's take of the line and their take of the other
+  line), each with its cue id; the takes name their emotion and intensity. The records' order
+  and ids are drawn at reset from the env's generator (``display``), so neither says anything
+  about a record; every record gets a new id on the edited side;
 * ``step``: 0 (original) or 1 (edited), shape (1,);
 * ``action_mask``: over the ``discrete`` catalogue, every entry always allowed.
 
@@ -156,7 +157,7 @@ class DeliveryPlanEnv(gym.Env):
         self._side_tables()  # "call reset() first" before any check of the action
         index = discrete_index(action, N_CATALOGUE)
         require_running(self.case is not None, len(self._outputs) == N_STEPS)
-        play = self._tables.play(self.side, index)
+        play = self._tables.play(self.side, index, self.display.order)
         return self._advance(play.output, dict(play.scores), play.record.copy(), index, None)
 
     def step_decoded(self, output: PlannerOutput, reply: str | None = None):
@@ -165,7 +166,7 @@ class DeliveryPlanEnv(gym.Env):
         require_running(self.case is not None, len(self._outputs) == N_STEPS)
         if not isinstance(output, PlannerOutput):
             raise TypeError(f"step_decoded takes a PlannerOutput, got {type(output).__name__}")
-        output = PlannerOutput(self.display.to_kinds(self.side, output.citations), output.plan)
+        output = PlannerOutput(self.display.to_names(self.side, output.citations), output.plan)
         view = self.view
         scores = score_case(output, view.gold_evidence, view.decisive_cue, view.expected_plan)
         return self._advance(output, scores, output_record(output), None, reply)
@@ -228,7 +229,7 @@ class DeliveryPlanEnv(gym.Env):
 
     def catalogue_typed(self, index: int) -> dict[str, Any]:
         """The typed action catalogue entry ``index`` stands for on the side on show."""
-        output = decode_catalogue(discrete_index(index, N_CATALOGUE))
+        output = decode_catalogue(discrete_index(index, N_CATALOGUE), self.display.order)
         listed = self.display.shown_ids(self.side)
         cited = frozenset(self.display.to_ids(self.side, output.citations))
         return encode_typed(PlannerOutput(cited, output.plan), listed)

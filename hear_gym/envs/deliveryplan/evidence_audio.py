@@ -23,14 +23,13 @@ from importlib import resources
 
 import numpy as np
 
+from hear_gym.envs.deliveryplan.cases import TEST_VOICES, TRAIN_VOICES
 from hear_gym.envs.deliveryplan.plan import EMOTIONS, INTENSITIES, SOURCE_KEYS, key_name
 from hear_gym.speech.cache import RenderCache
 from hear_gym.speech.plans import PlanTable, ProsodyPlan, parse_plan_table, vary_plan
 from hear_gym.speech.renderers import RENDERERS, RenderRequest, make_renderer
 
 EVIDENCE_PROSODY = "deliveryplan-evidence"
-TRAIN_VOICES: tuple[str, ...] = ("m1", "m2", "m3", "f1", "f2", "f3")
-TEST_VOICES: tuple[str, ...] = ("m4", "m7", "f4", "f5")
 EVIDENCE_VOICES: tuple[str, ...] = TRAIN_VOICES + TEST_VOICES
 CACHE_BYTES = 64 * 2**20  # about 400 two-second clips per renderer
 

@@ -9,6 +9,7 @@ import numpy as np
 import hear_gym  # noqa: F401
 from hear_gym.envs.deliveryplan.actions import N_CATALOGUE
 from hear_gym.envs.deliveryplan.case_tables import case_tables
+from hear_gym.envs.deliveryplan.cases import RECORD_NAMES
 from hear_gym.envs.deliveryplan.verifier import score_pair
 
 ENV_ID = "hear_gym/DeliveryPlan-v0"
@@ -45,7 +46,10 @@ def test_kept_pair_scores_are_those_of_the_two_plans():
     tables = case_tables("vr-071")
     for original in range(N_CATALOGUE):
         for edited in range(N_CATALOGUE):
-            plans = tables.play(0, original).output.plan, tables.play(1, edited).output.plan
+            plans = (
+                tables.play(0, original, RECORD_NAMES).output.plan,
+                tables.play(1, edited, RECORD_NAMES[::-1]).output.plan,
+            )
             assert tables.pair(original, edited) == score_pair(*plans, tables.case.declared_delta)
 
 

@@ -8,9 +8,13 @@ import pytest
 from hear_gym.envs.deliveryplan.cases import (
     DEFAULT_SEED,
     KEY_COUNTS,
+    KIND_OF,
     N_CASES,
-    RECORD_KINDS,
-    SOURCE_KIND,
+    OTHER_TAKE,
+    RECORD_NAMES,
+    SOURCE,
+    TEST_VOICES,
+    UTTERANCES,
     generate_cases,
     plan_delta,
 )
@@ -59,21 +63,34 @@ def test_narrow_construct_two_utterances_one_scene_two_roles():
 def test_records_name_source_emotion_and_intensity():
     for case in CASES:
         for view in (case.original, case.edited):
-            assert tuple(r.kind for r in view.records) == RECORD_KINDS
+            assert tuple(r.name for r in view.records) == RECORD_NAMES
             assert (view.source.emotion, view.source.intensity) == view.source_key
-            assert view.decisive_cue == SOURCE_KIND
+            assert view.source.text == case.utterance  # the source is the take of the line
+            other = view.record(OTHER_TAKE)
+            assert other.text != case.utterance and other.text in UTTERANCES
+            assert (other.kind, other.voice) == (KIND_OF[SOURCE], view.source.voice)
+            assert (other.emotion, other.intensity) == case.original.source_key
+            assert view.decisive_cue == SOURCE
             emphasis = {"utterance"} if view.expected_plan.emphasis else set()
-            assert view.gold_evidence == {SOURCE_KIND} | emphasis
+            assert view.gold_evidence == {SOURCE} | emphasis
 
 
 def test_an_edit_changes_one_cue_and_fixes_everything_else():
     for case in CASES:
         before, after = case.original.records, case.edited.records
         changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
-        assert changed == [RECORD_KINDS.index(SOURCE_KIND)]
+        assert changed == [RECORD_NAMES.index(SOURCE)]
         a, b = before[changed[0]], after[changed[0]]
         assert (a.text, a.voice) == (b.text, b.voice)
         assert case.original.source_key != case.edited.source_key
+
+
+def test_every_key_has_the_same_share_of_held_out_voices():
+    """Voices are dealt per key, so the cases on held-out voices mix keys (and so edits) as the
+    suite does: no key's edit is over-represented among them."""
+    for key, n in KEY_COUNTS.items():
+        voices = [c.original.source.voice for c in CASES if c.original.source_key == key]
+        assert sum(v in TEST_VOICES for v in voices) == round(n / 2), (key, voices)
 
 
 def test_declared_delta_is_the_plan_change_and_never_empty():

@@ -7,7 +7,8 @@ import pytest
 
 from agents.training_material import grpo_task, training_material
 from hear_gym.envs.deliveryplan.actions import parse_reply
-from hear_gym.envs.deliveryplan.features import WORD_BINS, prompt_words
+from hear_gym.envs.deliveryplan.display import CUE_ID
+from hear_gym.envs.deliveryplan.features import WORD_BINS, prompt_words, recording_words
 from hear_gym.envs.deliveryplan.plan import EMOTIONS, INTENSITIES
 
 ENV_ID = "hear_gym/DeliveryPlan-v0"
@@ -33,10 +34,11 @@ def test_grpo_pairs_are_a_case_and_its_edit_and_the_reward_is_the_verifiers():
     rows, reward = task.build(_settings(), {0})
     assert len(rows) == 6 and all(r["item_id"][:-2] == r["item_id_minus"][:-2] for r in rows)
     plus, minus = (
-        rows[0]["prompt"][-1]["content"].splitlines(),
-        rows[0]["prompt_minus"][-1]["content"].splitlines(),
+        CUE_ID.sub("", rows[0]["prompt"][-1]["content"]).splitlines(),
+        CUE_ID.sub("", rows[0]["prompt_minus"][-1]["content"]).splitlines(),
     )
-    assert [a == b for a, b in zip(plus, minus, strict=True)].count(False) == 1  # only the source record
+    # ids left out (each side draws its own), only the source record differs
+    assert [a == b for a, b in zip(plus, minus, strict=True)].count(False) == 1
     demos = {d["item_id"]: d["completion"][0]["content"] for d in MATERIAL.demos.build("train")}
     side = rows[0]["item_id_minus"]
     assert reward.score(side, demos[side]) == (1.0, True)
@@ -71,7 +73,8 @@ def test_feature_words_give_every_label_word_its_own_bin():
     label_bins = {int(v.argmax()) for v in vectors.values()}
     display = draw_display(np.random.default_rng(0))
     for case in generate_cases():
-        other = prompt_words(side_prompt(case, 0, display, labels=False))
+        text = side_prompt(case, 0, display, labels=False)
+        other = np.maximum(prompt_words(text), recording_words(text).reshape(-1, WORD_BINS).max(axis=0))
         assert not any(other[b] for b in label_bins), WORD_BINS
 
 
