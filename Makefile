@@ -19,6 +19,7 @@ PPO_OPTIONS := --policy per_option --n-envs 8 --batch-size 256 --seed 1 $(IMITAT
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip uninstall --quiet --yes openenv-core  # OpenEnv's old distribution of the `openenv` package
 	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve,neural]"
 	$(PY) -m hear_gym.speech.jit_warmup
 	touch $(STAMP)
