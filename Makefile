@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip uninstall --quiet --yes openenv-core  # OpenEnv's old distribution of the `openenv` package
-	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve,neural]"
+	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve,neural,verifiers]"
 	$(PY) -m hear_gym.speech.jit_warmup
 	touch $(STAMP)
 
