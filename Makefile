@@ -14,12 +14,13 @@ PPO_STEPS ?= 100000
 IMITATION_OPTIONS := --imitate planner --imitate-episodes 300 --imitate-epochs 60
 PPO_OPTIONS := --policy per_option --n-envs 8 --batch-size 256 --seed 1 $(IMITATION_OPTIONS)
 
-.PHONY: run test test-slow test-neural test-learning test-rllib test-all lint bench bench-list docs-check clean
+.PHONY: run test test-browser test-slow test-neural test-learning test-rllib test-all lint bench bench-list docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve,neural]"
+	$(PY) -m pip uninstall --quiet --yes openenv-core  # OpenEnv's old distribution of the `openenv` package
+	$(PY) -m pip install --quiet -e ".[dev,agents,train,serve,neural,verifiers]"
 	$(PY) -m hear_gym.speech.jit_warmup
 	touch $(STAMP)
 
@@ -52,6 +53,13 @@ ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 ## The default tier: every behaviour at smoke size.
 test: lint
 	$(ONE_THREAD) $(VENV)/bin/pytest $(XDIST)
+
+## The episode viewer in a real headless browser: installs Debian's Chromium and its driver when
+## missing (needs root; `make test` skips these tests without them), then runs the `browser` tests.
+test-browser: $(STAMP)
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+	$(ONE_THREAD) $(VENV)/bin/pytest -m browser tests/eval/test_viewer_browser.py
 
 ## The `slow` tier alone (full-size statistical bounds, second seeded runs); run it before changing
 ## an env's construction, its renderer or a shortcut bound (not in CI: it takes longer than CI's budget).

@@ -18,6 +18,7 @@ from hear_gym.cli.evaluate import eval_command
 from hear_gym.cli.serve import serve_command
 from hear_gym.cli.train import train_app
 from hear_gym.cli.train_llm import train_grpo_command, train_sft_command  # noqa: F401  (train sft / grpo)
+from hear_gym.cli.view import view_command
 from hear_gym.core.registry import env_ids, family
 from hear_gym.core.run_folder import RunFolderBusy, write_text_atomic
 from hear_gym.core.tables import print_tables, to_markdown
@@ -60,6 +61,7 @@ app.command("listen")(listen_command)
 app.command("render")(render_command)
 app.add_typer(train_app, name="train")
 app.command("serve")(serve_command)
+app.command("view")(view_command)
 
 
 @app.command("report")

@@ -21,6 +21,9 @@ shared layers work with any family through this object alone:
   path)`` (optional) one figure across several runs (Hear2Act: the label-fidelity ladder);
 * ``episode_scalars(record)`` (optional) turns one finished episode record into the numbers a
   trainer logs while it trains (return, success, invalid or mute rates, ...);
+* ``replay_replies(record)`` (optional) gives a finished episode's replies as text actions (None
+  when the record cannot say them), so ``hear-gym view`` replays the episode and shows every turn
+  as the agent met it (``hear_gym.eval.episode_replay``);
 * ``agent_group`` and ``training_group`` (derived from ``name``) are the entry-point groups of
   the family's agents and of its training material (chat agent, SFT demonstrations, GRPO and
   dialogue tasks, PPO policies, tokenizer corpus), so evaluation and the trainers find both
@@ -71,6 +74,7 @@ class EnvFamily:
     figures: Callable[[dict[str, Any], Path], list[Path]] | None = None
     compare_figure: Callable[[list[dict[str, Any]], Path], Path] | None = None
     episode_scalars: Callable[[dict[str, Any]], dict[str, float]] | None = None
+    replay_replies: Callable[[dict[str, Any]], list[str] | None] | None = None
     cli: str | None = None
     tools: str | None = None  # "module:ATTR" of the family's ToolSet
     # entry-point groups this family's agents were registered under before ``agent_group``; still

@@ -130,7 +130,7 @@ def test_a_lone_surrogate_is_a_malformed_reply_and_the_session_goes_on(http):
         ws.send_text(json.dumps({"type": "step", "data": {"action": "\ud800abc"}}))
         answer = json.loads(ws.receive_text())
         assert answer["type"] == "observation", answer
-        info = answer["data"]["observation"]["step_metadata"]["info"]
+        info = answer["data"]["observation"]["metadata"]["info"]
         assert info["reply"] == "\\ud800abc" and info["malformed"] is True
         ws.send_text(json.dumps({"type": "state"}))
         assert json.loads(ws.receive_text())["data"]["step_count"] == 1

@@ -316,8 +316,6 @@ def test_any_openenv_client_plays_it(servers):
     served, url = servers["hear_gym/Onset-v0"]
     with GenericEnvClient(base_url=url).sync() as env:
         result = env.reset(seed=1)
-        assert set(result.observation) == {c.name for c in served.models.observation_codecs} | {
-            "step_metadata"
-        }
+        assert set(result.observation) == {c.name for c in served.models.observation_codecs} | {"metadata"}
         result = env.step({"action": _legal(result.observation, np.random.default_rng(0))})
-        assert {"terminated", "truncated", "info"} <= set(result.observation["step_metadata"])
+        assert {"terminated", "truncated", "info"} <= set(result.observation["metadata"])

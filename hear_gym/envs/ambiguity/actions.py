@@ -57,3 +57,12 @@ def option_mask(n_options: int) -> np.ndarray:
     mask = np.zeros(MAX_OPTIONS, dtype=np.int8)
     mask[:n_options] = 1
     return mask
+
+
+def replay_replies(record: dict) -> list[str]:
+    """Each turn's reply as the agent wrote it, or (a Discrete run) the letter of its choice; a
+    choice it did not make (None) as an empty reply, for ``hear-gym view``."""
+    return [
+        reply or ("" if choice is None else LETTERS[choice])
+        for reply, choice in zip(record["replies"], record["choices"], strict=True)
+    ]

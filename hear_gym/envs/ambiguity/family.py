@@ -7,6 +7,7 @@ import gymnasium as gym
 from hear_gym.core.family import EnvFamily
 from hear_gym.envs.ambiguity import report
 from hear_gym.envs.ambiguity.access import ACCESS_CONDITIONS, apply_access
+from hear_gym.envs.ambiguity.actions import replay_replies
 from hear_gym.envs.ambiguity.env import AmbiguityEnv
 from hear_gym.envs.ambiguity.features import FeatureObservation
 from hear_gym.envs.ambiguity.items.generator import GENERATOR_VERSION, episode_ids
@@ -46,6 +47,7 @@ FAMILY = EnvFamily(
     tables=report.tables,
     splits=SPLITS,
     episode_scalars=episode_scalars,
+    replay_replies=replay_replies,
     cli="hear_gym.envs.ambiguity.cli",
     tools="hear_gym.envs.ambiguity.tools:TOOLS",
 )

@@ -140,3 +140,10 @@ def parse_reply(reply: str, n_words: int) -> PlannerOutput:
     except (ValueError, TypeError):
         return MALFORMED
     return PlannerOutput(frozenset(evidence), parsed)
+
+
+def replay_replies(record: dict) -> list[str] | None:
+    """The replies of a text run as written, for ``hear-gym view``; None for a Discrete run, whose
+    record keeps the parsed plans (with cue kinds, not the case's cue ids) rather than replies."""
+    replies = list(record["replies"])
+    return replies if all(replies) else None

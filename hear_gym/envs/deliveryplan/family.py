@@ -8,7 +8,7 @@ import gymnasium as gym
 from hear_gym.core.family import EnvFamily
 from hear_gym.envs.deliveryplan import report
 from hear_gym.envs.deliveryplan.access import ACCESS_CONDITIONS, apply_access
-from hear_gym.envs.deliveryplan.actions import parse_reply
+from hear_gym.envs.deliveryplan.actions import parse_reply, replay_replies
 from hear_gym.envs.deliveryplan.cases import GENERATOR_VERSION
 from hear_gym.envs.deliveryplan.catalogue_actions import CatalogueActions
 from hear_gym.envs.deliveryplan.env import DeliveryPlanEnv
@@ -76,6 +76,7 @@ FAMILY = EnvFamily(
     splits=(*SPLITS, *QUALIFIED_SPLITS),
     action_formats=DECLARED_FORMATS,
     episode_scalars=report.episode_scalars,
+    replay_replies=replay_replies,
     cli="hear_gym.envs.deliveryplan.cli",
     tools="hear_gym.envs.deliveryplan.tools:TOOLS",
 )

@@ -201,3 +201,12 @@ def _keyword_patterns(domain: DomainSchema) -> tuple[tuple[str, re.Pattern], ...
             for dim in domain.concern_dimensions
         )
     return _PATTERNS[domain.domain_id]
+
+
+def replay_replies(record: dict) -> list[str]:
+    """Each assistant turn's P6a text (a Discrete run's record holds the text the env wrote for
+    the action; an invalid turn's, when none, the untagged invalid reply), for ``hear-gym view``."""
+    return [
+        t["assistant_text"] if t["assistant_text"] is not None else "[ACTION: NONE]"
+        for t in record["turns"][1:]
+    ]

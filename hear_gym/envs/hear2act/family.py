@@ -11,7 +11,7 @@ from hear_gym.core.family import EnvFamily
 from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.envs.hear2act import metrics, plots, report
 from hear_gym.envs.hear2act.access import ACCESS_CONDITIONS, AccessContext, apply_access
-from hear_gym.envs.hear2act.actions import parse_reply
+from hear_gym.envs.hear2act.actions import parse_reply, replay_replies
 from hear_gym.envs.hear2act.env import Hear2ActEnv
 from hear_gym.envs.hear2act.features import FeatureObservation
 from hear_gym.envs.hear2act.interventions import StateIntervention
@@ -84,6 +84,7 @@ FAMILY = EnvFamily(
     figures=lambda metadata, folder: plots.write_plots(metadata, folder),
     compare_figure=lambda summaries, path: plots.ladder_plot({"": plots.ladder_rungs(summaries)}, path),
     episode_scalars=metrics.episode_scalars,
+    replay_replies=replay_replies,
     cli="hear_gym.envs.hear2act.cli",
     tools="hear_gym.envs.hear2act.tools:TOOLS",
 )

@@ -40,3 +40,9 @@ def parse_reply(reply: str) -> str:
 def action_mask() -> np.ndarray:
     """Every label is always allowed (the question is *when* to use it)."""
     return np.ones(N_ACTIONS, dtype=np.int8)
+
+
+def replay_replies(record: dict) -> list[str]:
+    """The episode's decisions as text replies (an invalid one as an empty reply, which is
+    invalid again), for ``hear-gym view``."""
+    return ["" if label == INVALID else label for label in record["predictions"]]

@@ -7,7 +7,7 @@ import gymnasium as gym
 from hear_gym.core.family import EnvFamily
 from hear_gym.envs.onset import metrics, report
 from hear_gym.envs.onset.access import ACCESS_CONDITIONS, apply_access
-from hear_gym.envs.onset.actions import parse_reply
+from hear_gym.envs.onset.actions import parse_reply, replay_replies
 from hear_gym.envs.onset.env import OnsetEnv
 from hear_gym.envs.onset.features import FeatureObservation
 from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, episode_ids
@@ -50,6 +50,7 @@ FAMILY = EnvFamily(
     tables=report.tables,
     splits=SPLITS,
     episode_scalars=metrics.episode_scalars,
+    replay_replies=replay_replies,
     cli="hear_gym.envs.onset.cli",
     tools="hear_gym.envs.onset.tools:TOOLS",
 )

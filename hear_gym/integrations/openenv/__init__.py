@@ -1,6 +1,6 @@
 """Every registered env as an OpenEnv server (``hear-gym serve``) and its client.
 
-Needs the ``serve`` extra (``pip install 'hear-gym[serve]'``: OpenEnv's ``openenv-core`` with
+Needs the ``serve`` extra (``pip install 'hear-gym[serve]'``: OpenEnv's ``openenv`` package with
 FastAPI and uvicorn); importing this package without it raises an ImportError that says so.
 """
 

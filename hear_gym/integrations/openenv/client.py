@@ -1,12 +1,13 @@
-"""The client of a ``hear-gym serve`` server: OpenEnv's ``EnvClient`` (async; ``.sync()`` for
-plain calls) over the server's WebSocket session, with models rebuilt from the server's
-``/schema`` so it decodes any served env without building the env itself."""
+"""The client of a ``hear-gym serve`` server: OpenEnv's ``EnvClient`` over the server's WebSocket
+session (async inside an event loop, plain calls outside one or through ``.sync()``), with models
+rebuilt from the server's ``/schema`` so it decodes any served env without building the env."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+from contextlib import suppress
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,7 +15,6 @@ import httpx
 import numpy as np
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
-from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from hear_gym.integrations.openenv.codec import decode_observation
@@ -37,13 +37,12 @@ class HearGymClient(EnvClient):
     default ``HEAR_GYM_SERVE_TOKEN`` from the environment, none when unset)."""
 
     def __init__(self, base_url: str, token: str | None = None, **kwargs: Any):
-        super().__init__(base_url, **kwargs)
         token = os.environ.get(TOKEN_ENV) if token is None else token
-        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http_url = base_url.rstrip("/").replace("ws://", "http://", 1).replace("wss://", "https://", 1)
+        headers = dict(kwargs.pop("headers", None) or {})
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        super().__init__(base_url, headers=headers or None, **kwargs)
         self._models: ServedModels | None = None
-        # as EnvClient does: proxies from the environment, except for a server on this machine
-        self._local = urlsplit(self._ws_url).hostname in ("localhost", "127.0.0.1", "::1")
 
     @property
     def models(self) -> ServedModels:
@@ -51,46 +50,27 @@ class HearGymClient(EnvClient):
             raise RuntimeError("connect first: the models come from the server's /schema")
         return self._models
 
-    async def connect(self) -> HearGymClient:
+    async def _connect_async(self) -> HearGymClient:
         if self._models is None:
-            async with httpx.AsyncClient(timeout=self._connect_timeout, trust_env=not self._local) as http:
-                answer = await http.get(f"{self._http_url}/schema", headers=self._headers)
+            http_url = self.base_url.replace("ws://", "http://", 1).replace("wss://", "https://", 1)
+            local = urlsplit(http_url).hostname in ("localhost", "127.0.0.1", "::1")
+            # as EnvClient does for its WebSocket: proxies from the environment, except for this machine
+            async with httpx.AsyncClient(timeout=self._connect_timeout, trust_env=not local) as http:
+                answer = await http.get(f"{http_url}/schema", headers=self._headers or {})
                 answer.raise_for_status()
             self._models = models_from_schema(answer.json())
-        if self._ws is None:
-            # As EnvClient.connect, without per-message deflate: base64 audio hardly compresses,
-            # and deflating it cost 3-6x the episode time of the audio conditions (measured).
-            try:
-                self._ws = await ws_connect(
-                    self._ws_url,
-                    open_timeout=self._connect_timeout,
-                    max_size=self._max_message_size,
-                    compression=None,
-                    proxy=None if self._local else True,
-                    additional_headers=self._headers,
-                )
-            except Exception as exc:
-                raise ConnectionError(f"Failed to connect to {self._ws_url}: {exc}") from exc
+        await super()._connect_async()
         return self
 
-    async def disconnect(self) -> None:
+    async def _disconnect_async(self) -> None:
         # Ask the server to end the session and wait until it closes the connection: it frees the
         # session's slot before it closes, so a client that connects next finds the slot free.
-        if self._ws is not None:
-            try:
-                await self._ws.send(json.dumps({"type": "close"}))
-                await asyncio.wait_for(self._ws.wait_closed(), timeout=self._message_timeout)
-            except (ConnectionClosed, TimeoutError):
-                pass
-        await super().disconnect()
-
-    async def _send(self, message: dict[str, Any]) -> None:
-        # A server at capacity accepts the connection, sends why it refuses the session and closes
-        # it: a message sent after that fails, but the reason is still there to be received.
-        try:
-            await super()._send(message)
-        except ConnectionClosed:
-            pass
+        ws = self._ws
+        if ws is not None and self._ws_loop is asyncio.get_running_loop():
+            with suppress(ConnectionClosed, TimeoutError):
+                await ws.send(json.dumps({"type": "close"}))
+                await asyncio.wait_for(ws.wait_closed(), timeout=self._message_timeout)
+        await super()._disconnect_async()
 
     def _step_payload(self, action: Any) -> dict[str, Any]:
         if not isinstance(action, self.models.action):
@@ -99,10 +79,8 @@ class HearGymClient(EnvClient):
         return action.model_dump(exclude={"metadata"})
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ServedObservation]:
-        fields = dict(payload["observation"])
-        metadata = fields.pop("step_metadata", {})
         observation = self.models.observation(
-            **fields, done=payload.get("done", False), reward=payload.get("reward"), metadata=metadata
+            **payload["observation"], done=payload.get("done", False), reward=payload.get("reward")
         )
         return StepResult(
             observation=observation, reward=payload.get("reward"), done=payload.get("done", False)

@@ -22,7 +22,7 @@ AUDIO_KEY = "audio"  # hear_gym.core.spaces.audio_spaces
 AUDIO_ENCODINGS = ("pcm16", "float32")
 PCM16_SCALE = 32767.0
 # Observation names the OpenEnv base model already uses (a space key among them is refused).
-RESERVED_NAMES = frozenset({"done", "reward", "metadata", "step_metadata"})
+RESERVED_NAMES = frozenset({"done", "reward", "metadata"})
 SINGLE_FIELD = "observation"  # the field of an env whose observation space is not a Dict
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import Field, computed_field, create_model, field_validator
+from pydantic import Field, create_model, field_validator
 
 from hear_gym.integrations.openenv.codec import FieldCodec
 
@@ -15,14 +15,8 @@ HINT_KEY = "x-hear-gym"  # where a field's codec hint sits in its JSON schema
 
 
 class ServedObservation(Observation):
-    """OpenEnv's observation, with ``metadata`` (``terminated``, ``truncated`` and the env's
-    ``info``) also on the wire: OpenEnv's serializer leaves ``metadata`` out of what it sends, so
-    this read-only field carries it, and the client puts it back into ``metadata``."""
-
-    @computed_field
-    @property
-    def step_metadata(self) -> dict[str, Any]:
-        return self.metadata
+    """OpenEnv's observation; its ``metadata`` holds ``terminated``, ``truncated`` and the env's
+    ``info`` (as JSON)."""
 
 
 class ServedState(State):
