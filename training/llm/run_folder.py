@@ -25,13 +25,13 @@ WANDB_STEP = "global_step"  # the x-axis of every W&B chart of a language-model 
 SETTINGS_FILE = "settings.json"
 TRAINER_DIR = "trainer"  # TRL's output_dir: its checkpoints
 FINAL_DIR = "final"
-# settings that say how a run is watched and where it trains, not what: a folder resumes whatever
-# they are now (a folder written before ``device`` existed resumes on the device chosen now)
-RUN_TIME = (*WATCHING, "device")
+# settings that say how a run is watched and where and how it computes, not what it trains: a
+# folder resumes whatever they are now (a folder written before one existed included)
+RUN_TIME = (*WATCHING, "device", "gradient_checkpointing", "trust_remote_code")
 # settings added after run folders were written, with the value every earlier run trained with:
 # a saved folder that lacks one holds that value (GRPO's entropy mask: before it, all tokens;
-# SFT's demonstration-source options: before them, none)
-ADDED_SINCE = {"top_entropy_quantile": 1.0, "demo_options": {}}
+# SFT's demonstration-source options: before them, none; dtype: before it, auto)
+ADDED_SINCE = {"top_entropy_quantile": 1.0, "demo_options": {}, "dtype": "auto"}
 
 
 def trained_settings(settings_json: dict[str, Any]) -> dict[str, Any]:
