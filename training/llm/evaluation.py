@@ -11,8 +11,7 @@ process while the others wait (``MainProcessWork``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from datetime import timedelta
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,8 @@ from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.stats.bootstrap import flat_estimates
 from training.llm.common import EVAL_AGENT, EvalSettings, Player, trained_on
-from training.llm.run_folder import FINAL_DIR, CurveLog, main_process
+from training.llm.main_process import MainProcessWork, main_process
+from training.llm.run_folder import FINAL_DIR, CurveLog
 
 
 def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int, agent: str = EVAL_AGENT) -> RunConfig:
@@ -105,35 +105,6 @@ def evaluation_rows(
         curve.write({"kind": "eval", "step": step, "checkpoint": name, "metrics": metrics})
         results[name] = metrics
     return results
-
-
-class MainProcessWork:
-    """Work the main process alone does while training is paused (saving and playing a
-    checkpoint), safe under a distributed launch (torchrun, accelerate launch): the other processes
-    wait for it at a barrier of a gloo group made for the wait, with a timeout of its own
-    (``timeout``), so neither a collective of the training (NCCL's default timeout is 10 minutes)
-    nor one of them runs while the main process evaluates. ``start()`` makes the group; every
-    process calls it, before training (making a group is itself collective)."""
-
-    def __init__(self, timeout: timedelta = timedelta(hours=12)) -> None:
-        self.timeout, self.group = timeout, None
-
-    def start(self) -> None:
-        import torch.distributed as dist
-
-        if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1 and self.group is None:
-            self.group = dist.new_group(backend="gloo", timeout=self.timeout)
-
-    def run(self, work: Callable[[], Any]) -> None:
-        """``work()`` on the main process; every process returns once it is done."""
-        try:
-            if main_process():
-                work()
-        finally:
-            if self.group is not None:
-                import torch.distributed as dist
-
-                dist.barrier(group=self.group)
 
 
 class PeriodicEvaluation(TrainerCallback):

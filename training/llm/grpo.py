@@ -67,16 +67,16 @@ class GRPOSettings(GRPOBaseSettings):
             raise ValueError("top_entropy_quantile must be in (0, 1]")
         if self.vllm_mode not in VLLM_MODES:
             raise ValueError(f"vllm_mode must be one of {VLLM_MODES}")
+        if self.paired and self.vllm_mode == "server":
+            raise ValueError(
+                "paired GRPO cannot use vLLM server mode (it samples a whole group from one "
+                "prompt, which breaks pairing); use vllm_mode='colocate'"
+            )
         if self.vllm_mode is not None and importlib.util.find_spec("vllm") is None:
             raise ValueError(
                 "vllm_mode needs vLLM, which no hear-gym extra installs (its releases pin other torch and "
                 "transformers versions); generate with transformers, or evaluate against a vLLM server run "
                 "in its own environment (docs/bring-your-own-model.md)"
-            )
-        if self.paired and self.vllm_mode == "server":
-            raise ValueError(
-                "paired GRPO cannot use vLLM server mode (it samples a whole group from one "
-                "prompt, which breaks pairing); use vllm_mode='colocate'"
             )
 
 

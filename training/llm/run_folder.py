@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from hear_gym.core.run_folder import open_append, run_folder_lock, strict_json, 
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
 from training.curve_rows import clear_after, finite, kept_rows, read_rows
+from training.llm.main_process import main_process
 from training.run_settings import RUN_TIME as WATCHING
 from training.run_settings import what_is_trained
 
@@ -95,12 +95,6 @@ def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
 
 def read_curve(out: Path) -> list[dict[str, Any]]:
     return read_rows(out / CURVE_FILE)
-
-
-def main_process() -> bool:
-    """True unless this is a non-zero rank of a distributed launch (torchrun, accelerate launch):
-    one process writes the run folder, W&B and the evaluations; every process trains."""
-    return int(os.environ.get("RANK", "0")) == 0
 
 
 def last_checkpoint(out: Path) -> str | None:
