@@ -83,7 +83,7 @@ def test_the_main_process_works_and_every_process_meets_at_the_wait(monkeypatch)
         monkeypatch.setenv("RANK", rank)
         work = MainProcessWork()
         work.group = "the wait's group"  # what start() makes under a launch of two or more
-        work.run(lambda: events.append(("work", rank)))
+        work.run(lambda rank=rank: events.append(("work", rank)))
     assert events == [("work", "0"), ("barrier", "the wait's group"), ("barrier", "the wait's group")]
     alone = MainProcessWork()
     alone.start()  # no process group: nothing to wait for

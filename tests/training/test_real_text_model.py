@@ -166,7 +166,7 @@ def test_a_checkpoint_that_ships_code_loads_only_when_trusted(shipping_code, tmp
     with pytest.raises(ChatClientError, match="ships its own code .*pass --trust-remote-code") as refused:
         check_spec(f"hf:{shipping_code}")
     assert "\n" not in str(refused.value)
-    with pytest.raises(ValueError, match="ships its own code"):
+    with pytest.raises(ChatClientError, match="ships its own code"):
         SFTSettings(out=tmp_path / "sft", model=str(shipping_code))
     assert not (tmp_path / "sft").exists()
     spec = f"hf:{shipping_code}?device=cpu&trust_remote_code=true&max_new_tokens=2"

@@ -248,13 +248,10 @@ def check_model_folder(model: str, trust_remote_code: bool = False) -> str:
     the demonstrations are built."""
     from transformers import AutoConfig, AutoTokenizer
 
-    from agents.llm.loading import ChatClientError, base_model_of, check_remote_code, processing_source
+    from agents.llm.loading import base_model_of, check_remote_code, processing_source
 
-    try:
-        base, tokenizer = base_model_of(model), processing_source(model)
-        check_remote_code(model, trust_remote_code)
-    except ChatClientError as exc:
-        raise ValueError(str(exc)) from None
+    base, tokenizer = base_model_of(model), processing_source(model)  # ChatClientError: not here
+    check_remote_code(model, trust_remote_code)  # ChatClientError: code not trusted
     try:
         AutoConfig.from_pretrained(base, local_files_only=True, trust_remote_code=trust_remote_code)
         _local_files(base, WEIGHT_FILES, "weights")
