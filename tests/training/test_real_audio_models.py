@@ -107,8 +107,9 @@ def _curve(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "curve.jsonl").read_text().splitlines()]
 
 
-def test_audio_sft_trains_a_lora_on_the_language_model_that_round_trips(real_models, tmp_path):
-    model = str(real_models("audio"))
+@pytest.mark.parametrize("name", ["audio", pytest.param("omni", marks=pytest.mark.slow)])
+def test_audio_sft_trains_a_lora_on_the_language_model_that_round_trips(real_models, tmp_path, name):
+    model = str(real_models(name))
     result = train_audio_sft(
         out=tmp_path / "sft",
         model=model,
@@ -139,11 +140,21 @@ def test_audio_sft_trains_a_lora_on_the_language_model_that_round_trips(real_mod
     assert len(played) == 2 and json.loads(played[0])["cell"] == "audio_llm@A+T"
 
 
-def test_paired_audio_grpo_trains_the_omni_thinker_and_plays_it(real_models, tmp_path, monkeypatch):
+GRPO_RUNS = [
+    ("omni", True),
+    pytest.param("omni", False, marks=pytest.mark.slow),
+    pytest.param("audio", True, marks=pytest.mark.slow),
+    pytest.param("audio", False, marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("name,paired", GRPO_RUNS)
+def test_audio_grpo_trains_the_model_and_plays_it(real_models, tmp_path, monkeypatch, name, paired):
     vary_rewards(monkeypatch, EnvReward)  # a completion-dependent term: no group is dropped
     result = train_audio_grpo(
         out=tmp_path / "grpo",
-        model=str(real_models("omni")),
+        model=str(real_models(name)),
+        paired=paired,
         families=("speaker_switch",),
         item_limit=1,
         num_generations=4,
@@ -158,9 +169,13 @@ def test_paired_audio_grpo_trains_the_omni_thinker_and_plays_it(real_models, tmp
     )
     final = Path(result["model"])
     config = json.loads((final / "config.json").read_text())
-    assert config["architectures"] == ["Qwen2_5OmniThinkerForConditionalGeneration"]  # the thinker, trained
+    trained = {
+        "omni": "Qwen2_5OmniThinkerForConditionalGeneration",
+        "audio": "Qwen2AudioForConditionalGeneration",
+    }
+    assert config["architectures"] == [trained[name]]  # an Omni checkpoint trains its thinker
     train = next(r for r in _curve(tmp_path / "grpo") if r["kind"] == "train" and "reward" in r)
-    assert train["grad_norm"] > 0 and train["paired/dropped_group_fraction"] == 0.0
+    assert train["grad_norm"] > 0 and train.get("paired/dropped_group_fraction", 0.0) == 0.0
     assert len((tmp_path / "grpo/evals/final/results.jsonl").read_text().splitlines()) == 2
     assert TransformersAudioChatClient(str(final), max_new_tokens=2, device="cpu").complete(
         [[{"role": "user", "content": "hello"}]]
