@@ -237,12 +237,13 @@ def client_spec(spec: str | None, dtype: str | None = None, trust_remote_code: b
 def component(name: str):
     """A trainer or plug-in registered under ``hear_gym.components`` (by the agents package)."""
     found = {ep.name: ep for ep in entry_points(group=COMPONENT_GROUP)}
+    extra = "train" if name.startswith("train_") else "agents"  # trainers need TRL and peft too
     if name not in found:
-        fail(f"{name!r} needs the agents package: pip install 'hear-gym[agents]'")
+        fail(f"{name!r} needs the agents package: pip install 'hear-gym[{extra}]'")
     try:
         return found[name].load()
     except ImportError as exc:
-        fail(f"{name!r} needs hear-gym[agents] ({exc})")
+        fail(f"{name!r} needs hear-gym[{extra}]: pip install 'hear-gym[{extra}]' ({exc})")
 
 
 def registered_cells(

@@ -126,3 +126,14 @@ def test_the_spec_sets_the_client_and_an_absent_server_is_named():
         release_client(spec)
     with pytest.raises(ChatClientError, match="cannot reach the chat server at http://127.0.0.1:9/v1"):
         OpenAIChatClient("http://127.0.0.1:9/v1", model="tiny").check()
+
+
+def test_a_missing_optional_package_is_one_line_naming_its_extra(monkeypatch):
+    import sys
+
+    from agents.extras import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if it were not installed
+    with pytest.raises(MissingExtra, match=r"needs openai: pip install 'hear-gym\[agents\]'") as missing:
+        OpenAIChatClient("http://127.0.0.1:9/v1", model="tiny")
+    assert "\n" not in str(missing.value)
