@@ -13,10 +13,12 @@ and reads its words). A family declares, each optional:
 
 Rows. Every prompt is the family's audio agent's own chat, so a model is trained on exactly what
 that agent later asks it. Arrow stores one type per column, so every message content is a list of
-typed parts, and an audio part names its clip: ``{"type": "audio", "audio": "<key>"}``
-(``audio_parts``). The clips (16 kHz mono float32 arrays) travel beside the rows, by key
-(``Clips``). Paired GRPO swaps a row's ``prompt`` for its ``prompt_minus``, so the audio follows
-the prompt.
+typed parts, and an audio part names its clip by key, ``{"type": "audio", "audio": "<key>"}``,
+where the agent's chat carries the clip itself (``audio_parts``). The clips (16 kHz mono float32
+arrays) travel beside the rows, by key (``Clips``). A table gives every part of a column every
+key (a text part gets ``audio: None``); ``agents.llm.parts.template_messages`` takes them off
+before a chat template reads a row. Paired GRPO swaps a row's ``prompt`` for its
+``prompt_minus``, so the audio follows the prompt.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from agents.llm.parts import AUDIO, is_audio_part, text_part
 
 AUDIO_ACCESS = "A+T"
 SAMPLING_RATE = 16_000
@@ -68,12 +72,13 @@ class AudioDecisionTask:
 
 
 def audio_parts(messages: list[dict[str, Any]], audio_key: str) -> list[dict[str, Any]]:
-    """The chat with every content a list of typed parts, its audio part naming ``audio_key``."""
+    """The chat (an audio agent's, its audio part carrying the clip) with every content a list of
+    typed parts, its audio part naming ``audio_key`` instead of carrying the clip."""
 
     def parts(content):
         if isinstance(content, str):
-            return [{"type": "text", "text": content}]
-        return [{**p, "audio": audio_key} if p["type"] == "audio" else p for p in content]
+            return [text_part(content)]
+        return [{"type": AUDIO, AUDIO: audio_key} if is_audio_part(p) else p for p in content]
 
     return [{"role": m["role"], "content": parts(m["content"])} for m in messages]
 

@@ -24,6 +24,29 @@ def bank():
     return scenario_bank()
 
 
+@pytest.fixture(scope="session")
+def real_models(tmp_path_factory):
+    """Tiny models of real architectures with their real processors and chat templates, built
+    offline once a session (``tests/real_models``): ``text`` (Qwen2.5-Instruct), ``audio``
+    (Qwen2-Audio-Instruct), ``omni`` (a whole Qwen2.5-Omni checkpoint)."""
+    from real_models.build import build_qwen2_5_instruct, build_qwen2_5_omni, build_qwen2_audio_instruct
+
+    builders = {
+        "text": build_qwen2_5_instruct,
+        "audio": build_qwen2_audio_instruct,
+        "omni": build_qwen2_5_omni,
+    }
+    folder = tmp_path_factory.mktemp("real_models")
+    built: dict = {}
+
+    def get(name: str):
+        if name not in built:
+            built[name] = builders[name](folder / name)
+        return built[name]
+
+    return get
+
+
 @pytest.fixture
 def airline():
     return get_scenario("budget_airline_tickets-00")

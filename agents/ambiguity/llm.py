@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.llm.chat import ChatAgent
-from agents.llm.clients import ChatClient, TransformersAudioChatClient
+from agents.llm.chat import ChatAgent, hearing
+from agents.llm.clients import ChatClient
+from agents.llm.parts import audio_part, text_part
 
 AMBIGUITY_INSTRUCTION = (
     "You are a spoken dialogue assistant. You get what the user said and a question about it with "
@@ -31,16 +32,16 @@ def ambiguity_messages(observation: dict[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def audio_ambiguity_messages(observation: dict[str, Any]) -> tuple[list[dict[str, Any]], list]:
-    """The audio model's chat and its clip: the instruction, the turn's audio, then the transcript
-    as the condition shows it (words under A+T, placeholders under A) and the question."""
+def audio_ambiguity_messages(observation: dict[str, Any]) -> list[dict[str, Any]]:
+    """The audio model's chat: the instruction, the turn's audio (its part carries the clip), then
+    the transcript as the condition shows it (words under A+T, placeholders under A) and the
+    question."""
     length = int(observation["audio_length"][0])
     text = f"{observation['transcript']}\n\n{observation['question']}"
-    messages = [
+    return [
         {"role": "system", "content": AMBIGUITY_INSTRUCTION},
-        {"role": "user", "content": [{"type": "audio"}, {"type": "text", "text": text}]},
+        {"role": "user", "content": [audio_part(observation["audio"][:length]), text_part(text)]},
     ]
-    return messages, [observation["audio"][:length]]
 
 
 class AmbiguityChatAgent(ChatAgent):
@@ -60,8 +61,8 @@ class AmbiguityAudioChatAgent(ChatAgent):
 
     required_access = ("A", "A+T")
 
-    def __init__(self, client: TransformersAudioChatClient) -> None:
-        self.client = client
+    def __init__(self, client: ChatClient) -> None:
+        self.client = hearing(client)
 
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
-        return self.client.complete_audio([audio_ambiguity_messages(o) for o in observations])
+        return self.client.complete([audio_ambiguity_messages(o) for o in observations])

@@ -28,8 +28,9 @@ import numpy as np
 
 from agents.audio_material import AUDIO_ACCESS, AudioRows, audio_parts
 from agents.hear2act.assent_pairs import AssentPair, AssentReward, Replay, assent_pairs, replayed_rows
-from agents.hear2act.llm import AUDIO_ASSISTANT, heard_audio
+from agents.hear2act.llm import AUDIO_ASSISTANT
 from agents.hear2act.prompts import audio_messages
+from agents.llm.parts import clips_of
 from hear_gym.envs.hear2act.user.states import Feedback
 
 
@@ -40,9 +41,11 @@ def assent_rows(pairs: list[AssentPair], paired: bool = True, **env_options: Any
     clips: dict[str, np.ndarray] = {}
 
     def prompt(observation: dict[str, Any], item_id: str) -> list[dict[str, Any]]:
-        chats[item_id] = audio_messages(observation, AUDIO_ASSISTANT)
-        clips[item_id] = heard_audio(observation).copy()  # a view would keep the whole 12 s buffer
-        return audio_parts(chats[item_id], audio_key=item_id)
+        messages = audio_messages(observation, AUDIO_ASSISTANT)
+        (clip,) = clips_of(messages)
+        clips[item_id] = clip.copy()  # a view would keep the whole 12 s buffer
+        chats[item_id] = audio_parts(messages, audio_key="")  # the text both sides must share
+        return audio_parts(messages, audio_key=item_id)
 
     replay = Replay(AUDIO_ACCESS, **{"feedback": Feedback.PROSODY.value, **env_options})
     try:

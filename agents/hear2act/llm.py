@@ -10,18 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from agents.hear2act.prompts import audio_messages, messages
-from agents.llm.chat import ChatAgent
-from agents.llm.clients import ChatClient, TransformersAudioChatClient
+from agents.llm.chat import ChatAgent, hearing
+from agents.llm.clients import ChatClient
 
 AUDIO_ASSISTANT = "spoken"  # an audio LLM acts as the spoken assistant: exactly P6a, no CLARIFY
-
-
-def heard_audio(observation: dict[str, Any]) -> np.ndarray:
-    """The current user turn's audio: the valid samples of the zero-padded buffer."""
-    return observation["audio"][: int(observation["audio_length"][0])]
 
 
 class LLMAgent(ChatAgent):
@@ -39,11 +32,10 @@ class AudioLLMAgent(ChatAgent):
 
     required_access = ("A", "A+T")
 
-    def __init__(self, client: TransformersAudioChatClient, assistant: str = AUDIO_ASSISTANT) -> None:
-        self.client, self.assistant = client, assistant
+    def __init__(self, client: ChatClient, assistant: str = AUDIO_ASSISTANT) -> None:
+        self.client, self.assistant = hearing(client), assistant
 
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
         if any("audio" not in o for o in observations):
             raise KeyError("AudioLLMAgent needs an audio condition (access 'A' or 'A+T')")
-        batch = [(audio_messages(o, self.assistant), [heard_audio(o)]) for o in observations]
-        return self.client.complete_audio(batch)
+        return self.client.complete([audio_messages(o, self.assistant) for o in observations])

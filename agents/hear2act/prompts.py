@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from agents.llm.parts import audio_part, text_part
+
 P6A = """You are a task-oriented service assistant for {domain}.
 Available options:
 {options_text}
@@ -70,12 +74,20 @@ def user_message(observation: dict[str, Any]) -> str:
     return transcript
 
 
+def heard_audio(observation: dict[str, Any]) -> np.ndarray:
+    """The current user turn's audio: the valid samples of the zero-padded buffer."""
+    return observation["audio"][: int(observation["audio_length"][0])]
+
+
 def audio_messages(observation: dict[str, Any], assistant: str = "spoken") -> list[dict[str, Any]]:
-    """P6a plus the current user audio and the transcript (A+T) or the assistant's side of it with
-    the user's words replaced by ``[speech]`` (A)."""
+    """P6a plus the current user audio (its part carries the clip) and the transcript (A+T) or the
+    assistant's side of it with the user's words replaced by ``[speech]`` (A)."""
+    if "audio" not in observation:
+        raise KeyError("the audio chat needs an audio condition (access 'A' or 'A+T')")
+    content = [audio_part(heard_audio(observation)), text_part(observation["transcript"])]
     return [
         {"role": "system", "content": system_prompt(observation, assistant)},
-        {"role": "user", "content": [{"type": "audio"}, {"type": "text", "text": observation["transcript"]}]},
+        {"role": "user", "content": content},
     ]
 
 

@@ -27,10 +27,23 @@ class ChatAgent:
         raise NotImplementedError
 
     @classmethod
-    def from_client_spec(cls, spec: str):
-        """A factory for this agent around the client ``spec`` names; raises ``ValueError`` (a
-        bad spec) or ``ChatClientError`` (no such model here, no server) before any work."""
-        from agents.llm.factory import ClientAgentFactory, check_spec
+    def from_client_spec(cls, spec: str, **options: Any):
+        """A factory for this agent around the client ``spec`` names, with ``options`` (``dtype``,
+        ``trust_remote_code``, ...; ``agents.llm.factory``) where the spec does not set them;
+        raises ``ValueError`` (a bad spec) or ``ChatClientError`` (no such model here, code not
+        trusted, no server) before any work."""
+        from agents.llm.factory import ClientAgentFactory, check_spec, with_options
 
+        spec = with_options(spec, **options)
         check_spec(spec)
         return ClientAgentFactory(cls, spec)
+
+
+def hearing(client):
+    """``client``, checked to take chats with audio parts (an audio agent's)."""
+    if not getattr(client, "hears", False):
+        raise TypeError(
+            f"{type(client).__name__} cannot hear: an audio agent needs an audio-language model "
+            "(--llm-client hf-audio:<model>, or openai:<url>@<model> serving one)"
+        )
+    return client

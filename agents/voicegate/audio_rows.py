@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from agents.audio_material import AUDIO_ACCESS, AudioRows, audio_parts
+from agents.llm.parts import clips_of
 from agents.training_material import decision_row, seeded_sample
 from agents.voicegate.demos import gold_reply
 from agents.voicegate.grpo_items import EnvReward, item_pairs, voicegate_families
@@ -38,10 +39,11 @@ def audio_prompts(
     try:
         for item_id in ids:
             observation, _ = env.reset(options=env_family.reset_options(item_id))
-            messages, item_clips = audio_gate_messages(observation)
+            messages = audio_gate_messages(observation)
             prompts[item_id] = audio_parts(messages, audio_key=item_id)
-            if item_clips:
-                (clips[item_id],) = item_clips
+            if item_clips := clips_of(messages):
+                (clip,) = item_clips
+                clips[item_id] = clip.copy()  # a view would keep the whole padded buffer
     finally:
         env.close()
     return prompts, clips

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.llm.chat import ChatAgent
-from agents.llm.clients import ChatClient, TransformersAudioChatClient
+from agents.llm.chat import ChatAgent, hearing
+from agents.llm.clients import ChatClient
+from agents.llm.parts import audio_part, text_part
 
 GATE_INSTRUCTION = """You are a voice assistant worn by your user. You hear everything near the user, but you act only on requests your user addresses to you.
 Available tools (JSON):
@@ -38,16 +39,18 @@ def gate_messages(observation: dict[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def audio_gate_messages(observation: dict[str, Any]) -> tuple[list[dict[str, Any]], list]:
-    """The audio model's chat and its clips: the instruction, then the input's audio (when it has
-    any) and its words. Text-only inputs carry no audio; the model then gets the words alone."""
+def audio_gate_messages(observation: dict[str, Any]) -> list[dict[str, Any]]:
+    """The audio model's chat: the instruction, then the input's audio (when it has any; its part
+    carries the clip) and its words. Text-only inputs carry no audio; the model then gets the words
+    alone."""
     length = int(observation["audio_length"][0])
-    content = ([{"type": "audio"}] if length else []) + [{"type": "text", "text": observation["transcript"]}]
-    messages = [
+    content = ([audio_part(observation["audio"][:length])] if length else []) + [
+        text_part(observation["transcript"])
+    ]
+    return [
         {"role": "system", "content": gate_system_prompt(observation)},
         {"role": "user", "content": content},
     ]
-    return messages, [observation["audio"][:length]] if length else []
 
 
 class LLMGateAgent(ChatAgent):
@@ -68,8 +71,8 @@ class AudioLLMGateAgent(ChatAgent):
 
     required_access = ("A", "A+T")
 
-    def __init__(self, client: TransformersAudioChatClient) -> None:
-        self.client = client
+    def __init__(self, client: ChatClient) -> None:
+        self.client = hearing(client)
 
     def act_batch(self, observations: Sequence[dict[str, Any]]) -> list[str]:
-        return self.client.complete_audio([audio_gate_messages(o) for o in observations])
+        return self.client.complete([audio_gate_messages(o) for o in observations])

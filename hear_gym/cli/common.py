@@ -42,9 +42,25 @@ LLMClientOption = Annotated[
     str | None,
     typer.Option(
         help="For llm / audio_llm agents: hf:<model>, hf-audio:<model> or openai:<url>@<model>; "
-        "hf: and hf-audio: take ?device=auto|cpu|cuda[:N] (default auto)."
+        "hf: and hf-audio: take ?device=auto|cpu|cuda[:N] (default auto)&dtype=...&max_new_tokens=N, "
+        "openai: takes ?concurrency=N&timeout=S&retries=N&max_tokens=N (docs/bring-your-own-model.md)."
     ),
 ]
+LLMDtypeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dtype",
+        help="An hf: or hf-audio: model's weights: auto (bfloat16 on a GPU that has it, else float32), "
+        "bf16, fp16 or fp32 (the spec's own ?dtype= wins).",
+    ),
+]
+TrustRemoteCodeOption = Annotated[
+    bool,
+    typer.Option(
+        help="Load an hf: or hf-audio: checkpoint that ships its own code (auto_map), running that code here."
+    ),
+]
+LOCAL_CLIENTS = ("hf:", "hf-audio:")
 WandbOption = Annotated[
     str | None, typer.Option(help="Log the tables to this W&B project (offline unless WANDB_API_KEY is set).")
 ]
@@ -200,19 +216,34 @@ def agent_factory(entry_point, llm_client: str | None, checkpoint: str | None = 
         )
     try:
         return factory.from_client_spec(llm_client)
-    except (ValueError, RuntimeError) as exc:  # a bad spec; no such model here; no server
+    except (ValueError, RuntimeError, ImportError) as exc:  # a bad spec; no model or extra here; no server
         raise typer.BadParameter(str(exc), param_hint="--llm-client") from None
+
+
+def client_spec(spec: str | None, dtype: str | None = None, trust_remote_code: bool = False) -> str | None:
+    """``--llm-client`` with ``--dtype`` and ``--trust-remote-code`` as the ``?key=value`` options
+    of a local model's spec (a server's model is loaded by the server); options the spec names
+    already are kept."""
+    if spec is None or not spec.startswith(LOCAL_CLIENTS):
+        return spec
+    named = {pair.partition("=")[0] for pair in spec.partition("?")[2].split("&") if pair}
+    wanted = {"dtype": dtype, "trust_remote_code": "true" if trust_remote_code else None}
+    extra = [f"{k}={v}" for k, v in wanted.items() if v is not None and k not in named]
+    if not extra:
+        return spec
+    return f"{spec}{'&' if '?' in spec else '?'}{'&'.join(extra)}"
 
 
 def component(name: str):
     """A trainer or plug-in registered under ``hear_gym.components`` (by the agents package)."""
     found = {ep.name: ep for ep in entry_points(group=COMPONENT_GROUP)}
+    extra = "train" if name.startswith("train_") else "agents"  # trainers need TRL and peft too
     if name not in found:
-        fail(f"{name!r} needs the agents package: pip install 'hear-gym[agents]'")
+        fail(f"{name!r} needs the agents package: pip install 'hear-gym[{extra}]'")
     try:
         return found[name].load()
     except ImportError as exc:
-        fail(f"{name!r} needs hear-gym[agents] ({exc})")
+        fail(f"{name!r} needs hear-gym[{extra}]: pip install 'hear-gym[{extra}]' ({exc})")
 
 
 def registered_cells(

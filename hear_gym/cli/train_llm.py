@@ -40,6 +40,30 @@ DeviceOption = Annotated[
         "a GPU that has it. Several GPUs: accelerate launch (docs/post-training.md)."
     ),
 ]
+DtypeOption = Annotated[
+    str,
+    typer.Option(
+        help="Weights and precision: auto (float32 weights, bfloat16 autocast on a GPU that has it), bf16 "
+        "(bfloat16 weights: half the memory), fp16 (float16 autocast, CUDA only) or fp32; the "
+        "evaluations load the model in it too."
+    ),
+]
+CheckpointingOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--gradient-checkpointing/--no-gradient-checkpointing",
+        help="Recompute activations in the backward pass: less GPU memory, about 20-30% more time "
+        "[default: on a GPU, off on the CPU].",
+        show_default=False,
+    ),
+]
+TrustOption = Annotated[
+    bool,
+    typer.Option(
+        help="Load a checkpoint that ships its own code (auto_map), running that code here; off: such a "
+        "checkpoint is refused."
+    ),
+]
 WandbProject = Annotated[str | None, typer.Option(help="W&B project (offline unless WANDB_API_KEY is set).")]
 Wandb = Annotated[bool, typer.Option(help="Log curves to W&B.")]
 AudioOption = Annotated[
@@ -73,7 +97,7 @@ def _refuse_for_audio(unusable: bool, flags: str) -> None:
 def _run(trainer: str, **settings: Any) -> None:
     try:
         result = component(trainer)(**settings)
-    except (ValueError, FileExistsError, RuntimeError) as exc:
+    except (ValueError, FileExistsError, RuntimeError, ImportError) as exc:  # ImportError: names its extra
         fail(str(exc))
     _report(result, settings["out"])
 
@@ -121,6 +145,9 @@ def train_sft_command(
     eval_every: EvalEvery = 0,
     audio: AudioOption = False,
     device: DeviceOption = "auto",
+    dtype: DtypeOption = "auto",
+    gradient_checkpointing: CheckpointingOption = None,
+    trust_remote_code: TrustOption = False,
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -151,6 +178,9 @@ def train_sft_command(
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
         device=device,
+        dtype=dtype,
+        gradient_checkpointing=gradient_checkpointing,
+        trust_remote_code=trust_remote_code,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
         progress=progress,
@@ -212,6 +242,9 @@ def train_grpo_command(
     eval_every: EvalEvery = 0,
     audio: AudioOption = False,
     device: DeviceOption = "auto",
+    dtype: DtypeOption = "auto",
+    gradient_checkpointing: CheckpointingOption = None,
+    trust_remote_code: TrustOption = False,
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -246,6 +279,9 @@ def train_grpo_command(
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
         device=device,
+        dtype=dtype,
+        gradient_checkpointing=gradient_checkpointing,
+        trust_remote_code=trust_remote_code,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
         progress=progress,
@@ -283,6 +319,9 @@ def train_dialogue_grpo_command(
     eval_limit: EvalLimit = None,
     eval_base: EvalBase = False,
     device: DeviceOption = "auto",
+    dtype: DtypeOption = "auto",
+    gradient_checkpointing: CheckpointingOption = None,
+    trust_remote_code: TrustOption = False,
     seed: SeedOption = 0,
     wandb_project: WandbProject = "hear-gym",
     wandb: Wandb = True,
@@ -319,6 +358,9 @@ def train_dialogue_grpo_command(
         lora=_lora(lora, lora_rank, lora_alpha, lora_targets),
         evaluation={"limit": eval_limit, "base": eval_base},
         device=device,
+        dtype=dtype,
+        gradient_checkpointing=gradient_checkpointing,
+        trust_remote_code=trust_remote_code,
         seed=seed,
         wandb_project=wandb_project if wandb else None,
         interface=interface,

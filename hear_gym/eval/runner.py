@@ -150,7 +150,9 @@ def run_evaluation(
     Episodes are played in ``episode_order`` (shuffled by the run seed), each by a new agent from
     its cell's factory (``agents[name]()``, then ``configure``, then ``reset(seed)``): a factory
     must return a new agent from every call; one that returns the agent it returned before is
-    refused. Every episode's seed is fixed by the config, so results are the same for any worker
+    refused. A factory may also define ``release()``: a player calls it once it will build no more
+    of that factory's agents (after its last episode in one process; when a worker is done), so
+    a model it holds leaves memory before another cell's loads. Every episode's seed is fixed by the config, so results are the same for any worker
     count, backend, batch size or order, only written in another order. The run holds the folder's writer lock
     (``hear_gym.eval.folder``): a second writer is refused with ``RunFolderBusy``."""
     missing = sorted({c.agent for c in config.cells} - set(agents))
@@ -255,10 +257,19 @@ class _Player:
             for r, (_, e, k), (_, seed) in zip(records, chunk, jobs, strict=True)
         ]
 
+    def release(self, agent: str) -> None:
+        """Tell the agent's factory that this player needs no more of its agents: a factory with a
+        ``release()`` (one holding a model) frees what it holds."""
+        release = getattr(self.agents[agent], "release", None)
+        if callable(release):
+            release()
+
     def close(self) -> None:
         for envs in self.envs.values():
             for env in envs:
                 env.close()
+        for agent in self.agents:
+            self.release(agent)
 
 
 def _chunks(todo: list[tuple[Cell, str, int]], batch_size: int) -> list[list[tuple[Cell, str, int]]]:
@@ -329,13 +340,25 @@ def _play_all(
         return
     if workers == 1 or len(chunks) < 2:
         player = _Player(config, agents, env_objects, batch_size)
+        finished = _last_chunks(chunks)
         try:
-            for chunk in chunks:
+            for index, chunk in enumerate(chunks):
                 yield from player.play_chunk(chunk)
+                for agent in finished.get(index, ()):  # its model leaves memory before the next loads
+                    player.release(agent)
         finally:
             player.close()
         return
     yield from BACKENDS[backend](chunks, config, agents, env_objects, workers, batch_size)
+
+
+def _last_chunks(chunks: list[list[tuple[Cell, str, int]]]) -> dict[int, list[str]]:
+    """chunk index -> the agents that play no chunk after it."""
+    last = {cell.agent: index for index, chunk in enumerate(chunks) for cell, _, _ in chunk}
+    finished: dict[int, list[str]] = {}
+    for agent, index in last.items():
+        finished.setdefault(index, []).append(agent)
+    return finished
 
 
 def _make_agent(factory: AgentFactory, cell: Cell, env_options: Mapping[str, Any]):

@@ -9,6 +9,7 @@ import pytest
 from agents.ambiguity.baselines import FirstOptionAgent
 from agents.ambiguity.llm import AMBIGUITY_INSTRUCTION, AmbiguityChatAgent
 from agents.llm.clients import MockChatClient
+from agents.llm.parts import clips_of
 from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.core.tables import rows
 from hear_gym.envs.ambiguity.family import ENV_ID, FAMILY
@@ -60,10 +61,12 @@ def test_a_run_is_summarized_per_language_and_row(tmp_path):
 class _RecordingAudioClient:
     """Answers every audio chat with one letter and keeps what it was sent."""
 
+    hears = True
+
     def __init__(self, letter: str) -> None:
         self.letter, self.sent = letter, []
 
-    def complete_audio(self, chats):
+    def complete(self, chats):
         self.sent += chats
         return [self.letter] * len(chats)
 
@@ -76,7 +79,8 @@ def test_the_audio_chat_agent_hears_the_turn_and_reads_what_the_condition_shows(
         env = gym.make(ENV_ID, access=access, actions="text", split="test", phenomena=["coreference"])
         obs, _ = env.reset(seed=1)
         _, reward, _, _, info = env.step(AmbiguityAudioChatAgent(client).act(obs))
-        ((messages, clips),) = client.sent
+        (messages,) = client.sent
+        clips = clips_of(messages)  # the audio part carries its clip
         assert len(clips) == 1 and len(clips[0]) == int(obs["audio_length"][0]) > 0
         assert (clips[0] == obs["audio"][: len(clips[0])]).all()
         text = messages[1]["content"][1]["text"]

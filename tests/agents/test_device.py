@@ -96,9 +96,21 @@ def test_the_client_spec_names_the_device(gpus, tiny_bf16):
     for spec, match in [
         (f"hf:{tiny_bf16}?device=gpu", "device 'gpu': write auto"),
         (f"hf:{tiny_bf16}?device=cuda", "CUDA is not available"),
-        (f"hf:{tiny_bf16}?dtype=bf16", r"write hf:<model>\?device=<device>"),
-        (f"hf-audio:{tiny_bf16}?device", r"write hf-audio:<model>\?device=<device>"),
+        (f"hf:{tiny_bf16}?dtype=half", "dtype 'half': choose one of auto, bf16, fp16, fp32"),
+        (f"hf-audio:{tiny_bf16}?device", "device '': write auto"),
+        (f"hf:{tiny_bf16}?colour=red", "unknown option 'colour'; options: device, dtype"),
+        (f"hf:{tiny_bf16}?max_new_tokens=many", "max_new_tokens must be a number"),
+        (f"hf:{tiny_bf16}?trust_remote_code=maybe", "trust_remote_code must be true or false"),
         ("hf:?device=cpu", "write hf:<model>"),
     ]:
         with pytest.raises(ValueError, match=match):
             check_spec(spec)
+
+
+def test_a_bfloat16_load_runs_on_the_cpu(tiny_bf16):
+    """``?dtype=bf16`` (``--dtype bf16``) keeps the weights in bfloat16, on a CPU too: half the
+    memory of float32, and generation runs."""
+    client = client_from_spec(f"hf:{tiny_bf16}?device=cpu&dtype=bf16&max_new_tokens=3")
+    assert client.model.dtype == torch.bfloat16 and client.max_new_tokens == 3
+    (reply,) = client.complete([[{"role": "user", "content": "hello"}]])
+    assert isinstance(reply, str)

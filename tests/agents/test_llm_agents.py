@@ -1,13 +1,9 @@
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
 import gymnasium as gym
 import pytest
 
 from agents.hear2act.llm import LLMAgent
 from agents.hear2act.prompts import messages, system_prompt
-from agents.llm.clients import ChatClientError, MockChatClient, OpenAIChatClient, TransformersChatClient
+from agents.llm.clients import MockChatClient, TransformersChatClient
 from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.eval.results import read_results
 from hear_gym.eval.runner import run_evaluation
@@ -53,49 +49,6 @@ def test_llm_agent_plays_through_the_runner_with_a_mock_client(tmp_path):
     assert client.calls and client.calls[0][0]["role"] == "system"
     batch = LLMAgent(client).act_batch([env(access="T+S").reset(seed=s)[0] for s in (0, 1)])
     assert len(batch) == 2
-
-
-class _Server(BaseHTTPRequestHandler):
-    bodies: list = []
-
-    def do_POST(self):  # noqa: N802 (http.server's naming)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        _Server.bodies.append((self.path, self.headers.get("Authorization"), body))
-        if body["model"] == "broken":
-            self.send_response(500)
-            self.end_headers()
-            return
-        reply = {"choices": [{"message": {"role": "assistant", "content": "[ACTION: ASK] Anything else?"}}]}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def server():
-    httpd = HTTPServer(("127.0.0.1", 0), _Server)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-
-
-def test_openai_compatible_client_against_a_local_server(server):
-    client = OpenAIChatClient(server, model="tiny", api_key="k", timeout_s=10)
-    obs, _ = env().reset(seed=0)
-    reply = LLMAgent(client).act(obs)
-    assert reply == "[ACTION: ASK] Anything else?"
-    path, auth, body = _Server.bodies[-1]
-    assert path == "/v1/chat/completions" and auth == "Bearer k"
-    assert body["model"] == "tiny" and body["messages"][0]["role"] == "system" and body["temperature"] == 0.0
-    with pytest.raises(ChatClientError, match="failed"):
-        OpenAIChatClient(server, model="broken", timeout_s=10).complete([messages(obs)])
 
 
 def test_transformers_client_loads_a_tiny_offline_model(tmp_path):

@@ -15,6 +15,7 @@ from agents.audio_material import AUDIO_ACCESS, audio_keys, audio_parts
 from agents.hear2act.assent_pairs import AssentReward, Replay, assent_pairs
 from agents.hear2act.audio_assent import assent_rows
 from agents.hear2act.llm import AudioLLMAgent
+from agents.llm.parts import clips_of
 from hear_gym.envs.hear2act.user.realizer import SHARED_ACCEPTANCE_POOL
 from training.llm.audio_grpo import AudioGRPOSettings, train_audio_grpo
 from training.llm.paired_grpo import minus_side
@@ -67,10 +68,12 @@ def test_pair_sides_share_the_transcript_and_differ_in_the_clip(pairs):
 class _Recording:
     """An audio chat client that remembers what it was asked."""
 
+    hears = True
+
     def __init__(self) -> None:
         self.batches = []
 
-    def complete_audio(self, batch):
+    def complete(self, batch):
         self.batches.append(batch)
         return ["[ACTION: CONFIRM] Done."] * len(batch)
 
@@ -84,7 +87,8 @@ def test_each_side_is_what_the_audio_agent_hears_there(pairs):
             item_id = pairs[0].item_id(side)
             observation, _ = replay.to(point)
             AudioLLMAgent(client).act(observation)
-            ((messages, (heard,)),) = client.batches[-1]
+            (messages,) = client.batches[-1]
+            (heard,) = clips_of(messages)  # the audio part carries the clip
             assert audio_parts(messages, audio_key=item_id) == prompts[item_id]
             assert np.array_equal(heard, clips[item_id])
             assert len(heard) == observation["audio_length"][0] > 0  # the assent turn, without padding

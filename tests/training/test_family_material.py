@@ -21,7 +21,7 @@ from agents.training_material import TrainingMaterial, grpo_task, training_mater
 from training import tiny_model
 from training.llm import audio_grpo, audio_sft, dialogue_grpo, grpo, sft
 from training.llm import settings as llm_settings
-from training.llm.common import chat_agent
+from training.llm.evaluation import chat_agent
 from training.ppo.settings import PPOSettings
 
 TOY_ID = "toy/Toy-v0"
@@ -182,7 +182,7 @@ def toy_family(tmp_path, monkeypatch):
 @pytest.fixture
 def any_model(monkeypatch):
     """The settings' model check passes: this test is about the material, not the model."""
-    monkeypatch.setattr(llm_settings, "check_model_folder", str)
+    monkeypatch.setattr(llm_settings, "check_model_folder", lambda model, trust_remote_code=False: str(model))
     return "a-model"
 
 

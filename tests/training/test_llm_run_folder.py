@@ -15,7 +15,7 @@ pytest.importorskip("trl")
 from typer.testing import CliRunner  # noqa: E402
 
 from hear_gym.cli.app import app  # noqa: E402
-from training.llm.common import PeriodicEvaluation  # noqa: E402
+from training.llm.evaluation import PeriodicEvaluation  # noqa: E402
 from training.llm.grpo import train_grpo  # noqa: E402
 from training.llm.run_folder import CURVE_FILE, SETTINGS_FILE  # noqa: E402
 from training.llm.sft import DEMOS_FILE, train_sft  # noqa: E402

@@ -23,13 +23,41 @@ HEAR2ACT = {"feedback": "prosody", "turn_cost": 0.02}
 
 def test_trl_trains_in_float32_on_the_cpu_and_under_bfloat16_on_a_gpu_that_has_it(gpus):
     gpus(0)
-    cpu = {"use_cpu": True, "bf16": False, "activation_checkpointing": False}
+    cpu = {"use_cpu": True, "bf16": False, "fp16": False, "activation_checkpointing": False}
     assert device_arguments("auto") == device_arguments("cpu") == cpu
     gpus(1, major=8)
-    assert device_arguments("auto") == device_arguments("cuda") == {"use_cpu": False, "bf16": True}
+    gpu = {"use_cpu": False, "bf16": True, "fp16": False, "activation_checkpointing": True}
+    assert device_arguments("auto") == device_arguments("cuda") == gpu
     assert device_arguments("cpu") == cpu
     gpus(1, major=7)
-    assert device_arguments("cuda:0") == {"use_cpu": False, "bf16": False}
+    assert device_arguments("cuda:0") == {**gpu, "bf16": False}
+
+
+def test_dtype_and_gradient_checkpointing_reach_trl(gpus):
+    """--dtype: bf16 keeps bfloat16 autocast where the GPU has it (the weights themselves load in
+    bfloat16, ``training_dtype``); fp16 is float16 autocast, refused on a CPU in one line; fp32
+    none. --gradient-checkpointing overrides the default (on a GPU, off on the CPU) both ways."""
+    import torch
+
+    from training.llm.common import training_dtype
+
+    gpus(1, major=8)
+    assert device_arguments("cuda", "fp16") == {
+        "use_cpu": False,
+        "bf16": False,
+        "fp16": True,
+        "activation_checkpointing": True,
+    }
+    assert device_arguments("cuda", "fp32")["bf16"] is False and device_arguments("cuda", "bf16")["bf16"]
+    assert device_arguments("cuda", "auto", gradient_checkpointing=False)["activation_checkpointing"] is False
+    assert device_arguments("cpu", "bf16", gradient_checkpointing=True)["activation_checkpointing"] is True
+    with pytest.raises(ValueError, match="fp16 trains under float16 autocast, which needs a CUDA GPU"):
+        device_arguments("cpu", "fp16")
+    with pytest.raises(ValueError, match="dtype 'half': choose one of auto, bf16, fp16, fp32"):
+        device_arguments("cpu", "half")
+    assert [training_dtype(d) for d in ("auto", "fp32", "fp16", "bf16")] == [torch.float32] * 3 + [
+        torch.bfloat16
+    ]
 
 
 def test_a_trainer_names_how_to_reach_another_gpu(gpus):

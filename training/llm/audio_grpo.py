@@ -38,11 +38,12 @@ from training.llm.audio_sft import (
     audio_lora_config,
     audio_nested_settings,
     audio_player,
+    audio_policy_loader,
     encode_prompt,
-    load_audio_policy,
     stack_audio,
 )
-from training.llm.common import grpo_arguments, run_training
+from training.llm.common import client_options, grpo_arguments
+from training.llm.evaluation import run_training
 from training.llm.grpo import end_of_turn_ids
 from training.llm.paired_grpo import PairedGRPOTrainer
 from training.llm.run_folder import finish_curve, start_curve
@@ -159,16 +160,30 @@ class AudioGRPOSettings(GRPOBaseSettings):
         )
 
 
+def placeholder_ids(config) -> list[int]:
+    """The token ids a checkpoint's config names as placeholders of its inputs' features (audio,
+    image, video): a sampled one would stand for features that are not there."""
+    names = ("audio_token_id", "image_token_id", "video_token_id")
+    ids = [getattr(config, name, None) for name in names]
+    found = [i for i in ids if isinstance(i, int)]
+    if not found:
+        raise ValueError(f"{type(config).__name__} names no audio placeholder token ({', '.join(names)})")
+    return sorted(set(found))
+
+
 def make_grpo_trainer(settings: AudioGRPOSettings, rows, clips: Clips, reward, policy, callbacks=()):
     from datasets import Dataset
     from trl import GRPOConfig
 
     model, processor = policy
-    config = GRPOConfig(**grpo_arguments(settings))
+    placeholders = placeholder_ids(model.config)
+    config = GRPOConfig(**grpo_arguments(settings), generation_kwargs={"suppress_tokens": placeholders})
     trainer_class = AudioPairedGRPOTrainer if settings.paired else AudioGRPOTrainer
-    # TRL keeps a multimodal model from sampling its placeholder token, which it looks up as
-    # ``config.image_token_id``; an audio model's placeholder is its audio token.
-    model.config.image_token_id = model.config.audio_token_id
+    # TRL looks up ``config.image_token_id`` for a processor's model (to suppress it, which
+    # ``generation_kwargs`` above does for every placeholder); an audio-only config has none.
+    borrowed = not hasattr(model.config, "image_token_id")
+    if borrowed:
+        model.config.image_token_id = placeholders[0]
     try:
         return trainer_class(
             model=model,
@@ -181,7 +196,8 @@ def make_grpo_trainer(settings: AudioGRPOSettings, rows, clips: Clips, reward, p
             clips=clips,
         )
     finally:
-        del model.config.image_token_id  # the saved config stays the checkpoint's
+        if borrowed:
+            del model.config.image_token_id  # the saved config stays the checkpoint's
 
 
 def train_audio_grpo(**settings: Any) -> dict[str, Any]:
@@ -191,14 +207,21 @@ def train_audio_grpo(**settings: Any) -> dict[str, Any]:
     env_id, task = audio_grpo_task(settings.task)
     curve = start_curve(settings.out, settings.to_json(), env_id, settings.wandb_project)
     try:
-        start = start_folder(
-            settings.model, settings.out, load_audio_policy, settings.device
-        )  # an SFT adapter, merged
-        policy = load_audio_policy(start)
+        load = audio_policy_loader(settings)
+        start = start_folder(settings.model, settings.out, load, settings.device)  # an SFT adapter, merged
+        policy = load(start)
         rows, clips, reward = task.build(settings, end_of_turn_ids(policy[0], policy[1].tokenizer))
         trainer = make_grpo_trainer(settings, rows, clips, reward, policy, callbacks=[curve])
         result = run_training(
-            trainer, curve, start, env_id, settings.evaluation, settings.seed, audio_player(env_id), reward
+            trainer,
+            curve,
+            start,
+            env_id,
+            settings.evaluation,
+            settings.seed,
+            audio_player(env_id),
+            reward,
+            client=client_options(settings, settings.device),
         )
     finally:
         finish_curve(curve)

@@ -22,6 +22,8 @@ Play the result with ``hear-gym eval --env ENV --cell audio_llm@A+T --llm-client
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,15 +38,18 @@ from agents.audio_material import (
     Clips,
     audio_keys,
 )
+from agents.llm.parts import template_messages
 from agents.training_material import envs_with, training_material
 from training.llm.common import (
     EvalSettings,
     LoraSettings,
     Player,
+    client_options,
     nested_settings,
-    run_training,
     sft_arguments,
+    training_dtype,
 )
+from training.llm.evaluation import run_training
 from training.llm.run_folder import finish_curve, start_curve
 from training.llm.settings import SFTBaseSettings
 
@@ -73,18 +78,16 @@ def audio_player(env_id: str) -> Player:
 
 # -- the processor: one prompt with its clip ---------------------------------------------------
 def encode_prompt(processor, prompt: list[dict[str, Any]], clips: Clips) -> dict[str, torch.Tensor]:
-    """``input_ids`` (the audio placeholder expanded to its clip's length) and, when the prompt
-    has audio, ``input_features`` and ``feature_attention_mask``; batch dimension 1."""
-    plain = [
-        {
-            "role": m["role"],
-            "content": [{"type": "audio"} if p["type"] == "audio" else p for p in m["content"]],
-        }
-        for m in prompt
-    ]
-    text = processor.apply_chat_template(plain, tokenize=False, add_generation_prompt=True)
+    """``input_ids`` (each audio placeholder expanded to its clip's length) and, when the prompt
+    has audio, ``input_features`` and ``feature_attention_mask``; batch dimension 1. The template
+    reads each part with its own keys only (a row from a table carries the others' as nulls) and
+    must render one placeholder per clip the prompt names."""
+    text = processor.apply_chat_template(
+        template_messages(prompt), tokenize=False, add_generation_prompt=True
+    )
     audio = [clips[key] for key in audio_keys(prompt)]
-    return dict(processor(text=[text], audio=audio or None, sampling_rate=SAMPLING_RATE, return_tensors="pt"))
+    encoded = processor(text=[text], audio=audio or None, sampling_rate=SAMPLING_RATE, return_tensors="pt")
+    return dict(encoded)
 
 
 def stack_audio(encoded: Sequence[Mapping[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -103,26 +106,53 @@ def pad_right(rows: Sequence[list[int]], value: int) -> torch.Tensor:
 
 
 # -- model and LoRA ----------------------------------------------------------------------------
-def load_audio_policy(model: str):
-    """(model, processor) from a checkpoint or a LoRA adapter folder (merged into its base)."""
-    import transformers
+def load_audio_policy(model: str, dtype: str = "auto", trust_remote_code: bool = False):
+    """(model, processor) from a checkpoint or a LoRA adapter folder (merged into its base): the
+    model class the checkpoint's config names (an Omni checkpoint's thinker), the weights in
+    ``dtype``'s training type (``common.training_dtype``)."""
+    from agents.llm.loading import load_audio_model, load_processor
 
-    from agents.llm.clients import base_model_of, load_pretrained, processing_source
+    processor = load_processor(model, trust_remote_code)
+    return load_audio_model(model, training_dtype(dtype), trust_remote_code), processor
 
-    processor = transformers.AutoProcessor.from_pretrained(processing_source(model))
-    config = transformers.AutoConfig.from_pretrained(base_model_of(model))
-    model_class = getattr(transformers, (config.architectures or ["AutoModel"])[0])
-    return load_pretrained(model_class, model), processor
+
+def audio_policy_loader(settings):
+    """``load_audio_policy`` with a trainer's ``dtype`` and ``trust_remote_code``."""
+    return functools.partial(
+        load_audio_policy, dtype=settings.dtype, trust_remote_code=settings.trust_remote_code
+    )
+
+
+def module_name(model, module) -> str:
+    """The qualified name of ``module`` inside ``model``."""
+    return next(name for name, candidate in model.named_modules() if candidate is module)
+
+
+def encoders(model) -> list:
+    """The model's audio and vision encoders (``get_encoder`` by modality), found in the model,
+    never assumed at a path."""
+    found = []
+    for modality in ("audio", "image"):
+        encoder = model.get_encoder(modality=modality)
+        if encoder is not model and all(encoder is not f for f in found):
+            found.append(encoder)
+    if not found:
+        raise ValueError(f"{type(model).__name__} has no audio encoder that transformers can find")
+    return found
 
 
 def audio_lora_config(lora: LoraSettings, model):
     """``lora``'s config on the language model's modules only (the audio encoder's attention has
-    q/k/v projections too); without LoRA the audio encoder is frozen in place."""
+    q/k/v projections too); the language model is the one ``get_decoder`` finds (``model.language_model``
+    in Qwen2-Audio, ``model.language_model`` in an Omni thinker), never assumed at a path.
+    Without LoRA the encoders are frozen in place."""
     config = lora.peft_config()
     if config is None:
-        model.model.audio_tower.requires_grad_(False)
+        for encoder in encoders(model):
+            encoder.requires_grad_(False)
         return None
-    config.target_modules = rf"^model\.language_model\..*\.({'|'.join(lora.targets)})$"
+    decoder = re.escape(module_name(model, model.get_decoder()))
+    config.target_modules = rf"^{decoder}\..*\.({'|'.join(lora.targets)})$"
     return config
 
 
@@ -195,7 +225,7 @@ def make_sft_trainer(settings: AudioSFTSettings, rows, clips: Clips, callbacks=(
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    model, processor = load_audio_policy(settings.model)
+    model, processor = audio_policy_loader(settings)(settings.model)
     config = SFTConfig(
         **sft_arguments(settings),
         dataset_kwargs={"skip_prepare_dataset": True},  # the collator tokenizes, with the audio
@@ -228,6 +258,7 @@ def train_audio_sft(**settings: Any) -> dict[str, Any]:
             settings.evaluation,
             settings.seed,
             audio_player(settings.env_id),
+            client=client_options(settings, settings.device),
         )
     finally:
         finish_curve(curve)

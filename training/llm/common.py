@@ -1,35 +1,27 @@
 """What the language-model trainers (``training.llm.sft``, ``training.llm.grpo``) share: LoRA defaults,
-device arguments, TRL's arguments, the in-env evaluation of a saved model through the project's
-runner, and the training loop around them; the run folder (lock, settings, curve, resuming) is
-``training.llm.run_folder``.
+the held-out evaluation's settings, device and precision arguments, TRL's arguments and the check
+of a model folder; the in-env evaluation and the training loop are ``training.llm.evaluation``,
+the run folder (lock, settings, curve, resuming) ``training.llm.run_folder``.
 
 Defaults follow VoxGate's Table 8: LoRA rank 32, alpha 64 on the attention q, k, v, o
-projections. Every trainer takes a ``device`` (``agents.device``; default ``auto``): on the CPU
-everything runs in float32 (TRL needs ``use_cpu=True`` and ``bf16=False`` said explicitly there);
-on a GPU the float32 weights train under bfloat16 autocast where the GPU has bfloat16, and the
-held-out evaluations load the model on the device training used.
+projections. Every trainer takes a ``device`` (``agents.device``; default ``auto``) and a
+``dtype`` (``precision_arguments``): by default the weights train in float32, under bfloat16
+autocast on a GPU that has bfloat16 (TRL needs ``use_cpu=True`` and ``bf16=False`` said explicitly
+on the CPU), and the held-out evaluations load the model on the device training used.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback
-
 from agents.device import DeviceError, resolve_device, supports_bf16
-from agents.training_material import envs_with, training_material
-from hear_gym.core.registry import family
-from hear_gym.core.run_config import Cell, RunConfig
-from hear_gym.eval.pipeline import evaluate
+from agents.llm.loading import check_dtype
 from hear_gym.eval.provenance import file_fingerprint
-from hear_gym.stats.bootstrap import flat_estimates
-from training.llm.run_folder import FINAL_DIR, TRAINER_DIR, CurveLog, checkpoint_arguments, main_process
+from training.llm.run_folder import TRAINER_DIR, checkpoint_arguments
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
 EVAL_AGENT = "llm"  # the entry-point name of the family's chat agent (its material's ``chat_agent``)
@@ -148,7 +140,8 @@ def sft_arguments(settings, checkpoint_every: int = 0) -> dict[str, Any]:
         **checkpoint_arguments(checkpoint_every),
         "report_to": [],  # CurveLog writes W&B, with the run's settings and provenance
         "disable_tqdm": not settings.progress,
-        **device_arguments(settings.device),
+        "trust_remote_code": settings.trust_remote_code,
+        **device_arguments(settings.device, settings.dtype, settings.gradient_checkpointing),
     }
 
 
@@ -173,7 +166,8 @@ def grpo_arguments(settings, checkpoint_every: int = 0) -> dict[str, Any]:
         **checkpoint_arguments(checkpoint_every),
         "report_to": [],
         "disable_tqdm": not settings.progress,
-        **device_arguments(settings.device),
+        "trust_remote_code": settings.trust_remote_code,
+        **device_arguments(settings.device, settings.dtype, settings.gradient_checkpointing),
     }
 
 
@@ -190,36 +184,79 @@ def trainer_device(device: str) -> str:
     return resolved
 
 
-def trained_on(trainer) -> str:
-    """The device ``trainer`` trained on, as the clients' ``?device=`` takes it: a distributed CPU
-    launch reports ``cpu:0``, which names no GPU."""
-    device = trainer.args.device
-    return "cpu" if device.type == "cpu" else str(device)
+def trained_on(args) -> str:
+    """The device a trainer with these arguments trains on, as the clients' ``device`` takes it:
+    a distributed CPU launch reports ``cpu:0``, which names no GPU."""
+    return "cpu" if args.device.type == "cpu" else str(args.device)
 
 
-def device_arguments(device: str) -> dict[str, Any]:
-    """TRL's arguments for training on ``device`` (``trainer_device``)."""
+def device_arguments(
+    device: str, dtype: str = "auto", gradient_checkpointing: bool | None = None
+) -> dict[str, Any]:
+    """TRL's arguments for training on ``device`` (``trainer_device``) in ``dtype``
+    (``precision_arguments``), recomputing activations where ``gradient_checkpointing`` says
+    (None: on a GPU, as TRL does by default; never on the CPU, where it only costs time)."""
     resolved = trainer_device(device)
-    arguments = {"use_cpu": resolved == "cpu", "bf16": supports_bf16(resolved)}
-    if resolved == "cpu":  # recomputing activations only saves GPU memory; on CPU it costs time
-        arguments["activation_checkpointing"] = False
-    return arguments
+    gpu = resolved != "cpu"
+    checkpointing = gpu if gradient_checkpointing is None else gradient_checkpointing
+    return {
+        "use_cpu": not gpu,
+        **precision_arguments(resolved, dtype),
+        "activation_checkpointing": checkpointing,
+    }
 
 
-def check_model_folder(model: str) -> str:
+def precision_arguments(device: str, dtype: str) -> dict[str, bool]:
+    """Mixed precision for ``dtype`` on ``device`` (resolved):
+
+    * ``auto``: float32 weights, bfloat16 autocast on a GPU that has bfloat16;
+    * ``fp32``: float32 weights and arithmetic;
+    * ``bf16``: the weights themselves in bfloat16 (``training_dtype``: half the memory of weights,
+      gradients and optimizer state), bfloat16 autocast where the GPU has it; runs on a CPU too;
+    * ``fp16``: float32 weights under float16 autocast with loss scaling: a CUDA GPU only."""
+    check_dtype(dtype)
+    if dtype == "fp16" and device == "cpu":
+        raise ValueError(
+            "dtype fp16 trains under float16 autocast, which needs a CUDA GPU; use bf16 or fp32 on a CPU"
+        )
+    return {"bf16": dtype in ("auto", "bf16") and supports_bf16(device), "fp16": dtype == "fp16"}
+
+
+def training_dtype(dtype: str):
+    """The torch dtype the trained weights load in (``precision_arguments``)."""
+    import torch
+
+    return torch.bfloat16 if check_dtype(dtype) == "bf16" else torch.float32
+
+
+def model_init_kwargs(settings) -> dict[str, Any]:
+    """How a trainer loads the model from its folder: ``settings.dtype``'s weights, and its own
+    code only where ``settings.trust_remote_code`` says."""
+    return {"dtype": training_dtype(settings.dtype), "trust_remote_code": settings.trust_remote_code}
+
+
+def client_options(settings, device: str) -> dict[str, Any]:
+    """The chat-client options (``agents.llm.factory``) that evaluate what ``settings`` train on
+    ``device``: the same dtype and remote-code choice."""
+    return {"device": device, "dtype": settings.dtype, "trust_remote_code": settings.trust_remote_code}
+
+
+def check_model_folder(model: str, trust_remote_code: bool = False) -> str:
     """``model`` (a checkpoint or LoRA adapter folder, or a cached hub id) as the trainers record
-    it, after checking that its config, weights and tokenizer are there and load: a clear error
-    now, before anything is written into the run folder, not after the demonstrations are built."""
+    it, after checking that its config, weights and tokenizer are there and load, and that code it
+    ships is trusted: a clear error now, before anything is written into the run folder, not after
+    the demonstrations are built."""
     from transformers import AutoConfig, AutoTokenizer
 
-    from agents.llm.clients import base_model_of, processing_source
+    from agents.llm.loading import base_model_of, check_remote_code, processing_source
 
-    base, tokenizer = base_model_of(model), processing_source(model)
+    base, tokenizer = base_model_of(model), processing_source(model)  # ChatClientError: not here
+    check_remote_code(model, trust_remote_code)  # ChatClientError: code not trusted
     try:
-        AutoConfig.from_pretrained(base, local_files_only=True)
+        AutoConfig.from_pretrained(base, local_files_only=True, trust_remote_code=trust_remote_code)
         _local_files(base, WEIGHT_FILES, "weights")
         _local_files(tokenizer, TOKENIZER_FILES, "tokenizer")
-        AutoTokenizer.from_pretrained(tokenizer, local_files_only=True)
+        AutoTokenizer.from_pretrained(tokenizer, local_files_only=True, trust_remote_code=trust_remote_code)
     except (OSError, ValueError, KeyError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(
@@ -238,155 +275,3 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer
 def _local_files(folder: str, patterns: tuple[str, ...], what: str) -> None:
     if Path(folder).is_dir() and not any(any(Path(folder).glob(p)) for p in patterns):
         raise ValueError(f"no {what} in {folder} (none of {', '.join(patterns)})")
-
-
-# -- evaluation in env loops -------------------------------------------------------------------
-def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int, agent: str = EVAL_AGENT) -> RunConfig:
-    env_family = family(env_id)
-    env_family.check_access(evaluation.access)
-    options = dict(evaluation.env_options)
-    cell_options = tuple((k, str(options.pop(k))) for k in env_family.cell_options if k in options)
-    missing = [k for k in env_family.cell_options if k not in dict(cell_options)]
-    if missing:
-        raise ValueError(f"{env_id} evaluations name the {missing} of a cell: set them in env_options")
-    if evaluation.families is None:
-        episodes = env_family.episode_ids(evaluation.split)
-    else:
-        episodes = env_family.episode_ids(evaluation.split, tuple(evaluation.families))
-    return RunConfig(
-        env_id,
-        (Cell(agent, evaluation.access, cell_options),),
-        tuple(episodes[: evaluation.limit]),
-        seed=seed,
-        env_kwargs=tuple(sorted(options.items())),
-        plugins=evaluation.plugin_record(),
-    )
-
-
-def chat_agent(env_id: str) -> type:
-    """The agent class that plays a saved text model on ``env_id`` (its family's material)."""
-    agent = training_material(env_id).chat_agent
-    if agent is None:
-        raise ValueError(f"a chat agent plays saved text models on {envs_with('chat_agent')}, not {env_id!r}")
-    return agent
-
-
-def evaluate_model(
-    model: str | Path,
-    env_id: str,
-    evaluation: EvalSettings,
-    out_dir: Path,
-    seed: int = 0,
-    player: Player | None = None,
-    device: str = "auto",
-) -> dict[str, Any]:
-    """Play the saved model (a checkpoint or LoRA adapter folder) on ``device`` on held-out
-    episodes with ``player`` (default: the family's text ``llm`` agent); the cell's metrics with
-    CIs, grouped names joined with "/"."""
-    player = player or Player(EVAL_AGENT, chat_agent(env_id))
-    config = evaluation_config(env_id, evaluation, seed, player.name)
-    spec = f"{player.client}:{model}?device={device}"
-    agents = {player.name: player.agent_class.from_client_spec(spec)}
-    metadata = evaluate(
-        out_dir,
-        config,
-        agents,
-        progress=False,
-        batch_size=evaluation.batch_size,
-        env_objects=evaluation.plugin_objects(),
-    )
-    return flat_estimates(metadata["cells"][config.cells[0].name]["metrics"])
-
-
-def evaluation_rows(
-    curve: CurveLog,
-    models: Sequence[tuple[str, str | Path, int]],
-    env_id: str,
-    evaluation: EvalSettings,
-    seed: int,
-    player: Player | None = None,
-    device: str = "auto",
-) -> dict[str, dict[str, Any]]:
-    """Evaluate each (name, model folder, training step) on ``device`` and log it; the metrics by
-    name."""
-    results = {}
-    for name, model, step in models:
-        out = curve.path.parent / "evals" / name
-        metrics = evaluate_model(model, env_id, evaluation, out, seed, player, device)
-        curve.write({"kind": "eval", "step": step, "checkpoint": name, "metrics": metrics})
-        results[name] = metrics
-    return results
-
-
-class PeriodicEvaluation(TrainerCallback):
-    """Every ``every`` optimizer steps (before the last), save the model being trained to
-    ``checkpoints/step_N`` (a LoRA model saves its adapter) and play it on the held-out episodes,
-    logged to the curve like the final evaluation."""
-
-    def __init__(
-        self,
-        curve: CurveLog,
-        every: int,
-        env_id: str,
-        evaluation: EvalSettings,
-        seed: int,
-        player: Player | None = None,
-    ) -> None:
-        self.curve, self.every, self.env_id = curve, every, env_id
-        self.evaluation, self.seed, self.player = evaluation, seed, player
-
-    def on_step_end(self, args, state, control, model=None, processing_class=None, **kwargs):
-        step = int(state.global_step)
-        if not self.every or step % self.every or step >= state.max_steps or not main_process():
-            return
-        name = f"step_{step}"
-        folder = self.curve.path.parent / "checkpoints" / name
-        model.save_pretrained(folder)
-        processing_class.save_pretrained(folder)
-        evaluation_rows(
-            self.curve,
-            [(name, folder, step)],
-            self.env_id,
-            self.evaluation,
-            self.seed,
-            self.player,
-            str(args.device),
-        )
-
-
-def run_training(
-    trainer,
-    curve: CurveLog,
-    base_model: str | Path,
-    env_id: str,
-    evaluation: EvalSettings,
-    seed: int,
-    player: Player | None = None,
-    env_timer=None,
-) -> dict[str, Any]:
-    """Train, save ``final/`` (safetensors: the adapter under LoRA, else the model; and the
-    tokenizer or processor), then evaluate the base model (if asked) and ``final/``. With
-    ``env_timer`` (anything with ``.seconds`` spent in the env), a ``timing`` row gives the env's
-    share of training time. Returns the final folder, the metrics and the timing."""
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=curve.resume_from)
-    seconds = time.perf_counter() - start
-    final = curve.path.parent / FINAL_DIR
-    trainer.save_model(str(final))  # the main process writes it (Trainer.save_model)
-    steps = int(trainer.state.global_step)
-    if not main_process():
-        return {"model": str(final), "metrics": {}}
-    trainer.processing_class.save_pretrained(str(final))
-    timing = {}
-    if env_timer is not None:
-        timing = {
-            "train_seconds": seconds,
-            "env_seconds": env_timer.seconds,
-            "env_share": env_timer.seconds / seconds,
-        }
-        curve.write({"kind": "timing", "step": steps, **timing})
-    models = [("final", final, steps)]
-    if evaluation.base:
-        models.insert(0, ("base", base_model, 0))
-    metrics = evaluation_rows(curve, models, env_id, evaluation, seed, player, trained_on(trainer))
-    return {"model": str(final), "metrics": metrics, **timing}

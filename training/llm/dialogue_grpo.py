@@ -51,9 +51,10 @@ from typing import Any
 
 from agents.training_material import default_task, dialogue_task
 from hear_gym.core.registry import family
-from training.llm.common import Player, device_arguments, evaluation_rows, trained_on
+from training.llm.common import Player, client_options, device_arguments, trained_on, training_dtype
 from training.llm.dialogue_rollout import DialogueRollout, episode_return_reward
 from training.llm.dialogue_tools import EpisodeHistory, ToolsCurveLog, evaluate_tools, tools_dataset
+from training.llm.evaluation import evaluation_rows
 from training.llm.heldout import evaluation_path
 from training.llm.run_folder import (
     CURVE_FILE,
@@ -158,7 +159,8 @@ def grpo_config(settings: DialogueGRPOSettings):
         save_strategy="no",
         disable_tqdm=not settings.progress,
         run_name=settings.out.name,
-        **device_arguments(settings.device),
+        trust_remote_code=settings.trust_remote_code,
+        **device_arguments(settings.device, settings.dtype, settings.gradient_checkpointing),
     )
 
 
@@ -167,15 +169,17 @@ def build_trainer(
 ):
     """The text interface's trainer (``rollout``), or the tools interface's (``tools``: the
     ``environment_factory`` class and the ``train_dataset``)."""
-    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import GRPOTrainer
 
     set_seed(settings.seed)  # before the model and LoRA weights exist
-    tokenizer = AutoTokenizer.from_pretrained(settings.model)
+    trust = settings.trust_remote_code
+    tokenizer = AutoTokenizer.from_pretrained(settings.model, trust_remote_code=trust)
     if tokenizer.chat_template is None:
         raise ValueError(f"{settings.model} has no chat template; dialogues need one")
-    model = AutoModelForCausalLM.from_pretrained(settings.model, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(
+        settings.model, dtype=training_dtype(settings.dtype), trust_remote_code=trust
+    )
     if rollout is not None:
         tools = {
             "reward_funcs": [episode_return_reward],
@@ -245,9 +249,9 @@ def train(settings: DialogueGRPOSettings) -> dict[str, Any]:
             models = [("final", final, int(trainer.state.global_step))]
             if settings.evaluation.base:
                 models.insert(0, ("base", settings.model, 0))
-            device = trained_on(trainer)
+            client = client_options(settings, trained_on(trainer.args))
             player = Player(task.player, task.agent)
-            metrics = evaluation_rows(log, models, env_id, settings.evaluation, settings.seed, player, device)
+            metrics = evaluation_rows(log, models, env_id, settings.evaluation, settings.seed, player, client)
     finally:
         finish_curve(curve)
     rows = [r for r in read_curve(settings.out) if r["kind"] == "train"]

@@ -27,15 +27,17 @@ listening model to pay off. See docs/post-training.md.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
 from agents.training_material import grpo_task
-from training.llm.common import PeriodicEvaluation, grpo_arguments, run_training
+from training.llm.common import client_options, grpo_arguments
+from training.llm.evaluation import PeriodicEvaluation, run_training
 from training.llm.paired_grpo import PairedGRPOTrainer
 from training.llm.run_folder import finish_curve, start_curve
 from training.llm.settings import GRPOBaseSettings
-from training.llm.start_model import load_text_model, start_folder
+from training.llm.start_model import start_folder, text_model_loader
 
 VLLM_MODES = (None, "colocate", "server")
 
@@ -69,6 +71,12 @@ class GRPOSettings(GRPOBaseSettings):
             raise ValueError(
                 "paired GRPO cannot use vLLM server mode (it samples a whole group from one "
                 "prompt, which breaks pairing); use vllm_mode='colocate'"
+            )
+        if self.vllm_mode is not None and importlib.util.find_spec("vllm") is None:
+            raise ValueError(
+                "vllm_mode needs vLLM, which no hear-gym extra installs (its releases pin other torch and "
+                "transformers versions); generate with transformers, or evaluate against a vLLM server run "
+                "in its own environment (docs/bring-your-own-model.md)"
             )
 
 
@@ -108,15 +116,17 @@ def train(settings: GRPOSettings) -> dict[str, Any]:
     env_id, task = grpo_task(settings.task)
     curve = start_curve(settings.out, settings.to_json(), env_id, settings.wandb_project)
     try:
-        start = start_folder(
-            settings.model, settings.out, load_text_model, settings.device
-        )  # an SFT adapter, merged
-        policy = load_text_model(start)
+        load = text_model_loader(settings)
+        start = start_folder(settings.model, settings.out, load, settings.device)  # an SFT adapter, merged
+        policy = load(start)
         rows, reward = task.build(settings, end_of_turn_ids(*policy))
-        periodic = PeriodicEvaluation(curve, settings.eval_every, env_id, settings.evaluation, settings.seed)
+        client = client_options(settings, settings.device)
+        periodic = PeriodicEvaluation(
+            curve, settings.eval_every, env_id, settings.evaluation, settings.seed, client=client
+        )
         trainer = make_trainer(settings, rows, reward, policy, callbacks=[curve, periodic])
         result = run_training(
-            trainer, curve, start, env_id, settings.evaluation, settings.seed, env_timer=reward
+            trainer, curve, start, env_id, settings.evaluation, settings.seed, env_timer=reward, client=client
         )
     finally:
         finish_curve(curve)

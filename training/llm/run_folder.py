@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from hear_gym.core.run_folder import open_append, run_folder_lock, strict_json, 
 from hear_gym.eval.provenance import provenance
 from hear_gym.eval.wandb_log import start_run
 from training.curve_rows import clear_after, finite, kept_rows, read_rows
+from training.llm.main_process import main_process
 from training.run_settings import RUN_TIME as WATCHING
 from training.run_settings import what_is_trained
 
@@ -25,13 +25,13 @@ WANDB_STEP = "global_step"  # the x-axis of every W&B chart of a language-model 
 SETTINGS_FILE = "settings.json"
 TRAINER_DIR = "trainer"  # TRL's output_dir: its checkpoints
 FINAL_DIR = "final"
-# settings that say how a run is watched and where it trains, not what: a folder resumes whatever
-# they are now (a folder written before ``device`` existed resumes on the device chosen now)
-RUN_TIME = (*WATCHING, "device")
+# settings that say how a run is watched and where and how it computes, not what it trains: a
+# folder resumes whatever they are now (a folder written before one existed included)
+RUN_TIME = (*WATCHING, "device", "gradient_checkpointing", "trust_remote_code")
 # settings added after run folders were written, with the value every earlier run trained with:
 # a saved folder that lacks one holds that value (GRPO's entropy mask: before it, all tokens;
-# SFT's demonstration-source options: before them, none)
-ADDED_SINCE = {"top_entropy_quantile": 1.0, "demo_options": {}}
+# SFT's demonstration-source options: before them, none; dtype: before it, auto)
+ADDED_SINCE = {"top_entropy_quantile": 1.0, "demo_options": {}, "dtype": "auto"}
 
 
 def trained_settings(settings_json: dict[str, Any]) -> dict[str, Any]:
@@ -95,12 +95,6 @@ def _wandb_row(row: dict[str, Any]) -> dict[str, float]:
 
 def read_curve(out: Path) -> list[dict[str, Any]]:
     return read_rows(out / CURVE_FILE)
-
-
-def main_process() -> bool:
-    """True unless this is a non-zero rank of a distributed launch (torchrun, accelerate launch):
-    one process writes the run folder, W&B and the evaluations; every process trains."""
-    return int(os.environ.get("RANK", "0")) == 0
 
 
 def last_checkpoint(out: Path) -> str | None:

@@ -1,9 +1,11 @@
 """The settings the language-model trainers share, each field declared once.
 
 * ``TrainerSettings`` (every trainer): ``RunSettings``' run folder, seed, W&B and progress, then
-  the model, LoRA, the held-out evaluation and the device. The device only says where a run
-  trains, so a run folder resumes on whichever device is chosen now
-  (``training.llm.run_folder.RUN_TIME``; folders written before ``device`` existed included).
+  the model, LoRA, the held-out evaluation, the device and how the model loads: ``dtype``
+  (``training.llm.common.precision_arguments``), ``gradient_checkpointing`` and
+  ``trust_remote_code``. The device, gradient checkpointing and trusting remote code only say
+  where and how a run computes, so a run folder resumes whatever they are now
+  (``training.llm.run_folder.RUN_TIME``; folders written before they existed included).
 * ``SFTBaseSettings`` (``training.llm.sft``, ``training.llm.audio_sft``): the env whose family
   demonstrates, its options, the demonstration count and the optimizer.
 * ``GRPOBaseSettings`` (``training.llm.grpo``, ``training.llm.audio_grpo``): the task, its item
@@ -30,8 +32,8 @@ from training.llm.common import (
     LoraSettings,
     check_group_batch,
     check_model_folder,
+    device_arguments,
     nested_settings,
-    trainer_device,
 )
 from training.run_settings import RunSettings
 
@@ -43,19 +45,22 @@ class TrainerSettings(RunSettings):
     lora: LoraSettings = field(default_factory=LoraSettings)
     evaluation: EvalSettings = field(default_factory=EvalSettings)
     device: str = "auto"  # auto, cpu, cuda or cuda:N: where it trains (common.trainer_device)
+    dtype: str = "auto"  # auto, bf16, fp16 or fp32: weights and mixed precision (common.precision_arguments)
+    gradient_checkpointing: bool | None = None  # None: on a GPU (TRL's default), off on the CPU
+    trust_remote_code: bool = False  # a checkpoint that ships code loads only with it
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.lora, self.evaluation = nested_settings(self.lora, self.evaluation)
         self.check()
-        trainer_device(self.device)  # a device this machine lacks: refused now
+        device_arguments(self.device, self.dtype)  # a device this machine lacks, fp16 on a CPU: refused now
         self.model = self.checked_model()
 
     def check(self) -> None:
         """The trainer's own checks and resolutions (one-line ``ValueError``s)."""
 
     def checked_model(self) -> Any:
-        return check_model_folder(self.model)
+        return check_model_folder(self.model, self.trust_remote_code)
 
     def to_json(self) -> dict[str, Any]:
         return {**super().to_json(), "model": str(self.model)}

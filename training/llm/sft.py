@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.training_material import DemoSource, envs_with, training_material
-from training.llm.common import PeriodicEvaluation, run_training, sft_arguments
+from training.llm.common import client_options, model_init_kwargs, sft_arguments
 from training.llm.demos import write_jsonl
+from training.llm.evaluation import PeriodicEvaluation, run_training
 from training.llm.run_folder import finish_curve, start_curve
 from training.llm.settings import SFTBaseSettings
-from training.llm.start_model import load_text_model, start_folder
+from training.llm.start_model import start_folder, text_model_loader
 
 DEMOS_FILE = "demos.jsonl"
 
@@ -98,6 +99,7 @@ def make_trainer(settings: SFTSettings, demos: list[dict[str, Any]], model: str,
         **sft_arguments(settings, checkpoint_every=settings.eval_every),
         max_length=settings.max_length,
         completion_only_loss=True,  # the loss sees the assistant's reply, never the prompt
+        model_init_kwargs=model_init_kwargs(settings),  # TRL loads the model from its folder
     )
     return SFTTrainer(
         model=model,
@@ -115,14 +117,17 @@ def train(settings: SFTSettings) -> dict[str, Any]:
     try:
         demos = build_demos(settings)
         write_jsonl(demos, settings.out / DEMOS_FILE)
+        client = client_options(settings, settings.device)
         periodic = PeriodicEvaluation(
-            curve, settings.eval_every, settings.env_id, settings.evaluation, settings.seed
+            curve, settings.eval_every, settings.env_id, settings.evaluation, settings.seed, client=client
         )
         start = start_folder(
-            settings.model, settings.out, load_text_model, settings.device
+            settings.model, settings.out, text_model_loader(settings), settings.device
         )  # an adapter, merged
         trainer = make_trainer(settings, demos, start, callbacks=[curve, periodic])
-        result = run_training(trainer, curve, start, settings.env_id, settings.evaluation, settings.seed)
+        result = run_training(
+            trainer, curve, start, settings.env_id, settings.evaluation, settings.seed, client=client
+        )
     finally:
         finish_curve(curve)
     return {**result, "demos": len(demos)}

@@ -8,33 +8,42 @@ its base; a model merged in memory keeps its base checkpoint's path there, so th
 would load on the raw base, without the SFT. ``start_folder`` therefore writes the merged model
 into the run folder (``start/``: safetensors and its tokenizer or processor) and the trainer loads
 it from there: every adapter the run saves names ``start/`` as its base, and
-``agents.llm.clients.load_pretrained`` (what ``hear-gym eval --llm-client hf:`` / ``hf-audio:``
+``agents.llm.loading.load_pretrained`` (what ``hear-gym eval --llm-client hf:`` / ``hf-audio:``
 loads with) gives start + adapter, the SFT included. A full checkpoint is used where it is.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.llm.clients import is_adapter
-from training.llm.common import device_arguments
+from agents.llm.loading import is_adapter
+from training.llm.common import device_arguments, training_dtype
 from training.llm.run_folder import main_process
 
 START_DIR = "start"
 
 
-def load_text_model(model: str):
-    """(model, tokenizer) from a checkpoint or a LoRA adapter (merged into its base)."""
+def load_text_model(model: str, dtype: str = "auto", trust_remote_code: bool = False):
+    """(model, tokenizer) from a checkpoint or a LoRA adapter (merged into its base), the weights
+    in ``dtype``'s training type (``common.training_dtype``)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from agents.llm.clients import load_pretrained, processing_source
+    from agents.llm.loading import load_pretrained, processing_source
 
-    tokenizer = AutoTokenizer.from_pretrained(processing_source(model))
-    return load_pretrained(AutoModelForCausalLM, model), tokenizer
+    tokenizer = AutoTokenizer.from_pretrained(processing_source(model), trust_remote_code=trust_remote_code)
+    return load_pretrained(AutoModelForCausalLM, model, training_dtype(dtype), trust_remote_code), tokenizer
+
+
+def text_model_loader(settings) -> Callable[[str], tuple[Any, Any]]:
+    """``load_text_model`` with a trainer's ``dtype`` and ``trust_remote_code``."""
+    return functools.partial(
+        load_text_model, dtype=settings.dtype, trust_remote_code=settings.trust_remote_code
+    )
 
 
 def start_folder(model: str, out: Path, load: Callable[[str], tuple[Any, Any]], device: str = "auto") -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from agents.training_material import DemoSource, envs_with, training_material
 from hear_gym.integrations.trl import environment_factory, offered_tools
-from training.llm.common import sft_arguments
+from training.llm.common import model_init_kwargs, sft_arguments
 from training.llm.demos import write_jsonl
 from training.llm.run_folder import FINAL_DIR, finish_curve, start_curve
 from training.llm.settings import SFTBaseSettings
@@ -95,12 +95,16 @@ def train(settings: ToolSFTSettings) -> dict[str, Any]:
 
     curve = start_curve(settings.out, settings.to_json(), settings.env_id, settings.wandb_project, False)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(settings.model)
+        tokenizer = AutoTokenizer.from_pretrained(
+            settings.model, trust_remote_code=settings.trust_remote_code
+        )
         demos, rows = demo_rows(settings, tokenizer)
         write_jsonl(demos, settings.out / DEMOS_FILE)
         trainer = SFTTrainer(
             model=settings.model,
-            args=SFTConfig(**sft_arguments(settings), max_length=None),
+            args=SFTConfig(
+                **sft_arguments(settings), max_length=None, model_init_kwargs=model_init_kwargs(settings)
+            ),
             train_dataset=Dataset.from_list(rows),
             processing_class=tokenizer,
             peft_config=settings.lora.peft_config(),
