@@ -43,8 +43,8 @@ HERE = Path(__file__).parent
 OUT = HERE.parent / "out" / "hearing_value"
 FIGURE = HERE / "hearing_value.png"
 TURN_COSTS = (0.05, 0.10, 0.15)
-RECALLS = (0.2, 0.42, 0.6, 0.8, 1.0)
-FALSE_RESOLVED = (0.01, 0.0, 0.05)  # played in this order: today's probes' rate first
+RECALLS = (0.2, 0.42, 0.6, 1.0)
+FALSE_RESOLVED = (0.01, 0.0)  # played in this order: today's probes' rate first
 ROLLOUTS = 3
 # Where today's real probes sit (the listening-value benchmark's assent probe at 1% false
 # resolved on the dev split's shared assents): recall of genuine acceptances there.
