@@ -15,8 +15,8 @@ Held out: the 96 test scenarios x ``--rollouts``, prosody-mediated feedback, rew
 benchmarks/out/hearing_value/, so a rerun resumes and a grid can grow; figures go to
 benchmarks/out/hearing_value.json and the PNG beside this script.
 
-    python benchmarks/hear2act/hearing_value.py                # 3 rollouts a scenario
-    python benchmarks/hear2act/hearing_value.py --rollouts 1    # the issue's size
+    python -m benchmarks.hear2act.hearing_value                # 3 rollouts a scenario
+    python -m benchmarks.hear2act.hearing_value --rollouts 1    # the issue's size
 """
 
 from __future__ import annotations
