@@ -64,7 +64,9 @@ AFFECT_OF_DELIVERY = {
     "impatient": "angry",
     "firm": "angry",
 }
-FEATURE_KINDS = ("prosody", "prosody_relative", "logmel")
+# ``whole_turn_relative``: prosody and pooled log-mel of the turn, each also minus the same
+# speaker's opening request (the whole turn, speaker-normalized)
+FEATURE_KINDS = ("prosody", "prosody_relative", "logmel", "whole_turn_relative")
 RESOLVED, UNRESOLVED = CONCERN_CLASSES.index("resolved"), CONCERN_CLASSES.index("unresolved")
 CALIBRATION_SPLIT = "dev"
 CALIBRATION_REPORT = "dev assents"  # a calibrated probe's figures at its operating point there
@@ -119,8 +121,12 @@ def turn_features(kind: str, waveform: np.ndarray, reference: np.ndarray | None)
     if kind == "prosody":
         return current.astype(np.float32)
     if reference is None:
-        raise ValueError("prosody_relative features need the speaker's reference (request) audio")
-    return np.concatenate([current, current - prosodic_features(reference, SAMPLE_RATE)])
+        raise ValueError(f"{kind} features need the speaker's reference (request) audio")
+    relative = np.concatenate([current, current - prosodic_features(reference, SAMPLE_RATE)])
+    if kind == "prosody_relative":
+        return relative
+    mel = pooled_log_mel(waveform, SAMPLE_RATE)
+    return np.concatenate([relative, mel, mel - pooled_log_mel(reference, SAMPLE_RATE)]).astype(np.float32)
 
 
 @dataclass

@@ -1,22 +1,24 @@
 """Where today's eSpeak concern probe errs: by delivery label, by voice, by scenario, and by the
 kind of turn it hears in real dialogues.
 
-The probe is the listening-value benchmark's assent probe at 1% false resolved on the dev
-split's shared assents (``calibrated_probes`` of ``benchmarks/hear2act_listening_value.py``).
+The probe is today's assent probe at 1% false resolved on the dev split's shared assents
+(``prosody_relative`` of ``benchmarks/hear2act/better_ear.py``, the listening-value benchmark's
+recipe); ``--features whole_turn_relative`` looks at the better ear instead.
 
 1. On the test split's shared assents (every candidate's assent, ``ASSENT_DRAWS`` realizations):
    the share heard as genuine per delivery label, per voice, and how unevenly its false
    "resolved" verdicts fall on scenarios (dispersion index: observed variance of per-scenario
    counts over the binomial variance at the overall rate; 1 = independent errors).
 2. In the dialogues ``planner@T+S^`` played with it (the run folders of
-   ``benchmarks/hear2act/belief_listening.py``, which must have run first): the verdict on each
-   user turn, by the turn's reaction kind, against the turn's true resolution.
+   ``benchmarks/hear2act/belief_listening.py`` with the same ``--features``, if it has run): the
+   verdict on each user turn, by the turn's reaction kind, against the turn's true resolution.
 
-    python -m benchmarks.hear2act.probe_errors
+    python -m benchmarks.hear2act.probe_errors [--features whole_turn_relative]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -26,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.hear2act.audio_probe import RESOLVED, ProbeConfig, build_data, turn_features
-from benchmarks.hear2act_listening_value import LISTENER_FEATURES, calibrated_probes
+from benchmarks.hear2act.better_ear import trained_probe
 from hear_gym.envs.hear2act.audio import user_turn_request, voice_for
 from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
 from hear_gym.eval.results import read_results
@@ -37,7 +39,6 @@ from hear_gym.speech.renderers import make_renderer
 HERE = Path(__file__).parent
 OUT = HERE.parent / "out"
 DIALOGUES = OUT / "belief_listening"
-POINT = 0.01
 
 
 def heard_share(verdicts: np.ndarray, groups: np.ndarray) -> dict[str, tuple[float, int]]:
@@ -63,11 +64,11 @@ def dispersion(false_resolved: np.ndarray, scenarios: np.ndarray) -> dict[str, f
     }
 
 
-def dialogue_turns(probe, cache: RenderCache) -> dict[str, Counter]:
+def dialogue_turns(probe, cache: RenderCache, features: str) -> dict[str, Counter]:
     """Reaction kind -> Counter of (truly resolved, heard resolved) over every user turn after the
     opening request in the ``planner@T+S^`` dialogues."""
     out: dict[str, Counter] = defaultdict(Counter)
-    for folder in sorted(DIALOGUES.glob("*_real_verdict")):
+    for folder in sorted(DIALOGUES.glob(f"*_real_verdict_{features}")):
         for record in read_results(folder / "results.jsonl"):
             speaker, turns = record["scenario_id"], record["turns"]
             reference = cache.render(
@@ -83,11 +84,11 @@ def dialogue_turns(probe, cache: RenderCache) -> dict[str, Counter]:
     return out
 
 
-def main() -> dict:
+def main(features: str = "prosody_relative") -> dict:
     console = Console(width=160)
     cache = RenderCache(make_renderer("espeak"), max_bytes=512 * 2**20, disk_dir=render_store())
-    probe = calibrated_probes(cache, LISTENER_FEATURES, (POINT,))[POINT]
-    config = ProbeConfig(task="concern", features=LISTENER_FEATURES, assents_only=True)
+    probe, _ = trained_probe(cache, features)
+    config = ProbeConfig(task="concern", features=features, assents_only=True)
     test = build_data(config, "test", cache, seed=config.seed + 3, assents=True)
     verdicts = probe.predict_features(test.x) == RESOLVED
     genuine = test.y == RESOLVED
@@ -111,7 +112,7 @@ def main() -> dict:
         table.add_row(voice, f"{r[0]:.1%} (n {r[1]})", f"{fr[0]:.1%} (n {fr[1]})")
     console.print(table)
     console.print({k: report[k] for k in ("false resolved by scenario", "recall by scenario")})
-    turns = dialogue_turns(probe, cache)
+    turns = dialogue_turns(probe, cache, features)
     report["dialogue turns"] = {
         kind: {f"resolved={r} heard={h}": n for (r, h), n in counts.items()} for kind, counts in turns.items()
     }
@@ -129,9 +130,13 @@ def main() -> dict:
             f"{counts[(False, True)]}/{neg}" if neg else "-",
         )
     console.print(table)
-    (OUT / "probe_errors.json").write_text(json.dumps(report, indent=2) + "\n")
+    (OUT / f"probe_errors_{features}.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--features", default="prosody_relative", help="the probe's features (better_ear.KINDS)"
+    )
+    main(parser.parse_args().features)
