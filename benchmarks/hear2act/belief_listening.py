@@ -155,7 +155,7 @@ def main(
                 voice,
                 f"{f.get('auc', float('nan')):.3f}",
                 f"{f.get('recall at 1%', float('nan')):.3f}",
-                str(f["n"]),
+                f"{f['n genuine']} + {f['n reluctant']}",
             )
         console.print(probe_table)
     for cost in turn_costs:
