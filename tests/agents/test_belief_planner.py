@@ -58,13 +58,9 @@ def test_a_deaf_ear_plays_planner_at_t_under_any_access(tmp_path):
 
 def test_the_same_seed_replays_the_same_dialogue(tmp_path):
     factory = partial(BeliefPlannerAgent, SimulatedEar(ScoreEar(0.8)))
-    first = dialogues(tmp_path / "a", "belief_planner", "T+S", factory, rollouts=3)
+    first = dialogues(tmp_path / "a", "belief_planner", "T+S", factory, scenario_ids=DEV[:4])
     np.random.seed(12345)  # a global generator must change nothing
-    again = dialogues(tmp_path / "b", "belief_planner", "T+S", factory, rollouts=3)
-    assert first == again
-    # the rollouts differ in their seeds: a noisy ear must not hear every one alike
-    tag = dialogues(tmp_path, "planner", "T+S", PlannerAgent, rollouts=3)
-    assert first != tag
+    assert dialogues(tmp_path / "b", "belief_planner", "T+S", factory, scenario_ids=DEV[:4]) == first
 
 
 @pytest.mark.parametrize("probe", [ScoreEar(0.8), VerdictEar(0.5, 0.1)], ids=["score", "verdict"])
