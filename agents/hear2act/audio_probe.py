@@ -64,7 +64,9 @@ AFFECT_OF_DELIVERY = {
     "impatient": "angry",
     "firm": "angry",
 }
-FEATURE_KINDS = ("prosody", "prosody_relative", "logmel")
+# ``whole_turn_relative``: prosody and pooled log-mel of the turn, each also minus the same
+# speaker's opening request (the whole turn, speaker-normalized)
+FEATURE_KINDS = ("prosody", "prosody_relative", "logmel", "whole_turn_relative")
 RESOLVED, UNRESOLVED = CONCERN_CLASSES.index("resolved"), CONCERN_CLASSES.index("unresolved")
 CALIBRATION_SPLIT = "dev"
 CALIBRATION_REPORT = "dev assents"  # a calibrated probe's figures at its operating point there
@@ -119,8 +121,12 @@ def turn_features(kind: str, waveform: np.ndarray, reference: np.ndarray | None)
     if kind == "prosody":
         return current.astype(np.float32)
     if reference is None:
-        raise ValueError("prosody_relative features need the speaker's reference (request) audio")
-    return np.concatenate([current, current - prosodic_features(reference, SAMPLE_RATE)])
+        raise ValueError(f"{kind} features need the speaker's reference (request) audio")
+    relative = np.concatenate([current, current - prosodic_features(reference, SAMPLE_RATE)])
+    if kind == "prosody_relative":
+        return relative
+    mel = pooled_log_mel(waveform, SAMPLE_RATE)
+    return np.concatenate([relative, mel, mel - pooled_log_mel(reference, SAMPLE_RATE)]).astype(np.float32)
 
 
 @dataclass
@@ -128,6 +134,7 @@ class ProbeData:
     x: np.ndarray
     y: np.ndarray
     scenario_ids: np.ndarray  # each row's scenario: the unit a scenario bootstrap resamples
+    deliveries: np.ndarray | None = None  # each row's delivery label, where error analyses need it
 
 
 def build_data(
@@ -138,7 +145,7 @@ def build_data(
     rng = np.random.default_rng(seed)
     scenarios = scenarios_for(split)[: config.max_scenarios]
     feedbacks, draws = ((Feedback.PROSODY,), ASSENT_DRAWS) if assents else (tuple(Feedback), 1)
-    rows, labels, scenario_ids = [], [], []
+    rows, labels, scenario_ids, deliveries = [], [], [], []
     what = "assents" if assents else "audio"
     for scenario in track(scenarios, description=f"{config.task} probe: {split} {what}"):
         domain, speaker = domain_by_id(scenario.domain), scenario.scenario_id
@@ -158,8 +165,12 @@ def build_data(
                     rows.append(turn_features(config.features, wave, reference))
                     labels.append(config.classes.index(label_of(config.task, delivery)))
                     scenario_ids.append(speaker)
+                    deliveries.append(delivery)
     return ProbeData(
-        np.array(rows, dtype=np.float32), np.array(labels, dtype=np.int64), np.array(scenario_ids)
+        np.array(rows, dtype=np.float32),
+        np.array(labels, dtype=np.int64),
+        np.array(scenario_ids),
+        np.array(deliveries),
     )
 
 

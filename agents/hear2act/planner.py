@@ -111,6 +111,7 @@ class Planner:
         self.asks = (ASK_GENERAL, *(ASK_SLOT0 + i for i in range(n_dims)))
         self._outcomes: dict[tuple, tuple[tuple[tuple[bool, tuple[float, ...]], ...], frozenset[int]]] = {}
         self._memo: dict[tuple, float] = {}
+        self._asks: dict[int, list[int]] = {}  # current option -> the asks whose replies are modelled
 
     def _final(self, reward: str, user, option: int) -> float:
         if reward == "success":
@@ -211,8 +212,9 @@ class Planner:
 
     def _actions(self, belief: tuple[float, ...], current: int) -> list[int]:
         options = frozenset().union(*(self.feasible[i] for i, w in enumerate(belief) if w > 0))
-        asks = [a for a in self.asks if self.model.reactions(a, current) is not None]
-        return [CONFIRM, *(RECOMMEND0 + o - 1 for o in sorted(options)), *asks]
+        if current not in self._asks:
+            self._asks[current] = [a for a in self.asks if self.model.reactions(a, current) is not None]
+        return [CONFIRM, *(RECOMMEND0 + o - 1 for o in sorted(options)), *self._asks[current]]
 
     def _expected_final(self, weights: tuple[float, ...], option: int) -> float:
         return sum(w * f for w, f in zip(weights, self.final[option - 1], strict=True))

@@ -169,3 +169,23 @@ def test_a_calibrated_probe_reports_its_dev_figures_for_a_listener_to_weigh():
     dev = build_data(config, "dev", RenderCache(make_renderer("espeak")), seed=config.seed + 2, assents=True)
     assert probe.report[CALIBRATION_REPORT] == per_class_accuracy(probe, dev)
     assert 1 - probe.report[CALIBRATION_REPORT]["unresolved"] <= config.max_false_resolved
+
+
+def test_whole_turn_features_are_the_prosody_and_log_mel_of_the_turn_and_against_the_request():
+    from agents.hear2act.audio_probe import turn_features
+    from hear_gym.speech.features import pooled_log_mel, prosodic_features
+
+    rng = np.random.default_rng(0)
+    turn, request = (
+        (0.2 * np.sin(np.linspace(0, f, 16_000)) + 0.01 * rng.standard_normal(16_000)).astype(np.float32)
+        for f in (3_000, 2_000)
+    )
+    whole = turn_features("whole_turn_relative", turn, request)
+    prosody, mel = prosodic_features(turn), pooled_log_mel(turn)
+    expected = np.concatenate(
+        [prosody, prosody - prosodic_features(request), mel, mel - pooled_log_mel(request)]
+    )
+    np.testing.assert_allclose(whole, expected, rtol=1e-6)
+    np.testing.assert_array_equal(whole[: 2 * len(prosody)], turn_features("prosody_relative", turn, request))
+    with pytest.raises(ValueError, match="whole_turn_relative features need the speaker's reference"):
+        turn_features("whole_turn_relative", turn, None)

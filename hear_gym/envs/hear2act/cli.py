@@ -271,7 +271,9 @@ def render(request) -> str:
 def train_probe_command(
     out: Annotated[Path, typer.Option(help="Checkpoint to write (.safetensors).")],
     task: Annotated[str, typer.Option(help="concern (for T+S^) or affect (for T+SER).")] = "concern",
-    features: Annotated[str, typer.Option(help="prosody_relative, prosody or logmel.")] = "prosody_relative",
+    features: Annotated[
+        str, typer.Option(help="prosody_relative, prosody, logmel or whole_turn_relative.")
+    ] = "prosody_relative",
     renderer: Annotated[str, typer.Option(help="Renderer whose audio to learn from.")] = "espeak",
     prosody: ProsodyOption = DEFAULT_PROSODY,
     max_scenarios: Annotated[int | None, typer.Option(min=1, help="Per split, for quick runs.")] = None,
