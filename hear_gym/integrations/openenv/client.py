@@ -128,10 +128,12 @@ class HearGymClient(EnvClient):
         if not isinstance(action, self.models.action):
             # NumPy scalars (what ``np.flatnonzero`` or a policy hands back) as plain Python values
             action = self.models.action(action=action.item() if isinstance(action, np.generic) else action)
-        return action.model_dump(exclude={"metadata"})
+        return {"action": action.action}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ServedObservation]:
-        observation = self.models.observation(
+        # not validated again: the server built the answer from the same models, and ``decode``
+        # reads each field by its codec
+        observation = self.models.observation.model_construct(
             **payload["observation"], done=payload.get("done", False), reward=payload.get("reward")
         )
         return StepResult(
