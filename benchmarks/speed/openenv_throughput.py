@@ -36,7 +36,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.speed import openenv_harness as harness
+import benchmarks.speed.openenv_harness as harness
 from hear_gym.core import registry
 from hear_gym.core.run_folder import write_json_atomic
 from hear_gym.integrations.openenv import HearGymClient
