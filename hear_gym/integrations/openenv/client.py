@@ -156,8 +156,12 @@ class SessionLost(ConnectionError):
 
     def __init__(self, code: int | None):
         code = 1006 if code is None else code  # 1006: the connection ended without a close frame
+        why = {
+            1006: "the server process holding it stopped or restarted",
+            1012: "the server process holding it stopped or restarted",
+        }.get(code, "the server ended it (an idle session past --session-timeout, a server shut down)")
         super().__init__(
-            f"the server closed this session (WebSocket code {code}): the server process holding it "
-            "stopped or restarted and the episode in progress is lost; reset() opens a new session"
+            f"the server closed this session (WebSocket code {code}): {why}, and the episode in "
+            "progress is lost; reset() opens a new session"
         )
         self.code = code
