@@ -17,14 +17,30 @@ def serve_command(
         str, typer.Option(help="dict (text, mask, audio) or features (one vector per part).")
     ] = "dict",
     audio: Annotated[
-        str, typer.Option(help="How audio travels: pcm16 (base64) or float32 (exact).")
+        str, typer.Option(help="How audio travels: pcm16 (quantized) or float32 (exact).")
     ] = "pcm16",
     option: FamilyOptionPairs = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
     max_concurrent_envs: Annotated[
-        int, typer.Option(min=1, help="WebSocket sessions at once, each with its own env.")
+        int, typer.Option(min=1, help="WebSocket sessions at once per worker, each with its own env.")
     ] = 1,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Server processes behind the one address (one per core), each with its own "
+            "sessions; a worker that dies is restarted, and the sessions it held are lost.",
+        ),
+    ] = 1,
+    memory_limit: Annotated[
+        float | None,
+        typer.Option(
+            min=1,
+            help="MiB of resident memory per worker: at or above it a new session is refused "
+            "(CAPACITY_REACHED) until sessions close.",
+        ),
+    ] = None,
     session_timeout: Annotated[
         float | None, typer.Option(min=0.001, help="Close a session idle this many seconds.")
     ] = None,
@@ -62,4 +78,16 @@ def serve_command(
         fail(str(exc))
     if token is not None and not token:
         fail("--token must not be empty (leave it and HEAR_GYM_SERVE_TOKEN unset for no token)")
-    serve(served, host, port, max_concurrent_envs, session_timeout, token)
+    try:
+        serve(
+            served,
+            host=host,
+            port=port,
+            max_concurrent_envs=max_concurrent_envs,
+            session_timeout=session_timeout,
+            token=token,
+            workers=workers,
+            memory_limit_mb=memory_limit,
+        )
+    except ValueError as exc:  # make kwargs that workers cannot rebuild from JSON
+        fail(str(exc))

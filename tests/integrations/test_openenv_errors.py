@@ -177,11 +177,39 @@ def test_a_token_guards_every_endpoint_but_health(monkeypatch):
 
 def test_serve_takes_its_token_from_the_option_or_the_environment(monkeypatch):
     calls = []
-    monkeypatch.setattr(openenv_integration, "serve", lambda *args: calls.append(args))
+    monkeypatch.setattr(openenv_integration, "serve", lambda served, **kwargs: calls.append(kwargs))
     base = ["serve", "--env", "hear_gym/Onset-v0", "--access", "T"]
     assert CliRunner().invoke(app, [*base, "--token", "abc"]).exit_code == 0
     assert CliRunner().invoke(app, base, env={TOKEN_ENV: "xyz"}).exit_code == 0
     assert CliRunner().invoke(app, base, env={TOKEN_ENV: ""}).exit_code == 0
-    assert [call[-1] for call in calls] == ["abc", "xyz", None]
+    assert [call["token"] for call in calls] == ["abc", "xyz", None]
     empty = CliRunner().invoke(app, [*base, "--token", ""])
     assert empty.exit_code == 2 and "must not be empty" in empty.output
+
+
+def test_a_server_at_its_memory_limit_refuses_new_sessions_and_says_why():
+    """At or above ``memory_limit_mb`` (this process's resident memory, far over 1 MiB), a new
+    WebSocket session gets OpenEnv's CAPACITY_REACHED answer naming the memory limit and close
+    code 1013, and an HTTP /reset 503; under the limit both are served."""
+    from hear_gym.integrations.openenv.limits import resident_mb
+
+    served = ServedEnv("hear_gym/Onset-v0", {"access": "T"})
+    with TestClient(build_app(served, memory_limit_mb=1)) as http:
+        with http.websocket_connect("/ws") as ws:
+            ws.send_text(json.dumps({"type": "reset", "data": {"seed": 1}}))
+            answer = json.loads(ws.receive_text())
+            assert answer["type"] == "error" and answer["data"]["code"] == "CAPACITY_REACHED", answer["type"]
+            assert "memory limit" in answer["data"]["message"] and "limit 1 MiB" in answer["data"]["message"]
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_text()
+        assert closed.value.code == 1013
+        refused = http.post("/reset", json={"seed": 1})
+        assert refused.status_code == 503 and "memory limit" in refused.json()["detail"]
+        assert http.get("/health").status_code == 200  # what builds no env is answered
+    with TestClient(build_app(served, memory_limit_mb=resident_mb() + 4096)) as http:
+        with http.websocket_connect("/ws") as ws:
+            ws.send_text(json.dumps({"type": "reset", "data": {"seed": 1}}))
+            assert json.loads(ws.receive_text())["type"] == "observation"
+        assert http.post("/reset", json={"seed": 1}).status_code == 200
+    with pytest.raises(ValueError, match="positive number of MiB"):
+        build_app(served, memory_limit_mb=0)

@@ -1,6 +1,7 @@
 """``hear-gym serve``: every registered env over a real local OpenEnv server (uvicorn in a thread,
-started once per module) plays byte-identically to the same env in process for the same seed;
-bad actions, bad resets and abandoned sessions are handled; ``max_concurrent_envs`` holds."""
+started once per module) plays byte-identically to the same env in process for the same seed,
+its audio as binary frames or as base64 in the JSON; bad actions, bad resets and abandoned
+sessions are handled; ``max_concurrent_envs`` holds."""
 
 from __future__ import annotations
 
@@ -107,16 +108,53 @@ def _assert_same_episode(served_trace, local_trace, served_record, local_record,
     assert sum(s[1] for s in served_trace[1:]) == sum(s[1] for s in local_trace[1:])  # the return
 
 
+@pytest.mark.parametrize("binary_frames", [True, False], ids=["binary-frames", "base64"])
 @pytest.mark.parametrize("env_id", env_ids())
-def test_every_env_plays_byte_identically_over_the_server(servers, env_id):
+def test_every_env_plays_byte_identically_over_the_server(servers, env_id, binary_frames):
     served, url = servers[env_id]
     local = _in_process(env_id, served.make_kwargs, 5, _legal)
-    with HearGymClient(url).sync() as client:
+    with HearGymClient(url, binary_frames=binary_frames).sync() as client:
         remote = _over_server(client, 5, _legal)
     _assert_same_episode(remote[0], local[0], remote[1], local[1])
 
 
-def test_text_actions_and_pcm16_audio(servers):
+def _audio_answer(ws, message: dict) -> tuple[dict, bytes | None]:
+    """The JSON answer to ``message`` and the binary frame after it (None when the next frame is
+    the answer to a state request sent after it: no frame came between)."""
+    ws.send(json.dumps(message))
+    answer = json.loads(ws.recv(timeout=30))
+    ws.send(json.dumps({"type": "state"}))
+    following = ws.recv(timeout=30)
+    if isinstance(following, bytes):
+        assert json.loads(ws.recv(timeout=30))["type"] == "state"
+        return answer, following
+    assert json.loads(following)["type"] == "state"
+    return answer, None
+
+
+def test_audio_travels_as_a_binary_frame_to_clients_that_ask(servers):
+    """With the header, the JSON names a frame and the float32 samples follow as one binary
+    frame (up to the last sound); without it, the same samples are base64 in the JSON."""
+    from websockets.sync.client import connect
+
+    from hear_gym.integrations.openenv.frames import BINARY, FRAMES_HEADER
+
+    served, url = servers["hear_gym/Onset-v0"]
+    local, _ = gym.make(served.env_id, **served.make_kwargs).reset(seed=6)
+    sounding = local["audio"][: np.flatnonzero(local["audio"])[-1] + 1]
+    reset = {"type": "reset", "data": {"seed": 6}}
+    with connect(_ws_url(url), additional_headers={FRAMES_HEADER: BINARY}, max_size=None) as ws:
+        answer, frame = _audio_answer(ws, reset)
+    assert answer["data"]["observation"]["audio"] == f"frame:{sounding.nbytes}"
+    assert frame == sounding.astype("<f4").tobytes()
+    with connect(_ws_url(url), max_size=None) as ws:
+        answer, frame = _audio_answer(ws, reset)
+    assert frame is None
+    assert base64.b64decode(answer["data"]["observation"]["audio"]) == sounding.astype("<f4").tobytes()
+
+
+@pytest.mark.parametrize("binary_frames", [True, False], ids=["binary-frames", "base64"])
+def test_text_actions_and_pcm16_audio(servers, binary_frames):
     """Replies (malformed ones too: the family's invalid-action rule, not an error) travel as
     text; PCM16 audio arrives as the env's audio quantized to 16 bits, nothing else changed."""
     served, url = servers["onset-text-pcm16"]
@@ -131,7 +169,7 @@ def test_text_actions_and_pcm16_audio(servers):
         return decode_observation(codecs, encode_observation(codecs, observation))
 
     local = _in_process(served.env_id, served.make_kwargs, 3, reply)
-    with HearGymClient(url).sync() as client:
+    with HearGymClient(url, binary_frames=binary_frames).sync() as client:
         remote = _over_server(client, 3, reply)
     _assert_same_episode(remote[0], local[0], remote[1], local[1], as_received=quantized)
     first, local_first = remote[0][0], local[0][0]
@@ -218,13 +256,34 @@ def test_serve_without_the_extra_fails_in_one_line(monkeypatch):
 
 def test_serve_command_builds_the_env_it_names(monkeypatch):
     calls = []
-    monkeypatch.setattr(openenv_integration, "serve", lambda *args: calls.append(args))
+    monkeypatch.setattr(openenv_integration, "serve", lambda served, **kwargs: calls.append((served, kwargs)))
     args = ["serve", "--env", "hear_gym/Onset-v0", "--access", "T", "--observation", "features"]
-    result = CliRunner().invoke(app, [*args, "--port", "0", "--max-concurrent-envs", "3", "--seed", "4"])
+    more = [
+        "--port",
+        "0",
+        "--max-concurrent-envs",
+        "3",
+        "--seed",
+        "4",
+        "--workers",
+        "2",
+        "--memory-limit",
+        "900",
+    ]
+    result = CliRunner().invoke(app, [*args, *more])
     assert result.exit_code == 0, result.output
-    served, host, port, most, timeout, token = calls[0]
+    served, kwargs = calls[0]
     assert served.make_kwargs == {"access": "T", "actions": "discrete", "observation": "features"}
-    assert (served.base_seed, host, port, most, timeout, token) == (4, "127.0.0.1", 0, 3, None, None)
+    assert served.base_seed == 4
+    assert kwargs == {
+        "host": "127.0.0.1",
+        "port": 0,
+        "max_concurrent_envs": 3,
+        "session_timeout": None,
+        "token": None,
+        "workers": 2,
+        "memory_limit_mb": 900,
+    }
     assert {c.kind for c in served.models.observation_codecs} == {"array"}
     bad = CliRunner().invoke(app, ["serve", "--env", "hear_gym/Onset-v0", "--access", "X"])
     assert bad.exit_code == 2 and "access must be one of" in bad.output

@@ -1,6 +1,7 @@
 """The client of a ``hear-gym serve`` server: OpenEnv's ``EnvClient`` over the server's WebSocket
 session (async inside an event loop, plain calls outside one or through ``.sync()``), with models
-rebuilt from the server's ``/schema`` so it decodes any served env without building the env."""
+rebuilt from the server's ``/schema`` so it decodes any served env without building the env, and
+audio read from binary frames (``frames``) where the server sends them."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ import numpy as np
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from hear_gym.integrations.openenv.codec import decode_observation
+from hear_gym.integrations.openenv.frames import BINARY, FRAMES_HEADER, frame_length
 from hear_gym.integrations.openenv.guards import TOKEN_ENV
 from hear_gym.integrations.openenv.models import (
     ServedModels,
@@ -34,13 +37,21 @@ class HearGymClient(EnvClient):
     observation as the env gives it in process (NumPy arrays, text, integers). An action is an
     integer or a string (or the Action model): it is checked against the action field here,
     before it is sent. ``token``: the server's shared token (``hear-gym serve --token``; by
-    default ``HEAR_GYM_SERVE_TOKEN`` from the environment, none when unset)."""
+    default ``HEAR_GYM_SERVE_TOKEN`` from the environment, none when unset). ``binary_frames``:
+    ask for audio as binary frames (the default; a server that does not send them is read as
+    well, base64 in the JSON).
 
-    def __init__(self, base_url: str, token: str | None = None, **kwargs: Any):
+    A session lives in one server process: when that process stops or restarts (``hear-gym
+    serve --workers N`` restarts a worker that dies), the call in flight raises ``SessionLost``
+    and the episode is gone; the next ``reset`` opens a new session."""
+
+    def __init__(self, base_url: str, token: str | None = None, binary_frames: bool = True, **kwargs: Any):
         token = os.environ.get(TOKEN_ENV) if token is None else token
         headers = dict(kwargs.pop("headers", None) or {})
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        if binary_frames:
+            headers[FRAMES_HEADER] = BINARY
         super().__init__(base_url, headers=headers or None, **kwargs)
         self._models: ServedModels | None = None
 
@@ -72,14 +83,57 @@ class HearGymClient(EnvClient):
                 await asyncio.wait_for(ws.wait_closed(), timeout=self._message_timeout)
         await super()._disconnect_async()
 
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        ws = self._ws
+        if ws is not None and ws.state in (State.CLOSING, State.CLOSED) and message.get("type") != "reset":
+            # EnvClient would open a new session here and send this step to it, which answers
+            # "step before reset": say instead what happened (a reset opens the new session)
+            self._ws, self._ws_loop = None, None
+            raise SessionLost(ws.close_code)
+        try:
+            return await super()._send_and_receive(message)
+        except ConnectionClosed as exc:
+            raise SessionLost(exc.rcvd.code if exc.rcvd is not None else None) from exc
+
+    async def _receive(self) -> dict[str, Any]:
+        message = await super()._receive()
+        if message.get("type") == "observation":
+            fields = message.get("data", {}).get("observation", {})
+            for codec in self.models.observation_codecs:
+                if (length := frame_length(fields.get(codec.name))) is not None:
+                    fields[codec.name] = await self._binary_frame(length)
+        return message
+
+    async def _binary_frame(self, length: int) -> bytes:
+        """The binary frame a mark announced, read as the base class reads an answer: a frame
+        that does not come in time leaves the socket out of step, so it is dropped."""
+        ws = self._ws
+        assert ws is not None
+        try:
+            frame = await asyncio.wait_for(ws.recv(), timeout=self._message_timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            self._ws, self._ws_loop = None, None
+            self._schedule_socket_close(ws)
+            raise
+        if not isinstance(frame, bytes) or len(frame) != length:
+            self._ws, self._ws_loop = None, None
+            self._schedule_socket_close(ws)
+            got = f"{len(frame)} bytes" if isinstance(frame, bytes) else "a text frame"
+            raise ConnectionError(
+                f"expected a binary frame of {length} bytes, got {got}: the session was dropped"
+            )
+        return frame
+
     def _step_payload(self, action: Any) -> dict[str, Any]:
         if not isinstance(action, self.models.action):
             # NumPy scalars (what ``np.flatnonzero`` or a policy hands back) as plain Python values
             action = self.models.action(action=action.item() if isinstance(action, np.generic) else action)
-        return action.model_dump(exclude={"metadata"})
+        return {"action": action.action}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ServedObservation]:
-        observation = self.models.observation(
+        # not validated again: the server built the answer from the same models, and ``decode``
+        # reads each field by its codec
+        observation = self.models.observation.model_construct(
             **payload["observation"], done=payload.get("done", False), reward=payload.get("reward")
         )
         return StepResult(
@@ -94,3 +148,20 @@ class HearGymClient(EnvClient):
         shape (audio padded back to its full buffer), text and integers as they are."""
         codecs = self.models.observation_codecs
         return decode_observation(codecs, {codec.name: getattr(observation, codec.name) for codec in codecs})
+
+
+class SessionLost(ConnectionError):
+    """The server closed a session mid-episode (its process stopped or restarted): the episode is
+    lost, and the next ``reset`` opens a new session."""
+
+    def __init__(self, code: int | None):
+        code = 1006 if code is None else code  # 1006: the connection ended without a close frame
+        why = {
+            1006: "the server process holding it stopped or restarted",
+            1012: "the server process holding it stopped or restarted",
+        }.get(code, "the server ended it (an idle session past --session-timeout, a server shut down)")
+        super().__init__(
+            f"the server closed this session (WebSocket code {code}): {why}, and the episode in "
+            "progress is lost; reset() opens a new session"
+        )
+        self.code = code

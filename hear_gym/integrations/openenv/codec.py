@@ -3,20 +3,22 @@
 A field's codec is described by a small JSON hint (``FieldCodec.hint``) that the server puts in
 its ``/schema``; a client rebuilds the same codecs from the hints alone, so it decodes what any
 served env sends without building the env itself. Numbers travel as JSON lists (float32 values
-survive the round trip through JSON doubles exactly); the audio buffer travels as base64, up to
-its last non-zero sample (the digital silence that pads a short input to the fixed-length buffer
-is restored on arrival; a family that pads with room tone, as VoiceGate does, sends it all), as
-16-bit PCM (half of float32's bytes, quantized) or as raw float32 (exact).
+survive the round trip through JSON doubles exactly); the audio buffer travels up to its last
+non-zero sample (the digital silence that pads a short input to the fixed-length buffer is
+restored on arrival; a family that pads with room tone, as VoiceGate does, sends it all), as
+16-bit PCM (half of float32's bytes, quantized) or as raw float32 (exact): a binary WebSocket
+frame where the connection asked for them, base64 in the JSON otherwise (``frames``).
 """
 
 from __future__ import annotations
 
-import base64
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+
+from hear_gym.integrations.openenv.frames import audio_bytes, wire_audio
 
 AUDIO_KEY = "audio"  # hear_gym.core.spaces.audio_spaces
 AUDIO_ENCODINGS = ("pcm16", "float32")
@@ -52,35 +54,51 @@ class FieldCodec:
         return cls(**{**hint, "shape": tuple(hint.get("shape", ()))})
 
     def encode(self, value: Any) -> Any:
-        """``value`` (as the env gave it) as JSON."""
+        """``value`` (as the env gave it) as JSON (audio: ``frames.wire_audio``)."""
         if self.kind in ("text", "discrete"):
             return value if self.kind == "text" else int(value)
         array = np.asarray(value)
         if self.kind == "array":
             return array.tolist()
-        sounding = array != 0
-        end = array.size - int(np.argmax(sounding[::-1])) if sounding.any() else 0
-        speech = array[:end]  # the digital silence after the last sound stays home
+        speech = array.reshape(-1)[: _sounding_end(array.reshape(-1))]  # trailing silence stays home
         if self.encoding == "pcm16":
-            speech = np.round(np.clip(speech, -1.0, 1.0) * PCM16_SCALE).astype("<i2")
+            scaled = np.clip(speech, -1.0, 1.0)
+            np.multiply(scaled, scaled.dtype.type(PCM16_SCALE), out=scaled)
+            speech = np.rint(scaled, out=scaled).astype("<i2")
         else:
-            speech = speech.astype("<f4")
-        return base64.b64encode(speech.tobytes()).decode("ascii")
+            speech = speech.astype("<f4", copy=False)
+        return wire_audio(speech.tobytes())
 
     def decode(self, value: Any) -> Any:
-        """The JSON ``value`` as the env gives it (audio padded back to its full buffer)."""
+        """The JSON ``value`` as the env gives it (audio, base64 text or the bytes of its binary
+        frame, padded back to its full buffer)."""
         if self.kind in ("text", "discrete"):
             return value
         if self.kind == "array":
             return np.asarray(value, dtype=self.dtype).reshape(self.shape)
-        raw = base64.b64decode(value)
-        if self.encoding == "pcm16":
-            speech = (np.frombuffer(raw, dtype="<i2") / PCM16_SCALE).astype(self.dtype)
-        else:
-            speech = np.frombuffer(raw, dtype="<f4").astype(self.dtype)
+        raw = audio_bytes(value)
         audio = np.zeros(self.shape, dtype=self.dtype)
-        audio[: speech.size] = speech
+        flat = audio.reshape(-1)
+        if self.encoding == "pcm16":
+            samples = np.frombuffer(raw, dtype="<i2")
+            # computed in float64 and rounded once to the buffer's dtype, written in place
+            np.divide(samples, PCM16_SCALE, out=flat[: samples.size], casting="same_kind")
+        else:
+            samples = np.frombuffer(raw, dtype="<f4")
+            flat[: samples.size] = samples
         return audio
+
+
+def _sounding_end(samples: np.ndarray) -> int:
+    """One past the last non-zero sample (0 when all are zero), scanning back from the end in
+    growing blocks: a short utterance in a long buffer costs a pass over its silence only."""
+    end, block = samples.size, 4096
+    while end > 0:
+        start = max(0, end - block)
+        if samples[start:end].any():
+            return start + int(np.flatnonzero(samples[start:end])[-1]) + 1
+        end, block = start, block * 2
+    return 0
 
 
 def _field(name: str, space: spaces.Space, audio: str) -> FieldCodec:

@@ -4,10 +4,10 @@ field codecs (server: from the env's spaces; client: from the hints in the serve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import Field, create_model, field_validator
+from pydantic import Field, WithJsonSchema, create_model, field_validator
 
 from hear_gym.integrations.openenv.codec import FieldCodec
 
@@ -20,12 +20,18 @@ class ServedObservation(Observation):
 
 
 class ServedState(State):
-    """OpenEnv's state (``episode_id``, ``step_count``) plus the env id, the ``gym.make`` kwargs
-    and the seed of the session's last seeded reset."""
+    """OpenEnv's state (``episode_id``, ``step_count``) plus the env id, the ``gym.make`` kwargs,
+    the seed of the session's last seeded reset and the id of the server process that holds the
+    session (one of several with ``hear-gym serve --workers N``)."""
 
     env_id: str = ""
     make_kwargs: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = None
+    worker_pid: int | None = None
+
+
+# base64 text on the wire; the bytes of its binary frame once a client has read that (``frames``)
+_AUDIO = Annotated[str | bytes, WithJsonSchema({"type": "string"})]
 
 
 def _schema_extra(codec: FieldCodec) -> dict[str, Any]:
@@ -33,11 +39,12 @@ def _schema_extra(codec: FieldCodec) -> dict[str, Any]:
 
 
 def _observation_field(codec: FieldCodec) -> tuple[Any, Any]:
-    kind_type = {"text": str, "discrete": int, "audio": str, "array": list}[codec.kind]
+    kind_type = {"text": str, "discrete": int, "audio": _AUDIO, "array": list}[codec.kind]
     description = {
         "text": "text, as the env gives it",
         "discrete": "an integer",
-        "audio": f"base64 of the valid samples, {codec.encoding} little-endian, 16 kHz mono",
+        "audio": f"the valid samples, {codec.encoding} little-endian, 16 kHz mono: base64, or the "
+        "mark of the binary frame that follows (clients that ask for binary frames)",
         "array": f"{codec.dtype} values, shape {list(codec.shape)}, as nested lists",
     }[codec.kind]
     return kind_type, Field(..., description=description, json_schema_extra=_schema_extra(codec))

@@ -10,12 +10,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import re
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +23,9 @@ from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata
 
 from hear_gym.core.registry import family, register_envs
 from hear_gym.integrations.openenv.codec import action_codec, encode_observation, jsonable, observation_codecs
-from hear_gym.integrations.openenv.guards import MAX_REQUEST_BYTES, SessionError, guard, user_error
+from hear_gym.integrations.openenv.frames import BinaryFrames
+from hear_gym.integrations.openenv.guards import SessionError, guard, user_error
+from hear_gym.integrations.openenv.limits import MemoryLimit
 from hear_gym.integrations.openenv.models import ServedModels, ServedObservation, ServedState, build_models
 from hear_gym.wrappers.reset_check import check_reset_arguments
 
@@ -74,16 +72,27 @@ class HearGymEnvironment(Environment):
     """One session's env. ``reset(seed, episode_id, options)``: ``episode_id`` names a scenario or
     item of the family (its ``reset_options``); ``step(action)`` takes the generated Action. Each
     observation's ``metadata`` holds ``terminated`` and ``truncated`` apart (``done`` is either)
-    and the env's ``info`` as JSON (the finished episode's record in ``info["episode"]``)."""
+    and the env's ``info`` as JSON (the finished episode's record in ``info["episode"]``).
+
+    Over the WebSocket a session steps on its connection's own task (``reset_async`` and
+    ``step_async``), not on a thread of its own: a step is far shorter than the hop to a thread
+    and back, one interpreter lock runs either way, and the codec sees whether the connection
+    takes audio as binary frames (``frames``)."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session builds its own env; no state is shared
+    # OpenEnv then builds and closes every session's env on one shared thread, instead of keeping
+    # an idle thread per session (hundreds of sessions, hundreds of threads)
+    REQUIRES_SINGLE_THREAD_EXECUTOR = True
 
     def __init__(self, served: ServedEnv):
         super().__init__()
         self._served = served
         self._env = served.make()
         self._default_seed = served.next_default_seed()
-        self._state = ServedState(env_id=served.env_id, make_kwargs=jsonable(served.make_kwargs))
+        self._make_kwargs = jsonable(served.make_kwargs)
+        self._episode_id: str | None = None
+        self._step_count = 0
+        self._seed: int | None = None  # the last seeded reset's
         self._episode_over: bool | None = None  # None: never reset
 
     def reset(
@@ -111,14 +120,18 @@ class HearGymEnvironment(Environment):
             raise user_error(exc) from None
         observation, info = self._env.reset(seed=seed, options=reset_options or None)
         self._episode_over = False
-        self._state = self._state.model_copy(
-            update={
-                "episode_id": episode_id,
-                "step_count": 0,
-                "seed": seed if seed is not None else self._state.seed,
-            }
-        )
+        self._episode_id, self._step_count = episode_id, 0
+        self._seed = seed if seed is not None else self._seed
         return self._observation(observation, None, False, False, info)
+
+    async def reset_async(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        **unknown: Any,
+    ) -> ServedObservation:
+        return self.reset(seed, episode_id, options, **unknown)
 
     def step(self, action: Any, timeout_s: float | None = None, **unknown: Any) -> ServedObservation:
         if unknown:
@@ -129,12 +142,24 @@ class HearGymEnvironment(Environment):
             raise SessionError("the episode has ended: reset the session to play another", 409)
         observation, reward, terminated, truncated, info = self._env.step(action.action)
         self._episode_over = bool(terminated or truncated)
-        self._state = self._state.model_copy(update={"step_count": self._state.step_count + 1})
+        self._step_count += 1
         return self._observation(observation, float(reward), bool(terminated), bool(truncated), info)
+
+    async def step_async(
+        self, action: Any, timeout_s: float | None = None, **unknown: Any
+    ) -> ServedObservation:
+        return self.step(action, timeout_s, **unknown)
 
     @property
     def state(self) -> ServedState:
-        return self._state
+        return ServedState(
+            episode_id=self._episode_id,
+            step_count=self._step_count,
+            env_id=self._served.env_id,
+            make_kwargs=self._make_kwargs,
+            seed=self._seed,
+            worker_pid=os.getpid(),
+        )
 
     def get_metadata(self) -> EnvironmentMetadata:
         from importlib.metadata import version
@@ -152,7 +177,8 @@ class HearGymEnvironment(Environment):
         self, observation: Any, reward: float | None, terminated: bool, truncated: bool, info: dict
     ) -> ServedObservation:
         models = self._served.models
-        return models.observation(
+        # built unvalidated: every value comes from the codecs, already of its field's type
+        return models.observation.model_construct(
             **encode_observation(models.observation_codecs, observation),
             done=terminated or truncated,
             reward=reward,
@@ -165,11 +191,16 @@ def build_app(
     max_concurrent_envs: int = 1,
     session_timeout: float | None = None,
     token: str | None = None,
+    memory_limit_mb: float | None = None,
 ) -> FastAPI:
     """The OpenEnv app: at most ``max_concurrent_envs`` WebSocket sessions at once (one more is
-    refused with CAPACITY_REACHED), a session idle for ``session_timeout`` seconds closed; user
-    mistakes answered with a 4xx, bodies over ``MAX_REQUEST_BYTES`` with 413 and, with a ``token``,
-    any request without ``Authorization: Bearer TOKEN`` refused (``guards``)."""
+    refused with CAPACITY_REACHED), a session idle for ``session_timeout`` seconds closed; while
+    the process holds ``memory_limit_mb`` MiB or more, a new session is refused the same way
+    (``limits``); audio as binary frames to clients that ask (``frames``); user mistakes answered
+    with a 4xx, bodies over ``MAX_REQUEST_BYTES`` with 413 and, with a ``token``, any request
+    without ``Authorization: Bearer TOKEN`` refused (``guards``)."""
+    if memory_limit_mb is not None and not memory_limit_mb > 0:
+        raise ValueError(f"the memory limit must be a positive number of MiB, got {memory_limit_mb}")
     app = create_app(
         functools.partial(HearGymEnvironment, served),
         served.models.action,
@@ -179,65 +210,7 @@ def build_app(
             max_concurrent_envs=max_concurrent_envs, session_timeout=session_timeout
         ),
     )
-    return guard(app, token)
-
-
-def _uvicorn_config(app: FastAPI, host: str, port: int, log_level: str):
-    import uvicorn
-
-    # No per-message deflate: base64 audio hardly compresses, and deflating it cost 3-6x the
-    # episode time of the audio conditions (measured), whatever the client offers.
-    return uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        ws_max_size=MAX_REQUEST_BYTES,
-        ws_per_message_deflate=False,
-    )
-
-
-def serve(
-    served: ServedEnv,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    max_concurrent_envs: int = 1,
-    session_timeout: float | None = None,
-    token: str | None = None,
-) -> None:
-    """Serve until interrupted (``hear-gym serve``). It has no accounts: on anything but this
-    machine's loopback, set a ``token`` (and put TLS in front: the token travels in the clear)."""
-    import uvicorn
-
-    app = build_app(served, max_concurrent_envs, session_timeout, token)
-    uvicorn.Server(_uvicorn_config(app, host, port, "info")).run()
-
-
-@contextmanager
-def serving_in_thread(
-    served: ServedEnv,
-    max_concurrent_envs: int = 1,
-    session_timeout: float | None = None,
-    token: str | None = None,
-) -> Iterator[str]:
-    """A server on a free local port, in a thread of this process, for as long as the block runs;
-    yields its base URL (for notebooks and tests; ``hear-gym serve`` for anything else)."""
-    import uvicorn
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = build_app(served, max_concurrent_envs, session_timeout, token)
-    server = uvicorn.Server(_uvicorn_config(app, "127.0.0.1", port, "warning"))
-    thread = threading.Thread(target=server.run, name=f"openenv-{served.env_id}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"the server of {served.env_id} did not start on port {port}")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    app.add_middleware(BinaryFrames)
+    if memory_limit_mb is not None:
+        app.add_middleware(MemoryLimit, limit_mb=memory_limit_mb)
+    return guard(app, token)  # outermost: a request without the token learns nothing else
