@@ -71,30 +71,35 @@ def sampled_records(
     max_completion_length: int = 48,
     seed: int = 0,
     batch_size: int = 64,
+    device: str = "auto",
 ) -> list[dict[str, Any]]:
-    """One record (``episode_id``, the generated ``text``, whether it ``ended``, ``reward``) per reply of a saved model or adapter
-    sampled ``samples`` times at ``temperature`` on each VoiceGate item, scored with the env's
-    reward as GRPO scores it (a reply cut by ``max_completion_length`` is the empty reply). The draws come
-    from torch's generator seeded with ``seed`` (common random numbers: the same weights give the
-    same records; the caller's random state is left as it was), so ``paired_lift`` of two models'
-    records compares them on the same draws. CPU only, as the learning tier runs."""
+    """One record (``episode_id``, the generated ``text``, whether it ``ended``, ``reward``) per
+    reply of a saved model or adapter, sampled ``samples`` times at ``temperature`` on each
+    VoiceGate item and scored with the env's reward as GRPO scores it (a reply cut by
+    ``max_completion_length`` is the empty reply). The draws come from torch's generators seeded
+    with ``seed``, and the caller's random state is left as it was: the same weights give the
+    same records (common random numbers), so ``paired_lift`` of two models' records compares
+    them on the same draws."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from agents.device import model_dtype, resolve_device
     from agents.llm.clients import load_pretrained, processing_source
 
+    device = resolve_device(device)
     tokenizer = AutoTokenizer.from_pretrained(processing_source(str(model)), padding_side="left")
-    policy = load_pretrained(AutoModelForCausalLM, str(model)).eval()
+    policy = load_pretrained(AutoModelForCausalLM, str(model), model_dtype(device)).to(device).eval()
     reward = EnvReward(item_ids, {tokenizer.eos_token_id})
     chats = gate_prompts(list(item_ids))
     prompts = [
         tokenizer.apply_chat_template(chats[i], tokenize=False, add_generation_prompt=True) for i in item_ids
     ]
     records = []
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[device] if device.startswith("cuda") else []):
         torch.manual_seed(seed)
         for start in range(0, len(prompts), batch_size):
-            inputs = tokenizer(prompts[start : start + batch_size], return_tensors="pt", padding=True)
+            batch = prompts[start : start + batch_size]
+            inputs = tokenizer(batch, return_tensors="pt", padding=True).to(device)
             with torch.no_grad():
                 output = policy.generate(
                     **inputs,
