@@ -4,7 +4,9 @@
 lenient: any text without a tag is an answer, so a random model's 128 tokens of noise count as
 valid. ``greedy_replies`` is strict: it plays a saved model greedily on held-out items and says
 whether each reply ended (its end-of-turn token before the cap), as GRPO's reward requires;
-``ended_valid_rate`` counts a reply valid only if it ended and parses.
+``ended_valid_rate`` counts a reply valid only if it ended and parses. ``sampled_records`` scores
+the policy GRPO trains: replies sampled at its temperature, each with the env's reward, the draws
+seeded so that two models are compared on the same ones.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.voicegate.grpo_items import gate_prompts
+from agents.voicegate.grpo_items import EnvReward, gate_prompts
 from hear_gym.core.registry import family
 from hear_gym.envs.voicegate.actions import DecisionKind, parse_reply
 from hear_gym.envs.voicegate.family import ENV_ID
@@ -59,3 +61,67 @@ def ended_valid_rate(replies: list[tuple[str, bool]]) -> float:
     return float(
         np.mean([ended and parse_reply(r).kind is not DecisionKind.MALFORMED for r, ended in replies])
     )
+
+
+def sampled_records(
+    model: str | Path,
+    item_ids: list[str],
+    samples: int = 8,
+    temperature: float = 0.7,
+    max_completion_length: int = 48,
+    seed: int = 0,
+    batch_size: int = 64,
+    device: str = "auto",
+) -> list[dict[str, Any]]:
+    """One record (``episode_id``, the generated ``text``, whether it ``ended``, ``reward``) per
+    reply of a saved model or adapter, sampled ``samples`` times at ``temperature`` on each
+    VoiceGate item and scored with the env's reward as GRPO scores it (a reply cut by
+    ``max_completion_length`` is the empty reply). The draws come from torch's generators seeded
+    with ``seed``, and the caller's random state is left as it was: the same weights give the
+    same records (common random numbers), so ``paired_lift`` of two models' records compares
+    them on the same draws."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agents.device import model_dtype, resolve_device
+    from agents.llm.clients import load_pretrained, processing_source
+
+    device = resolve_device(device)
+    tokenizer = AutoTokenizer.from_pretrained(processing_source(str(model)), padding_side="left")
+    policy = load_pretrained(AutoModelForCausalLM, str(model), model_dtype(device)).to(device).eval()
+    reward = EnvReward(item_ids, {tokenizer.eos_token_id})
+    chats = gate_prompts(list(item_ids))
+    prompts = [
+        tokenizer.apply_chat_template(chats[i], tokenize=False, add_generation_prompt=True) for i in item_ids
+    ]
+    records = []
+    with torch.random.fork_rng(devices=[device] if device.startswith("cuda") else []):
+        torch.manual_seed(seed)
+        for start in range(0, len(prompts), batch_size):
+            batch = prompts[start : start + batch_size]
+            inputs = tokenizer(batch, return_tensors="pt", padding=True).to(device)
+            with torch.no_grad():
+                output = policy.generate(
+                    **inputs,
+                    max_new_tokens=max_completion_length,
+                    do_sample=True,
+                    temperature=temperature,
+                    top_k=0,
+                    num_return_sequences=samples,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
+            new = output[:, inputs["input_ids"].shape[1] :]
+            ended = (new == tokenizer.eos_token_id).any(dim=1).tolist()
+            texts = tokenizer.batch_decode(new, skip_special_tokens=True)
+            for n, (text, done) in enumerate(zip(texts, ended, strict=True)):
+                item_id = item_ids[start + n // samples]
+                reply = text if done else ""
+                records.append(
+                    {
+                        "episode_id": item_id,
+                        "text": text,
+                        "ended": done,
+                        "reward": reward.score(item_id, reply)[0],
+                    }
+                )
+    return records

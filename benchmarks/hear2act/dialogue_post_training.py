@@ -7,7 +7,8 @@ the state-aware agent's tool-calling dialogues (``train_tool_sft``), then train 
 GRPO through TRL's ``environment_factory`` (``train_dialogue_grpo``, task
 ``hear2act_dialogue_state``). The held-out test scenarios are played by the SFT model (``base``)
 and the GRPO model (``final``), each scenario ``num_generations`` times at the training
-temperature; the paired lift is final minus base on the same scenarios (scenario bootstrap).
+temperature on the same seeded draws; the paired lift is final minus base on the same scenarios
+(scenario bootstrap).
 ``--grpo-lr`` sets GRPO's learning rate (``1e-12``: the control that cannot learn).
 
 Writes benchmarks/out/dialogue_post_training/seed_<S>/ (run folders) and summary.json.

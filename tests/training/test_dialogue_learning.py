@@ -4,21 +4,17 @@ A small model built from scratch offline (``training.tiny_model.LEARNING_TOOL_LM
 on a few of the state-aware agent's Hear2Act dialogues under T+S, written as tool-calling chats
 (``train_tool_sft``), then trained with dialogue GRPO through TRL's ``environment_factory``
 (``train_dialogue_grpo``, task ``hear2act_dialogue_state``) on the env's return, with the settings
-of ``agents.hear2act.dialogue_learning_recipe`` (its study, with the figures:
-``benchmarks/hear2act/dialogue_post_training.md``). The test asserts a paired lift in held-out
-return with a CI above zero on seed 0 at 16 GRPO steps. Its lower bound is close to zero: a
-change in the model stack can move it either side.
+of ``agents.hear2act.dialogue_learning_recipe`` (``benchmarks/hear2act/dialogue_post_training.py`` is
+the study over seeds and budgets).
 
-The vocabulary keeps the ``<tool_call>`` tags as tokens of their own: transformers parses calls
-from token ids and matches a tag only as its own token, so a vocabulary that folded the tags into
-a call's tokens had every call read as text, GRPO saw no calls, trained on nothing, and this test
-failed with a lift of exactly 0 (``tests/integrations/test_trl_grpo.py`` checks the parse in the
-default tier).
-
-What this test is, honestly: a check of seed 0's run, not evidence that the recipe lifts every
-seed. The evaluation's noise is about +-0.2 (the same SFT model played twice), the size of the
-lift; more GRPO steps lift more seeds, and the test keeps 16 steps to stay within the tier's
-minutes. The SFT half (loss falling to under half its start) is robust across the seeds.
+The held-out evaluation plays the first 24 test scenarios 4 times each at the training
+temperature (the policy GRPO trains), the SFT model and the GRPO model on the same seeded draws:
+with the same weights the lift is exactly 0, so a trainer that stops learning fails here.
+Measured: +0.233 [+0.103, +0.361] on this seed (return -0.332 -> -0.098, dialogues played
+out 76% -> 43%), +0.169 [+0.029, +0.313] from a model of initial-weight seed 1; SFT about 2 min
+and GRPO with both evaluations about 7 min of CPU time. What GRPO teaches at this
+budget is to keep calling tools (fewer dialogues played out by invalid turns), not to recommend
+better; played greedily the SFT model already never stops calling, so the evaluation samples.
 """
 
 from __future__ import annotations
@@ -35,14 +31,10 @@ pytestmark = [pytest.mark.learning, pytest.mark.usefixtures("one_torch_thread")]
 QUIET = {"wandb_project": None, "progress": False}
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="after the turn-limit and episode-order changes the seed-0 lift is +0.127 [-0.044, +0.300]; to be re-sized",
-)
 def test_dialogue_grpo_raises_held_out_return_under_t_plus_s_over_its_sft_start(tmp_path):
     """SFT teaches the tool grammar (its loss falls to a fraction of where it began); GRPO from
     that model raises the mean held-out return (the same test scenarios played before and
-    after, scenario-level paired bootstrap) with a CI above zero."""
+    after on the same draws, scenario-level paired bootstrap) with a CI above zero."""
     model = build_tiny_causal_lm(tmp_path / "model", **LEARNING_TOOL_LM)
     sft = train_tool_sft(out=tmp_path / "sft", model=str(model), **HEAR2ACT_TOOL_SFT, **QUIET)
     loss = train_curve(tmp_path / "sft", "loss")

@@ -306,3 +306,20 @@ def test_a_group_split_over_two_processes_keeps_its_pair(tiny_lm, tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "run" / "curve.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows if r["kind"] == "train" and "loss" in r] == [1, 2]
     assert [r["checkpoint"] for r in rows if r["kind"] == "eval"] == ["final"]
+
+
+def test_sampled_records_draw_the_same_samples_for_the_same_seed(tiny_lm):
+    """The learning tier's sampled evaluation: the same weights and seed give the same replies
+    (so a GRPO run that did not learn has a lift of exactly 0), another seed other replies, and a
+    reply cut by the token cap is scored as the empty reply, as GRPO's reward scores it."""
+    from agents.voicegate.reply_checks import sampled_records
+
+    items = ["st-0-22", "st-7-42"]
+    first = sampled_records(tiny_lm, items, samples=3, max_completion_length=8, seed=5)
+    again = sampled_records(tiny_lm, items, samples=3, max_completion_length=8, seed=5)
+    other = sampled_records(tiny_lm, items, samples=3, max_completion_length=8, seed=6)
+    assert [r["episode_id"] for r in first] == [items[0]] * 3 + [items[1]] * 3
+    assert first == again and [r["text"] for r in first] != [r["text"] for r in other]
+    cut = [r for r in first if not r["ended"]]
+    empty = EnvReward(items, {EOS})
+    assert cut and all(r["reward"] == empty.score(r["episode_id"], "")[0] for r in cut)

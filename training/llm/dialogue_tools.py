@@ -11,12 +11,18 @@
   loss and tool-call frequency.
 * ``evaluate_tools``: the held-out evaluation plays ``limit`` test scenarios through the same
   factory with TRL's own generation (``trainer.evaluate``; each scenario ``num_generations``
-  times), and logs the mean return and success with scenario-level bootstrap CIs; its rollouts
-  go to ``evals/<base|final>/results.jsonl`` of the run folder, for a paired lift.
+  times, sampled at the training temperature: the policy GRPO trains), and logs the mean return
+  and success with scenario-level bootstrap CIs; its rollouts go to
+  ``evals/<base|final>/results.jsonl`` of the run folder, for a paired lift. Every evaluation
+  draws its samples from the same seeded stream (common random numbers), so the base and final
+  models are compared on the same draws: the same weights give the same dialogues and a lift of
+  exactly 0, and the paired lift does not carry the sampler's noise twice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +116,8 @@ def evaluate_tools(
     from accelerate.utils import gather_object
 
     start = len(history)
-    trainer.evaluate(eval_dataset=tools_dataset(env_id, scenario_ids, seed))
+    with seeded_sampler(seed + trainer.accelerator.process_index, trainer.accelerator.device):
+        trainer.evaluate(eval_dataset=tools_dataset(env_id, scenario_ids, seed))
     rows = gather_object(history[start:])  # every process's share of the rollouts
     del history[start:]  # evaluation rollouts are not training rows of the curve
     if records is not None and main_process():
@@ -126,3 +133,16 @@ def evaluate_tools(
         numerator, denominator = (np.array(v) for v in zip(*sums.values(), strict=True))
         metrics[metric] = ratio_ci(RatioSums(numerator, denominator), seed=seed).as_dict()
     return metrics
+
+
+@contextmanager
+def seeded_sampler(seed: int, device) -> Iterator[None]:
+    """Generation inside draws from torch's generators seeded with ``seed`` (the CPU's, and the
+    GPU's the model runs on), and the run's own random state is restored after it, so training
+    goes on as if no evaluation had sampled."""
+    import torch
+
+    devices = [device] if getattr(device, "type", str(device)).startswith("cuda") else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield

@@ -9,10 +9,14 @@ cases. At most a quarter of its replies may be malformed, and its plan-slot accu
 originals must have a case-bootstrap CI above text-only's (the training majority plan, which a
 model that ignores the evidence converges to; measured here too).
 
-What it does not learn, and so what this test does not assert: the change an edit licenses.
-Each emotion strengthens along its own plan slot, and measured counterfactual consistency was
-0.062 [0.000, 0.188] at 40 epochs and 0.188 [0.000, 0.375] at 80 (prior-only: 0), with no
-CI above zero. 309 s on the shared 2-core machine (the whole test, measured).
+Measured on the test's seed: plan-slot 0.703 [0.531, 0.859] (text-only 0.438), 6.2% malformed;
+from initial-weight seed 1: 0.656 [0.445, 0.859], 12.5% malformed. 40 epochs in batches of 16 left
+28% malformed on the test's seed (the grammar at its edge; the recipe's docstring says why).
+504 s on the shared 2-core machine at load average 9 (4.5 min of CPU time).
+
+Not asserted: the change an edit licenses (counterfactual consistency 0.223 [0.062, 0.438] and
+0.330 [0.125, 0.562] at the two seeds, prior-only 0, but 0.062 [0.000, 0.188] with an earlier
+vocabulary) and citations (no cue id is copied: evidence F1 0).
 """
 
 from __future__ import annotations
@@ -29,11 +33,7 @@ from training.tiny_model import LEARNING_LM, build_tiny_causal_lm
 pytestmark = pytest.mark.learning
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="on merged main 34% of the SFT model's held-out replies are malformed (bound 25%; 3.1% on its branch before the reliability and harness merges); to be re-sized",
-)
-def test_sft_model_beats_prior_only_on_counterfactual_consistency(tmp_path):
+def test_sft_model_replies_in_the_grammar_and_beats_text_only_on_plan_slots(tmp_path):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a small model gains nothing from threads
     try:
