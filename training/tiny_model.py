@@ -14,6 +14,7 @@ No hub access is needed or attempted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 # Every turn ends with the EOS token, as real instruct templates end turns with theirs (Qwen's
@@ -36,39 +37,54 @@ AUDIO_CHAT_TEMPLATE = (
 )
 
 
-def corpus() -> list[str]:
-    """The text the tokenizer is trained on: every family's ``corpus`` (its training material), in
-    registration order."""
-    return _from_every_family("corpus")
+def corpus(env_ids: Sequence[str] | None = None) -> list[str]:
+    """The text the tokenizer is trained on: each family's ``corpus`` (its training material), in
+    registration order; ``env_ids`` keeps those envs' families only (default: every family)."""
+    return _from_families("corpus", env_ids)
 
 
-def fixed_instructions() -> list[str]:
+def fixed_instructions(env_ids: Sequence[str] | None = None) -> list[str]:
     """System instructions a family's prompts repeat word for word (its material's
     ``instructions``), in registration order."""
-    return _from_every_family("instructions")
+    return _from_families("instructions", env_ids)
 
 
-def fixed_phrases() -> list[str]:
+def fixed_phrases(env_ids: Sequence[str] | None = None) -> list[str]:
     """Phrases a family's observations repeat word for word (its material's ``phrases``)."""
-    return _from_every_family("phrases")
+    return _from_families("phrases", env_ids)
 
 
-def _from_every_family(field: str) -> list[str]:
+def _chosen(env_ids: Sequence[str] | None) -> list[str]:
+    from hear_gym.core.registry import env_ids as registered
+
+    known = registered()
+    unknown = [env_id for env_id in env_ids or () if env_id not in known]
+    if unknown:
+        raise ValueError(f"no registered env {unknown[0]!r}; registered: {', '.join(known)}")
+    return [env_id for env_id in known if env_ids is None or env_id in env_ids]
+
+
+def _from_families(field: str, env_ids: Sequence[str] | None) -> list[str]:
     from agents.training_material import training_material
-    from hear_gym.core.registry import env_ids
 
-    return [text for env_id in env_ids() for text in (getattr(training_material(env_id), field) or list)()]
+    return [
+        text for env_id in _chosen(env_ids) for text in (getattr(training_material(env_id), field) or list)()
+    ]
 
 
 def _tokenizer(
-    vocab_size: int, audio: bool = False, whole_instructions: bool = False, tool_calling: bool = False
+    vocab_size: int,
+    audio: bool = False,
+    whole_instructions: bool = False,
+    tool_calling: bool = False,
+    env_ids: Sequence[str] | None = None,
 ):
     from tokenizers import AddedToken, ByteLevelBPETokenizer
     from transformers import PreTrainedTokenizerFast
 
     special = SPECIAL_TOKENS + (AUDIO_TOKENS if audio else []) + (TOOL_SPECIAL_TOKENS if tool_calling else [])
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus(), vocab_size=vocab_size, min_frequency=1, special_tokens=special)
+    bpe.train_from_iterator(corpus(env_ids), vocab_size=vocab_size, min_frequency=1, special_tokens=special)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         eos_token="<|im_end|>" if tool_calling else "<|endoftext|>",
@@ -82,15 +98,17 @@ def _tokenizer(
     if tool_calling:
         tokenizer.chat_template = _tool_chat_template()
     if whole_instructions:  # matched verbatim before BPE; decoding writes the text back
-        fixed = fixed_instructions()
+        fixed = fixed_instructions(env_ids)
         if tool_calling:
-            fixed += tool_system_blocks(tokenizer) + tool_call_frames() + fixed_phrases()
+            fixed += (
+                tool_system_blocks(tokenizer, env_ids) + tool_call_frames(env_ids) + fixed_phrases(env_ids)
+            )
         tokenizer.add_tokens([AddedToken(text, normalized=False) for text in fixed])
     return tokenizer
 
 
-def tool_call_frames() -> list[str]:
-    """Every registered env's tool calls as the chat template writes them between the tags, cut
+def tool_call_frames(env_ids: Sequence[str] | None = None) -> list[str]:
+    """Every registered env's (or ``env_ids``') tool calls as the chat template writes them between the tags, cut
     into their fixed parts: a call without arguments whole (``\n{"name": "ask", "arguments": {}}\n``),
     a call with arguments up to its first value (``\n{"name": "recommend", "arguments": {"option": ``)
     and the ends after a last value (``}}\n``, ``"}}\n``). One token each: choosing a tool is one
@@ -101,12 +119,11 @@ def tool_call_frames() -> list[str]:
     inside another token as text, so a frame that swallowed a tag would hide every call."""
     from transformers.utils import get_json_schema
 
-    from hear_gym.core.registry import env_ids
     from hear_gym.integrations.trl import environment_factory, offered_tools
 
     close = "}}\n"
     frames = []
-    for env_id in env_ids():
+    for env_id in _chosen(env_ids):
         for method in offered_tools(environment_factory(env_id)()):
             schema = get_json_schema(method)["function"]
             head = '\n{"name": "' + schema["name"] + '", "arguments": {'
@@ -115,17 +132,16 @@ def tool_call_frames() -> list[str]:
     return [*dict.fromkeys(frames), close, '"' + close]
 
 
-def tool_system_blocks(tokenizer) -> list[str]:
-    """Each registered env's system turn under a tool-calling chat template, as TRL's
+def tool_system_blocks(tokenizer, env_ids: Sequence[str] | None = None) -> list[str]:
+    """Each registered env's (or ``env_ids``') system turn under a tool-calling chat template, as TRL's
     ``environment_factory`` renders it (the tool set's instruction and every tool's JSON schema):
     fixed text, one token of a ``whole_instructions`` vocabulary, so a tool chat's prompt costs a
     small model its observation, not its thousand-token tool inventory."""
-    from hear_gym.core.registry import env_ids
     from hear_gym.integrations.trl import environment_factory, offered_tools, tool_set
 
     start, end = "<|im_start|>system\n", "<|im_end|>"
     blocks = []
-    for env_id in env_ids():
+    for env_id in _chosen(env_ids):
         system = [{"role": "system", "content": tool_set(env_id).instruction}]
         text = tokenizer.apply_chat_template(
             system, tools=offered_tools(environment_factory(env_id)()), tokenize=False
@@ -167,14 +183,19 @@ def build_tiny_causal_lm(
     seed: int = 0,
     whole_instructions: bool = False,
     tool_calling: bool = False,
+    env_ids: Sequence[str] | None = None,
 ) -> Path:
     """``tool_calling``: Qwen2.5's chat template (TRL's copy, which TRL can parse tool calls
-    under) and its turn and tool tokens, for TRL's ``environment_factory``."""
+    under) and its turn and tool tokens, for TRL's ``environment_factory``. ``env_ids``: the
+    vocabulary learns those envs' text only (default: every family's), so a learning test's model
+    is not re-drawn when another family's text changes."""
     import torch
     from transformers import Qwen2ForCausalLM
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer = _tokenizer(vocab_size, whole_instructions=whole_instructions, tool_calling=tool_calling)
+    tokenizer = _tokenizer(
+        vocab_size, whole_instructions=whole_instructions, tool_calling=tool_calling, env_ids=env_ids
+    )
     if not tool_calling:
         tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(out_dir)

@@ -56,7 +56,9 @@ def one_seed(
     start = time.perf_counter()
     sft_dir = sft_from or out / "sft"
     if sft_from is None:
-        model = build_tiny_causal_lm(out / "model", seed=seed, **LEARNING_TOOL_LM)
+        model = build_tiny_causal_lm(
+            out / "model", seed=seed, **LEARNING_TOOL_LM, env_ids=("hear_gym/Hear2Act-v0",)
+        )
         train_tool_sft(out=sft_dir, model=str(model), seed=seed, **HEAR2ACT_TOOL_SFT, **QUIET)
     sft_seconds = time.perf_counter() - start
     grpo = {**HEAR2ACT_DIALOGUE_GRPO, **grpo_overrides}

@@ -63,7 +63,7 @@ def every(values: list[float], n: int) -> list[float]:
 
 
 def voicegate(args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    model = build_tiny_causal_lm(out / "tiny_model", **LEARNING_LM)
+    model = build_tiny_causal_lm(out / "tiny_model", **LEARNING_LM, env_ids=("hear_gym/VoiceGate-v0",))
     sft_settings = with_overrides(
         VOICEGATE_SFT, demo_limit=args.demos, epochs=args.sft_epochs, learning_rate=args.sft_lr
     )

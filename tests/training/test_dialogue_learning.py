@@ -35,7 +35,7 @@ def test_dialogue_grpo_raises_held_out_return_under_t_plus_s_over_its_sft_start(
     """SFT teaches the tool grammar (its loss falls to a fraction of where it began); GRPO from
     that model raises the mean held-out return (the same test scenarios played before and
     after on the same draws, scenario-level paired bootstrap) with a CI above zero."""
-    model = build_tiny_causal_lm(tmp_path / "model", **LEARNING_TOOL_LM)
+    model = build_tiny_causal_lm(tmp_path / "model", **LEARNING_TOOL_LM, env_ids=("hear_gym/Hear2Act-v0",))
     sft = train_tool_sft(out=tmp_path / "sft", model=str(model), **HEAR2ACT_TOOL_SFT, **QUIET)
     loss = train_curve(tmp_path / "sft", "loss")
     assert sum(loss[-3:]) / 3 < 0.5 * sum(loss[:3]) / 3, loss

@@ -37,7 +37,7 @@ def test_sft_model_replies_in_the_grammar_and_beats_text_only_on_plan_slots(tmp_
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a small model gains nothing from threads
     try:
-        model = build_tiny_causal_lm(tmp_path / "model", **LEARNING_LM)
+        model = build_tiny_causal_lm(tmp_path / "model", **LEARNING_LM, env_ids=("hear_gym/DeliveryPlan-v0",))
         result = train_sft(
             out=tmp_path / "sft", model=str(model), wandb_project=None, progress=False, **DELIVERYPLAN_SFT
         )
