@@ -168,10 +168,21 @@ class AudioProbe(NormalizedMLP):
     A calibrated concern probe (``threshold``) says resolved only above those log-odds."""
 
     threshold: float | None = None
+    KEPT_VERDICTS = 65_536  # one per distinct feature row heard; a few hundred bytes each
 
     def predict(self, waveform: np.ndarray, reference: np.ndarray | None = None) -> str:
+        """The class of one turn. Verdicts are kept by feature row: every condition of a grid that
+        hears a turn gets its verdict without another forward pass (the same row gives the same
+        logits; the operating point is part of the key)."""
         x = turn_features(self.config.features, waveform, reference)[None, :]
-        return self.config.classes[int(self.predict_features(x)[0])]
+        verdicts = self.__dict__.setdefault("_verdicts", {})
+        key = (self.threshold, x.tobytes())
+        verdict = verdicts.get(key)
+        if verdict is None:
+            if len(verdicts) >= self.KEPT_VERDICTS:
+                verdicts.clear()
+            verdict = verdicts[key] = self.config.classes[int(self.predict_features(x)[0])]
+        return verdict
 
     def predict_features(self, x: np.ndarray) -> np.ndarray:
         if self.threshold is None:

@@ -52,16 +52,58 @@ class Lexicon:
 
     def mentioned(self, text: str) -> set[str]:
         """Concern dimensions whose requirement or direction phrases occur in ``text``."""
-        lowered = text.lower()
-        return {
-            d.key
-            for d in self.domain.concern_dimensions
-            if any(p.lower() in lowered for p in (*d.requirements, *d.directions))
-        }
+        return set(_reading(self.domain).mentioned(text))
 
     def features(self, description: str) -> dict[str, bool]:
         """How an option fares on each dimension its description mentions."""
-        return self.domain.described(description)
+        return dict(_reading(self.domain).described(description))
+
+
+class _Reading:
+    """A domain's phrases lowered once, and what each text read said: a grid's episodes read the
+    same user lines and option descriptions thousands of times (kept up to ``KEPT_TEXTS`` each)."""
+
+    KEPT_TEXTS = 65_536
+
+    def __init__(self, domain: DomainSchema) -> None:
+        self.domain = domain
+        self._phrases = tuple(
+            (d.key, tuple(p.lower() for p in (*d.requirements, *d.directions)))
+            for d in domain.concern_dimensions
+        )
+        self._mentioned: dict[str, frozenset[str]] = {}
+        self._described: dict[str, dict[str, bool]] = {}
+
+    def mentioned(self, text: str) -> frozenset[str]:
+        found = self._mentioned.get(text)
+        if found is None:
+            lowered = text.lower()
+            found = frozenset(key for key, phrases in self._phrases if any(p in lowered for p in phrases))
+            self._mentioned = _kept(self._mentioned, self.KEPT_TEXTS)
+            self._mentioned[text] = found
+        return found
+
+    def described(self, description: str) -> dict[str, bool]:
+        found = self._described.get(description)
+        if found is None:
+            self._described = _kept(self._described, self.KEPT_TEXTS)
+            found = self._described[description] = self.domain.described(description)
+        return found
+
+
+def _kept(memo: dict, limit: int) -> dict:
+    return memo if len(memo) < limit else {}
+
+
+_READINGS: dict[str, _Reading] = {}
+
+
+def _reading(domain: DomainSchema) -> _Reading:
+    """The process's ``_Reading`` of ``domain`` (rebuilt if another schema object takes its id)."""
+    reading = _READINGS.get(domain.domain_id)
+    if reading is None or reading.domain is not domain:
+        reading = _READINGS[domain.domain_id] = _Reading(domain)
+    return reading
 
 
 @dataclass(frozen=True)

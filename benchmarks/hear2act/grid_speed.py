@@ -32,7 +32,7 @@ import shutil
 import time
 from pathlib import Path
 
-from benchmarks.hear2act.audio_grid import AGENTS, runs_for, train_probes
+from benchmarks.hear2act.audio_grid import AGENTS, TRAIN_SCENARIOS, runs_for, train_probes
 from hear_gym.envs.hear2act.family import run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
 from hear_gym.eval.pipeline import evaluate
@@ -93,7 +93,7 @@ def in_fresh_process(function, *args):
 def main(workers: int = WORKERS, n_scenarios: int | None = None, profile: bool = False) -> dict:
     shutil.rmtree(OUT, ignore_errors=True)
     OUT.mkdir(parents=True)
-    probes = train_probes("espeak")
+    probes = train_probes("espeak", TRAIN_SCENARIOS)
     os.environ["HEAR_GYM_CACHE"] = str(OUT / "cache_root")  # fresh feature store; workers inherit it
     cache_dir = OUT / "audio_cache"
     scenario_ids = tuple(s.scenario_id for s in scenario_bank())[:n_scenarios]

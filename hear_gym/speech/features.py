@@ -9,9 +9,11 @@ cached). Every stored row carries a keyed checksum: a damaged row is recomputed 
 a damaged store is ignored with a warning, never trusted. ``pooled_log_mel`` (the
 mean and standard deviation of the log-mel frames) is cached the same way.
 
-Hashing a clip costs about as much as a cache lookup saves, so the content key of a *read-only*
-array (what ``RenderCache`` hands out: shared, never modified) is remembered per array object
-while it lives; writable arrays are hashed on every call.
+A clip's content key is the BLAKE2b-256 digest of its float32 bytes (with the sample rate).
+Hashing a clip costs about as much as a cache lookup saves, so the key of a *read-only* array
+(what ``RenderCache`` hands out: shared, never modified) is remembered per array object while it
+lives, and the render cache hands over the digest it checks its disk entries with
+(``remember_digest``); writable arrays are hashed on every call.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ N_MELS = 64
 _CACHE: OrderedDict[bytes, np.ndarray] = OrderedDict()
 _CACHE_SIZE = 8192
 _LOCK = threading.Lock()
-_STORE_NAME = "features-v2.sqlite3"  # bump with any change to FEATURE_NAMES or their computation
+_STORE_NAME = "features-v3.sqlite3"  # bump with any change to FEATURE_NAMES, their computation or keys
 _CHECK_BYTES = 16  # a keyed BLAKE2b of each stored row: damaged rows are recomputed, never served
 _store: tuple[int, str, sqlite3.Connection | None] | None = None  # (pid, path, connection)
 
@@ -180,19 +182,38 @@ def _compute(waveform: np.ndarray, sample_rate: int) -> np.ndarray:
 
 def _content_key(waveform: np.ndarray, sample_rate: int, kind: bytes) -> bytes:
     frozen = not waveform.flags.writeable
-    if frozen:
-        entry = _KEYS_BY_OBJECT.get(id(waveform))
-        if entry is not None and entry[0]() is waveform:
-            return kind + entry[1]
-    hasher = hashlib.blake2b(memoryview(waveform).cast("B"), digest_size=16)
-    hasher.update(sample_rate.to_bytes(4, "little"))
-    key = hasher.digest()
-    if frozen:
-        ident = id(waveform)
-        _KEYS_BY_OBJECT[ident] = (weakref.ref(waveform, lambda _, i=ident: _KEYS_BY_OBJECT.pop(i, None)), key)
-    return kind + key
+    digest = _remembered(waveform) if frozen else None
+    if digest is None:
+        digest = hashlib.blake2b(memoryview(waveform).cast("B"), digest_size=_DIGEST_BYTES).digest()
+        if frozen:
+            _remember(waveform, digest)
+    return kind + digest + sample_rate.to_bytes(4, "little")
 
 
+def remember_digest(waveform: np.ndarray, digest: bytes) -> None:
+    """Take ``digest``, the BLAKE2b-256 digest of ``waveform``'s bytes that its owner computed
+    anyway (the render cache checks its disk entries with it), as the clip's content key while
+    the array lives. Only read-only float32 arrays in C order qualify: nobody can change them
+    under the key, and they are the arrays the features read as they are."""
+    if len(digest) == _DIGEST_BYTES and _as_read(waveform) and not waveform.flags.writeable:
+        _remember(waveform, digest)
+
+
+def _as_read(waveform: np.ndarray) -> bool:
+    return waveform.dtype == np.float32 and waveform.flags.c_contiguous
+
+
+def _remembered(waveform: np.ndarray) -> bytes | None:
+    entry = _KEYS_BY_OBJECT.get(id(waveform))
+    return entry[1] if entry is not None and entry[0]() is waveform else None
+
+
+def _remember(waveform: np.ndarray, digest: bytes) -> None:
+    ident = id(waveform)
+    _KEYS_BY_OBJECT[ident] = (weakref.ref(waveform, lambda _, i=ident: _KEYS_BY_OBJECT.pop(i, None)), digest)
+
+
+_DIGEST_BYTES = 32
 _KEYS_BY_OBJECT: dict[int, tuple[weakref.ref, bytes]] = {}
 
 
@@ -216,7 +237,7 @@ def _memory_put(key: bytes, features: np.ndarray) -> np.ndarray:
 def prosodic_features(waveform: np.ndarray, sample_rate: int = 16_000) -> np.ndarray:
     """The ``FEATURE_NAMES`` vector of one utterance (read-only, cached by content)."""
     waveform = np.ascontiguousarray(waveform, dtype=np.float32)
-    key = _content_key(waveform, sample_rate, b"")  # the disk store's keys predate the kind prefix
+    key = _content_key(waveform, sample_rate, b"")
     cached = _memory_get(key)
     if cached is not None:
         return cached

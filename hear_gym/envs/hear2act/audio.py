@@ -62,7 +62,7 @@ class TurnAudio:
         )
 
     def waveform(self, env: gym.Env, turn: int = -1) -> np.ndarray:
-        return self.cache.render(self.request(env, turn)).waveform
+        return self.cache.waveform(self.request(env, turn))
 
 
 class _AddKeys(gym.Wrapper):

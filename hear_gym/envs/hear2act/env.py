@@ -61,7 +61,7 @@ from hear_gym.envs.hear2act.actions import (
     utterance,
 )
 from hear_gym.envs.hear2act.metrics import episode_counts
-from hear_gym.envs.hear2act.scenario_facts import INVALID_TEXT, ScenarioFacts
+from hear_gym.envs.hear2act.scenario_facts import INVALID_TEXT, shared_scenario_facts
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema
 from hear_gym.envs.hear2act.scenarios.model import Scenario
@@ -143,7 +143,7 @@ class Hear2ActEnv(gym.Env):
         )
         self.scenario: Scenario | None = None
         self.turns: list[dict[str, Any]] = []
-        self._facts = ScenarioFacts(self.feedback, self.patience, self.assistant)
+        self._facts = shared_scenario_facts(self.feedback, self.patience, self.assistant)
 
     # -- Gymnasium API --------------------------------------------------------------------
     def check_reset_options(self, options: dict) -> None:

@@ -306,7 +306,7 @@ class FeatureObservation(gym.ObservationWrapper):
             if len(self._features) >= FEATURE_MEMO_SIZE:
                 self._features.clear()
             features = self._features[request] = prosodic_features(
-                self.audio.cache.render(request).waveform, SAMPLE_RATE
+                self.audio.cache.waveform(request), SAMPLE_RATE
             )
         return features
 
