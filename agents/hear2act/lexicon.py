@@ -73,6 +73,7 @@ class _Reading:
         )
         self._mentioned: dict[str, frozenset[str]] = {}
         self._described: dict[str, dict[str, bool]] = {}
+        self.views: dict[str, DialogueView] = {}  # by transcript (``DialogueView.parse``)
 
     def mentioned(self, text: str) -> frozenset[str]:
         found = self._mentioned.get(text)
@@ -89,6 +90,9 @@ class _Reading:
             self._described = _kept(self._described, self.KEPT_TEXTS)
             found = self._described[description] = self.domain.described(description)
         return found
+
+
+KEPT_VIEWS = 4_096  # transcripts are a few kB each
 
 
 def _kept(memo: dict, limit: int) -> dict:
@@ -119,6 +123,17 @@ class DialogueView:
 
     @classmethod
     def parse(cls, transcript: str, lexicon: Lexicon) -> DialogueView:
+        """The view of ``transcript``; kept per process for the last ``KEPT_VIEWS`` transcripts
+        read (the conditions of a grid that play the same dialogue read the same transcripts)."""
+        reading = _reading(lexicon.domain)
+        view = reading.views.get(transcript)
+        if view is None:
+            reading.views = _kept(reading.views, KEPT_VIEWS)
+            view = reading.views[transcript] = cls._parse(transcript, lexicon)
+        return view
+
+    @classmethod
+    def _parse(cls, transcript: str, lexicon: Lexicon) -> DialogueView:
         user_lines, assistant_lines = [], []
         for line in transcript.splitlines():
             if line.startswith("User: "):

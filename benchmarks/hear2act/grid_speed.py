@@ -12,8 +12,8 @@ Targets: <= 60 s cold, <= 10 s warm on 2 cores. Writes benchmarks/out/speed_grid
     python -m benchmarks.hear2act.grid_speed                              # the measurement
     python -m benchmarks.hear2act.grid_speed --scenarios 60 --profile   # where the time goes
 
-``--profile`` plays each pass in one fresh process under cProfile (no worker pool; a fresh
-process, so the warm pass finds nothing in memory) and writes
+``--profile`` plays each pass in one fresh process under cProfile, timed in CPU seconds (no
+worker pool; a fresh process, so the warm pass finds nothing in memory) and writes
 ``benchmarks/out/speed_grid_<pass>.pstats`` and the top functions by cumulative time.
 """
 
@@ -75,7 +75,7 @@ def run_grid(tag: str, probes, cache_dir: Path, scenario_ids: tuple[str, ...], w
 
 
 def profiled(tag: str, probes, cache_dir: Path, scenario_ids: tuple[str, ...]) -> dict:
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.process_time)  # CPU time: a loaded machine stretches wall time
     result = profile.runcall(run_grid, tag, probes, cache_dir, scenario_ids, 0)
     path = OUT.parent / f"speed_grid_{tag}.pstats"
     profile.dump_stats(path)
