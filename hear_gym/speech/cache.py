@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hear_gym.speech.features import remember_digest
+from hear_gym.speech.features import remember_digest, utterance_prosodic_features
 from hear_gym.speech.renderers import (
     SAMPLE_RATE,
     Renderer,
@@ -99,6 +99,14 @@ class RenderCache:
     def waveform(self, request: RenderRequest) -> np.ndarray:
         """The waveform of ``request`` (read-only, shared), without its plan record."""
         return self._get(cache_key(self.renderer, request), request)[0]
+
+    def prosodic_features(self, request: RenderRequest) -> np.ndarray:
+        """``hear_gym.speech.features.prosodic_features`` of the rendering of ``request``, looked
+        up by the request first (``utterance_prosodic_features``): no audio is read or rendered
+        for a turn whose features are stored."""
+        return utterance_prosodic_features(
+            cache_key(self.renderer, request), lambda: self.waveform(request), SAMPLE_RATE
+        )
 
     def contains(self, request: RenderRequest) -> bool:
         key = cache_key(self.renderer, request)

@@ -25,6 +25,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -244,6 +245,25 @@ def prosodic_features(waveform: np.ndarray, sample_rate: int = 16_000) -> np.nda
     features = _disk_get(key)
     if features is None:
         features = _compute(waveform, sample_rate)
+        _disk_put(key, features)
+    return _memory_put(key, features)
+
+
+def utterance_prosodic_features(
+    utterance: str, waveform: Callable[[], np.ndarray], sample_rate: int = 16_000
+) -> np.ndarray:
+    """``prosodic_features`` of a rendered utterance, looked up by ``utterance``, the render
+    cache's key of its request (renderer name and version and every request field: a request
+    renders to the same samples every time), before any audio is read: a turn measured once,
+    in any process (``hear-gym render`` measures a split's turns ahead), needs no audio again.
+    ``waveform()`` gives the clip on a miss; its row is then kept under both keys."""
+    key = b"utterance" + bytes.fromhex(utterance) + sample_rate.to_bytes(4, "little")
+    cached = _memory_get(key)
+    if cached is not None:
+        return cached
+    features = _disk_get(key)
+    if features is None:
+        features = prosodic_features(waveform(), sample_rate)
         _disk_put(key, features)
     return _memory_put(key, features)
 
