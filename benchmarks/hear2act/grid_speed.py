@@ -37,10 +37,12 @@ from hear_gym.envs.hear2act.family import run_config
 from hear_gym.envs.hear2act.scenarios.bank import scenario_bank
 from hear_gym.eval.pipeline import evaluate
 from hear_gym.eval.pool import WorkerPool
+from hear_gym.speech.cache import DISK_CAP_ENV
 
 OUT = Path(__file__).resolve().parents[1] / "out" / "speed_grid"
 WORKERS = 2
 TARGETS_S = {"cold": 60, "warm": 10}
+AUDIO_CAP = "8G"
 
 
 def cpu_seconds() -> float:
@@ -95,6 +97,9 @@ def main(workers: int = WORKERS, n_scenarios: int | None = None, profile: bool =
     OUT.mkdir(parents=True)
     probes = train_probes("espeak", TRAIN_SCENARIOS)
     os.environ["HEAR_GYM_CACHE"] = str(OUT / "cache_root")  # fresh feature store; workers inherit it
+    # The grid's audio (about 2.3 GiB) passes the render store's default cap (2 GiB): under it the
+    # cold pass evicts its first clips and the warm pass renders them again.
+    os.environ.setdefault(DISK_CAP_ENV, AUDIO_CAP)
     cache_dir = OUT / "audio_cache"
     scenario_ids = tuple(s.scenario_id for s in scenario_bank())[:n_scenarios]
     if profile:
@@ -109,6 +114,7 @@ def main(workers: int = WORKERS, n_scenarios: int | None = None, profile: bool =
         "workers": 1 if profile else workers,
         "profiled": profile,
         "load_average": os.getloadavg(),
+        "audio_bytes": sum(p.stat().st_size for p in cache_dir.rglob("*.f32")),
         "cold": {k: v for k, v in cold.items() if k != "episodes"},
         "warm": {k: v for k, v in warm.items() if k != "episodes"},
         "targets_wall_s": TARGETS_S,
