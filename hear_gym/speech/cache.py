@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hear_gym.speech.features import remember_digest, utterance_prosodic_features
+from hear_gym.speech.features import remember_digest, utterance_pooled_log_mel, utterance_prosodic_features
 from hear_gym.speech.renderers import (
     SAMPLE_RATE,
     Renderer,
@@ -108,6 +108,11 @@ class RenderCache:
             cache_key(self.renderer, request), lambda: self.waveform(request), SAMPLE_RATE
         )
 
+    def heard(self, request: RenderRequest) -> Heard:
+        """``request`` as a listener gets it: its features without reading audio where they are
+        stored, the waveform only when asked for."""
+        return Heard(self, request)
+
     def contains(self, request: RenderRequest) -> bool:
         key = cache_key(self.renderer, request)
         return key in self._memory or (self.disk is not None and self.disk.path(key).exists())
@@ -144,6 +149,28 @@ class RenderCache:
                 _, (old, _) = self._memory.popitem(last=False)
                 self._bytes -= old.nbytes
         return entry
+
+
+@dataclass(frozen=True)
+class Heard:
+    """A rendered utterance for a listener (``RenderCache.heard``): its waveform (read or rendered
+    when first asked for) and its features, looked up by the utterance before any audio is."""
+
+    cache: RenderCache
+    request: RenderRequest
+    sample_rate: int = SAMPLE_RATE
+
+    @property
+    def waveform(self) -> np.ndarray:
+        return self.cache.waveform(self.request)
+
+    def prosodic_features(self) -> np.ndarray:
+        return self.cache.prosodic_features(self.request)
+
+    def pooled_log_mel(self) -> np.ndarray:
+        return utterance_pooled_log_mel(
+            cache_key(self.cache.renderer, self.request), lambda: self.waveform, SAMPLE_RATE
+        )
 
 
 def disk_cap(max_bytes: int | None = None) -> int:

@@ -68,7 +68,7 @@ _store: tuple[int, str, sqlite3.Connection | None] | None = None  # (pid, path, 
 def _disk() -> sqlite3.Connection | None:
     """This process's connection to the feature store (reopened after fork or a new cache root)."""
     global _store
-    path = str(cache_root() / _STORE_NAME)
+    path = _store_path(os.environ.get("HEAR_GYM_CACHE"), os.environ.get("XDG_CACHE_HOME"))
     if _store is None or _store[0] != os.getpid() or _store[1] != path:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -81,6 +81,13 @@ def _disk() -> sqlite3.Connection | None:
             _no_sync_per_row(connection)
         _store = (os.getpid(), path, connection)
     return _store[2]
+
+
+@lru_cache(maxsize=8)
+def _store_path(explicit: str | None, xdg: str | None) -> str:
+    """The store's path for these settings of the variables ``cache_root`` reads (a path built
+    at every look-up cost more than the look-up)."""
+    return str(cache_root() / _STORE_NAME)
 
 
 def _no_sync_per_row(connection: sqlite3.Connection) -> None:
@@ -257,13 +264,26 @@ def utterance_prosodic_features(
     renders to the same samples every time), before any audio is read: a turn measured once,
     in any process (``hear-gym render`` measures a split's turns ahead), needs no audio again.
     ``waveform()`` gives the clip on a miss; its row is then kept under both keys."""
-    key = b"utterance" + bytes.fromhex(utterance) + sample_rate.to_bytes(4, "little")
+    return _by_utterance(b"utterance", utterance, waveform, sample_rate, prosodic_features, N_FEATURES)
+
+
+def utterance_pooled_log_mel(
+    utterance: str, waveform: Callable[[], np.ndarray], sample_rate: int = 16_000
+) -> np.ndarray:
+    """``pooled_log_mel`` of a rendered utterance, looked up as ``utterance_prosodic_features``."""
+    return _by_utterance(b"utterance-logmel", utterance, waveform, sample_rate, pooled_log_mel, 2 * N_MELS)
+
+
+def _by_utterance(
+    kind: bytes, utterance: str, waveform, sample_rate: int, measure, length: int
+) -> np.ndarray:
+    key = kind + bytes.fromhex(utterance) + sample_rate.to_bytes(4, "little")
     cached = _memory_get(key)
     if cached is not None:
         return cached
-    features = _disk_get(key)
+    features = _disk_get(key, length)
     if features is None:
-        features = prosodic_features(waveform(), sample_rate)
+        features = measure(waveform(), sample_rate)
         _disk_put(key, features)
     return _memory_put(key, features)
 
