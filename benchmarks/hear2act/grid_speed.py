@@ -97,7 +97,7 @@ def main(workers: int = WORKERS, n_scenarios: int | None = None, profile: bool =
     OUT.mkdir(parents=True)
     probes = train_probes("espeak", TRAIN_SCENARIOS)
     os.environ["HEAR_GYM_CACHE"] = str(OUT / "cache_root")  # fresh feature store; workers inherit it
-    # The grid's audio (about 2.3 GiB) passes the render store's default cap (2 GiB): under it the
+    # The grid's audio (about 2.7 GiB) passes the render store's default cap (2 GiB): under it the
     # cold pass evicts its first clips and the warm pass renders them again.
     os.environ.setdefault(DISK_CAP_ENV, AUDIO_CAP)
     cache_dir = OUT / "audio_cache"
