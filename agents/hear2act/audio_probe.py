@@ -40,7 +40,7 @@ from hear_gym.envs.hear2act.scenarios.domain_schema import domain_by_id
 from hear_gym.envs.hear2act.user.engine import ReactionKind, UserEngine
 from hear_gym.envs.hear2act.user.realizer import choose_delivery, realize
 from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, RESOLVED_DELIVERY_LABELS, Feedback
-from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.cache import Heard, RenderCache
 from hear_gym.speech.features import pooled_log_mel, prosodic_features
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.speech.renderers import SAMPLE_RATE, make_renderer
@@ -129,6 +129,22 @@ def turn_features(kind: str, waveform: np.ndarray, reference: np.ndarray | None)
     return np.concatenate([relative, mel, mel - pooled_log_mel(reference, SAMPLE_RATE)]).astype(np.float32)
 
 
+def heard_features(kind: str, turn: Heard, reference: Heard | None) -> np.ndarray:
+    """``turn_features`` of rendered turns, read by utterance (the same values)."""
+    if kind == "logmel":
+        return turn.pooled_log_mel()
+    current = turn.prosodic_features()
+    if kind == "prosody":
+        return current.astype(np.float32)
+    if reference is None:
+        raise ValueError(f"{kind} features need the speaker's reference (request) audio")
+    relative = np.concatenate([current, current - reference.prosodic_features()])
+    if kind == "prosody_relative":
+        return relative
+    mel = turn.pooled_log_mel()
+    return np.concatenate([relative, mel, mel - reference.pooled_log_mel()]).astype(np.float32)
+
+
 @dataclass
 class ProbeData:
     x: np.ndarray
@@ -179,10 +195,28 @@ class AudioProbe(NormalizedMLP):
     A calibrated concern probe (``threshold``) says resolved only above those log-odds."""
 
     threshold: float | None = None
+    KEPT_VERDICTS = 65_536  # one per distinct feature row heard; a few hundred bytes each
 
     def predict(self, waveform: np.ndarray, reference: np.ndarray | None = None) -> str:
-        x = turn_features(self.config.features, waveform, reference)[None, :]
-        return self.config.classes[int(self.predict_features(x)[0])]
+        """The class of one turn. Verdicts are kept by feature row: every condition of a grid that
+        hears a turn gets its verdict without another forward pass (the same row gives the same
+        logits; the operating point is part of the key)."""
+        return self._verdict(turn_features(self.config.features, waveform, reference)[None, :])
+
+    def predict_heard(self, turn: Heard, reference: Heard | None = None) -> str:
+        """``predict`` of a rendered turn (``hear_gym.speech.cache.Heard``): the same features,
+        looked up by the utterance, so no audio is read where they are stored."""
+        return self._verdict(heard_features(self.config.features, turn, reference)[None, :])
+
+    def _verdict(self, x: np.ndarray) -> str:
+        verdicts = self.__dict__.setdefault("_verdicts", {})
+        key = (self.threshold, x.tobytes())
+        verdict = verdicts.get(key)
+        if verdict is None:
+            if len(verdicts) >= self.KEPT_VERDICTS:
+                verdicts.clear()
+            verdict = verdicts[key] = self.config.classes[int(self.predict_features(x)[0])]
+        return verdict
 
     def predict_features(self, x: np.ndarray) -> np.ndarray:
         if self.threshold is None:
@@ -313,6 +347,10 @@ class ConcernInferrer:
             raise ValueError(f"expected {SAMPLE_RATE} Hz audio, got {sample_rate}")
         return self.SENTENCES[self.probe.predict(waveform, reference)]
 
+    def infer_heard(self, turn: Heard, transcript: str, reference: Heard | None = None) -> str:
+        """``infer`` of rendered turns, their features read by utterance."""
+        return self.SENTENCES[self.probe.predict_heard(turn, reference)]
+
 
 class AffectPredictor:
     """``AffectClassifier`` for T+SER: the probe's 4-class label, verbatim."""
@@ -326,3 +364,7 @@ class AffectPredictor:
         if sample_rate != SAMPLE_RATE:
             raise ValueError(f"expected {SAMPLE_RATE} Hz audio, got {sample_rate}")
         return self.probe.predict(waveform)
+
+    def classify_heard(self, turn: Heard) -> str:
+        """``classify`` of a rendered turn, its features read by utterance."""
+        return self.probe.predict_heard(turn)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agents.hear2act.lexicon import DialogueView, Lexicon, OptionView, domain_named, parse_options
+from agents.hear2act.lexicon import DialogueView, Lexicon, OptionView, domain_named
 from hear_gym.envs.hear2act.actions import ASK_GENERAL, CONFIRM, RECOMMEND0
 from hear_gym.envs.hear2act.scenarios.model import CONCERN_LEVELS
 from hear_gym.envs.hear2act.user.states import RESOLVED_DELIVERY_LABELS
@@ -49,8 +49,7 @@ class _RuleAgent:
         if key != getattr(self, "_episode_key", None):
             self._episode_key = key
             self.lexicon = Lexicon(domain_named(observation["domain"]))
-            self.options = parse_options(observation["options"])
-            self.features = {o.option_id: self.lexicon.features(o.description) for o in self.options}
+            self.options, self.features = self.lexicon.option_table(observation["options"])
 
     def act(self, observation: dict[str, Any]) -> int:
         self._setup(observation)

@@ -67,9 +67,10 @@ class RenderRequest(FamilyOptions):
     renderer: str = "espeak"
     seed: int = 0
     family_options: dict[str, Any] = field(default_factory=dict)
+    limit: int | None = None
 
     def episode_ids(self) -> tuple[str, ...]:
-        return split_episode_ids(self.env, self.split)
+        return split_episode_ids(self.env, self.split, self.limit)
 
 
 def listen_command(
@@ -127,6 +128,7 @@ def render_command(
     ],
     env: EnvOption = DEFAULT_ENV,
     split: Annotated[str, typer.Option(help="A split of the env's episodes, or all.")] = "test",
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N episodes of the split.")] = None,
     renderer: RendererOption = "espeak",
     seed: SeedOption = 0,
     option: FamilyOptionPairs = None,
@@ -136,16 +138,55 @@ def render_command(
         int | None, typer.Option(min=1, help="Hear2Act: rollouts per scenario [default: 1].")
     ] = None,
     prosody: H2AProsody = None,
+    turns: Annotated[
+        str | None,
+        typer.Option(
+            help="Hear2Act: rollouts (the turns of the cells' evaluation episodes) or all (every turn "
+            "the users can say: what training hears) [default: rollouts]."
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Hear2Act: processes that render [default: one per core].")
+    ] = None,
+    audio: Annotated[
+        bool | None,
+        typer.Option(
+            "--audio/--no-audio",
+            help="Hear2Act: keep the audio in the disk cache, or only the features (a feature "
+            "observation needs no audio) [default: --audio].",
+        ),
+    ] = None,
+    features: Annotated[
+        bool | None,
+        typer.Option(
+            "--features/--no-features",
+            help="Hear2Act: also store each turn's prosodic features [default: --features].",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool | None, typer.Option("--dry-run", help="Hear2Act: print the plan's size and stop.")
+    ] = None,
 ) -> None:
-    """Pre-render the audio of a split's episodes into a disk cache, so evaluations read it."""
+    """Pre-render a split's audio (and its prosodic features) into the disk caches, in parallel,
+    so evaluations and training read it: prints the plan's size first, then a progress bar."""
     request = RenderRequest(
         cache_dir=cache_dir,
         env=env,
         split=split,
+        limit=limit,
         renderer=renderer,
         seed=seed,
         family_options=family_options(
-            option, cell=cell, feedback=feedback, rollouts=rollouts, prosody=prosody
+            option,
+            cell=cell,
+            feedback=feedback,
+            rollouts=rollouts,
+            prosody=prosody,
+            turns=turns,
+            workers=workers,
+            audio=audio,
+            features=features,
+            dry_run=dry_run,
         ),
     )
     console.print(family_cli(env, "render")(request))

@@ -21,13 +21,16 @@ _U64 = 1 << 64
 
 class StableRng:
     def __init__(self, key: str) -> None:
-        self._key = key.encode("utf-8")
+        # BLAKE2b(key + counter) as the key's hash state continued with the counter: the same
+        # digests, without hashing the key again at every draw
+        self._keyed = hashlib.blake2b(key.encode("utf-8"), digest_size=8)
         self._counter = 0
 
     def _next_u64(self) -> int:
-        digest = hashlib.blake2b(self._key + self._counter.to_bytes(8, "little"), digest_size=8).digest()
+        hasher = self._keyed.copy()
+        hasher.update(self._counter.to_bytes(8, "little"))
         self._counter += 1
-        return int.from_bytes(digest, "little")
+        return int.from_bytes(hasher.digest(), "little")
 
     def random(self) -> float:
         """Uniform float in [0, 1) with 53 random bits."""

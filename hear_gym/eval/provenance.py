@@ -6,6 +6,7 @@ import hashlib
 import platform
 import subprocess
 import sys
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 
@@ -72,10 +73,17 @@ def package_versions() -> dict[str, str | None]:
 
 
 def provenance(env_id: str) -> dict:
+    kept = _code_and_machine()
     return {
-        "git_commit": git_commit(),
-        "packages": package_versions(),
+        **kept,
+        "packages": dict(kept["packages"]),  # a copy: callers own what they get
         "env_id": env_id,
         "generator": family(env_id).generator_version,
-        "platform": platform.platform(),
     }
+
+
+@cache
+def _code_and_machine() -> dict:
+    """Read once per process: the code a process runs is what it imported, and a grid writes a
+    run's metadata several times (two git commands and ~15 package look-ups each)."""
+    return {"git_commit": git_commit(), "packages": package_versions(), "platform": platform.platform()}

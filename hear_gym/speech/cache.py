@@ -5,7 +5,10 @@ serves stale audio. Disk entries are ``MAGIC + blake2b(samples) + float32 sample
 whose checksum does not match (truncated, overwritten, bit rot) is deleted and rendered again,
 never served. Writes go to a temporary file renamed into place, so a crash leaves no half entry.
 Memory holds the waveform with its plan record and is bounded in bytes; a disk hit recomputes the
-plan record with ``Renderer.describe`` (cheap and deterministic).
+plan record with ``Renderer.describe`` (cheap and deterministic) when ``render`` is asked for it,
+never for ``waveform``. The checksum a disk entry is read or written with is the clip's content
+key for the feature caches (``hear_gym.speech.features.remember_digest``), so looking up a
+rendered clip's features hashes nothing again.
 
 The disk store is capped too (``disk_max_bytes``, else ``$HEAR_GYM_RENDER_CACHE_MAX_BYTES``, else
 2 GiB): before an entry is written, entries are deleted least recently used first (last use is
@@ -33,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hear_gym.speech.features import remember_digest, utterance_pooled_log_mel, utterance_prosodic_features
 from hear_gym.speech.renderers import (
     SAMPLE_RATE,
     Renderer,
@@ -77,43 +81,96 @@ class RenderCache:
         self.disk = (
             None if disk_dir is None else _DiskStore(Path(disk_dir), disk_cap(disk_max_bytes), self.stats)
         )
-        self._memory: OrderedDict[str, Rendering] = OrderedDict()
+        self._memory: OrderedDict[str, tuple[np.ndarray, dict | None]] = OrderedDict()  # waveform, plan
         self._bytes = 0
         self._lock = threading.Lock()
 
     def render(self, request: RenderRequest) -> Rendering:
+        """The rendering of ``request``, plan record included."""
         key = cache_key(self.renderer, request)
+        waveform, plan = self._get(key, request)
+        if plan is None:
+            plan = self.renderer.describe(request)
+            with self._lock:
+                if key in self._memory:
+                    self._memory[key] = (waveform, plan)
+        return Rendering(waveform, SAMPLE_RATE, plan)
+
+    def waveform(self, request: RenderRequest) -> np.ndarray:
+        """The waveform of ``request`` (read-only, shared), without its plan record."""
+        return self._get(cache_key(self.renderer, request), request)[0]
+
+    def prosodic_features(self, request: RenderRequest) -> np.ndarray:
+        """``hear_gym.speech.features.prosodic_features`` of the rendering of ``request``, looked
+        up by the request first (``utterance_prosodic_features``): no audio is read or rendered
+        for a turn whose features are stored."""
+        return utterance_prosodic_features(
+            cache_key(self.renderer, request), lambda: self.waveform(request), SAMPLE_RATE
+        )
+
+    def heard(self, request: RenderRequest) -> Heard:
+        """``request`` as a listener gets it: its features without reading audio where they are
+        stored, the waveform only when asked for."""
+        return Heard(self, request)
+
+    def contains(self, request: RenderRequest) -> bool:
+        key = cache_key(self.renderer, request)
+        return key in self._memory or (self.disk is not None and self.disk.path(key).exists())
+
+    def _get(self, key: str, request: RenderRequest) -> tuple[np.ndarray, dict | None]:
         with self._lock:
             hit = self._memory.get(key)
             if hit is not None:
                 self._memory.move_to_end(key)
                 self.stats.memory_hits += 1
                 return hit
-        waveform = None if self.disk is None else self.disk.load(key)
-        if waveform is not None:
+        loaded = None if self.disk is None else self.disk.load(key)
+        if loaded is not None:
             self.stats.disk_hits += 1
-            return self._remember(key, Rendering(waveform, SAMPLE_RATE, self.renderer.describe(request)))
+            return self._remember(key, loaded[0], None, loaded[1])
         rendering = self.renderer.render(request)
         self.stats.renders += 1
-        if self.disk is not None:
-            self.disk.store(key, rendering.waveform)
-        return self._remember(key, rendering)
+        digest = None if self.disk is None else self.disk.store(key, rendering.waveform)
+        return self._remember(key, rendering.waveform, rendering.plan, digest)
 
-    def contains(self, request: RenderRequest) -> bool:
-        key = cache_key(self.renderer, request)
-        return key in self._memory or (self.disk is not None and self.disk.path(key).exists())
-
-    def _remember(self, key: str, rendering: Rendering) -> Rendering:
-        rendering = Rendering(_frozen(rendering.waveform), rendering.sample_rate, rendering.plan)
+    def _remember(
+        self, key: str, waveform: np.ndarray, plan: dict | None, digest: bytes | None
+    ) -> tuple[np.ndarray, dict | None]:
+        waveform = _frozen(waveform)
+        if digest is not None:
+            remember_digest(waveform, digest)
         with self._lock:
-            if key not in self._memory:
-                self._memory[key] = rendering
-                self._bytes += rendering.waveform.nbytes
+            entry = self._memory.get(key)
+            if entry is None:
+                entry = self._memory[key] = (waveform, plan)
+                self._bytes += waveform.nbytes
             self._memory.move_to_end(key)
             while self._bytes > self.max_bytes and len(self._memory) > 1:
-                _, old = self._memory.popitem(last=False)
-                self._bytes -= old.waveform.nbytes
-        return rendering
+                _, (old, _) = self._memory.popitem(last=False)
+                self._bytes -= old.nbytes
+        return entry
+
+
+@dataclass(frozen=True)
+class Heard:
+    """A rendered utterance for a listener (``RenderCache.heard``): its waveform (read or rendered
+    when first asked for) and its features, looked up by the utterance before any audio is."""
+
+    cache: RenderCache
+    request: RenderRequest
+    sample_rate: int = SAMPLE_RATE
+
+    @property
+    def waveform(self) -> np.ndarray:
+        return self.cache.waveform(self.request)
+
+    def prosodic_features(self) -> np.ndarray:
+        return self.cache.prosodic_features(self.request)
+
+    def pooled_log_mel(self) -> np.ndarray:
+        return utterance_pooled_log_mel(
+            cache_key(self.cache.renderer, self.request), lambda: self.waveform, SAMPLE_RATE
+        )
 
 
 def disk_cap(max_bytes: int | None = None) -> int:
@@ -144,41 +201,48 @@ class _DiskStore:
 
     def __init__(self, folder: Path, max_bytes: int, stats: CacheStats) -> None:
         self.folder, self.max_bytes, self.stats = folder, max_bytes, stats
+        self._root = os.fspath(folder)
         self._lock = threading.Lock()
         self._total: int | None = None  # bytes: the last scan plus this process's writes since
         self._written_since_scan = 0
 
     def path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}{_ENTRY_SUFFIX}"
+        return Path(self._path(key))
 
-    def load(self, key: str) -> np.ndarray | None:
-        path = self.path(key)
+    def _path(self, key: str) -> str:
+        """The entry's path as text: a cache hit builds no ``Path`` objects (a tenth of a warm
+        read's time)."""
+        return os.path.join(self._root, key[:2], key + _ENTRY_SUFFIX)
+
+    def load(self, key: str) -> tuple[np.ndarray, bytes] | None:
+        """(waveform, the BLAKE2b-256 digest of its bytes) of an intact entry, else None."""
+        path = self._path(key)
         try:
-            data = memoryview(path.read_bytes())  # views, not copies, of a ~100 kB entry
+            with open(path, "rb") as fh:
+                data = memoryview(fh.read())  # views, not copies, of a ~100 kB entry
         except FileNotFoundError:  # never stored, or evicted (by any process sharing the folder)
             return None
         header = len(MAGIC) + _DIGEST
         body = data[header:]
-        valid = (
-            data[: len(MAGIC)] == MAGIC
-            and len(body) % 4 == 0
-            and hashlib.blake2b(body, digest_size=_DIGEST).digest() == data[len(MAGIC) : header]
-        )
+        digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
+        valid = data[: len(MAGIC)] == MAGIC and len(body) % 4 == 0 and digest == data[len(MAGIC) : header]
         if not valid:
             self.stats.corrupt += 1
-            path.unlink(missing_ok=True)
+            Path(path).unlink(missing_ok=True)
             return None
         try:
             _mark_used(path)
         except OSError:  # evicted meanwhile, or a read-only store: the bytes read are whole
             pass
-        return np.frombuffer(body, dtype="<f4")  # read-only over the file's bytes; kept as is
+        return np.frombuffer(body, dtype="<f4"), digest  # read-only over the file's bytes; kept as is
 
-    def store(self, key: str, waveform: np.ndarray) -> None:
+    def store(self, key: str, waveform: np.ndarray) -> bytes:
+        """Writes the entry; returns the BLAKE2b-256 digest of the waveform's bytes."""
         body = np.asarray(waveform, dtype="<f4").tobytes()
-        entry = MAGIC + hashlib.blake2b(body, digest_size=_DIGEST).digest() + body
+        digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
+        entry = MAGIC + digest + body
         if len(entry) > self.max_bytes:  # could never fit; memory still holds it
-            return
+            return digest
         self._make_room(len(entry))
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -195,6 +259,7 @@ class _DiskStore:
         with self._lock:
             self._total += len(entry)
             self._written_since_scan += len(entry)
+        return digest
 
     def _make_room(self, size: int) -> None:
         with self._lock:
@@ -232,7 +297,7 @@ class _DiskStore:
         return found
 
 
-def _mark_used(file: Path | int) -> None:
+def _mark_used(file: str | Path | int) -> None:
     """Sets an entry's last use (its modification time) to now, to the nanosecond: the kernel's
     own file times are coarser (milliseconds), too coarse to order entries used in a burst."""
     now = time.time_ns()

@@ -9,9 +9,11 @@ cached). Every stored row carries a keyed checksum: a damaged row is recomputed 
 a damaged store is ignored with a warning, never trusted. ``pooled_log_mel`` (the
 mean and standard deviation of the log-mel frames) is cached the same way.
 
-Hashing a clip costs about as much as a cache lookup saves, so the content key of a *read-only*
-array (what ``RenderCache`` hands out: shared, never modified) is remembered per array object
-while it lives; writable arrays are hashed on every call.
+A clip's content key is the BLAKE2b-256 digest of its float32 bytes (with the sample rate).
+Hashing a clip costs about as much as a cache lookup saves, so the key of a *read-only* array
+(what ``RenderCache`` hands out: shared, never modified) is remembered per array object while it
+lives, and the render cache hands over the digest it checks its disk entries with
+(``remember_digest``); writable arrays are hashed on every call.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -57,7 +60,7 @@ N_MELS = 64
 _CACHE: OrderedDict[bytes, np.ndarray] = OrderedDict()
 _CACHE_SIZE = 8192
 _LOCK = threading.Lock()
-_STORE_NAME = "features-v2.sqlite3"  # bump with any change to FEATURE_NAMES or their computation
+_STORE_NAME = "features-v3.sqlite3"  # bump with any change to FEATURE_NAMES, their computation or keys
 _CHECK_BYTES = 16  # a keyed BLAKE2b of each stored row: damaged rows are recomputed, never served
 _store: tuple[int, str, sqlite3.Connection | None] | None = None  # (pid, path, connection)
 
@@ -65,7 +68,7 @@ _store: tuple[int, str, sqlite3.Connection | None] | None = None  # (pid, path, 
 def _disk() -> sqlite3.Connection | None:
     """This process's connection to the feature store (reopened after fork or a new cache root)."""
     global _store
-    path = str(cache_root() / _STORE_NAME)
+    path = _store_path(os.environ.get("HEAR_GYM_CACHE"), os.environ.get("XDG_CACHE_HOME"))
     if _store is None or _store[0] != os.getpid() or _store[1] != path:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -78,6 +81,13 @@ def _disk() -> sqlite3.Connection | None:
             _no_sync_per_row(connection)
         _store = (os.getpid(), path, connection)
     return _store[2]
+
+
+@lru_cache(maxsize=8)
+def _store_path(explicit: str | None, xdg: str | None) -> str:
+    """The store's path for these settings of the variables ``cache_root`` reads (a path built
+    at every look-up cost more than the look-up)."""
+    return str(cache_root() / _STORE_NAME)
 
 
 def _no_sync_per_row(connection: sqlite3.Connection) -> None:
@@ -180,19 +190,38 @@ def _compute(waveform: np.ndarray, sample_rate: int) -> np.ndarray:
 
 def _content_key(waveform: np.ndarray, sample_rate: int, kind: bytes) -> bytes:
     frozen = not waveform.flags.writeable
-    if frozen:
-        entry = _KEYS_BY_OBJECT.get(id(waveform))
-        if entry is not None and entry[0]() is waveform:
-            return kind + entry[1]
-    hasher = hashlib.blake2b(memoryview(waveform).cast("B"), digest_size=16)
-    hasher.update(sample_rate.to_bytes(4, "little"))
-    key = hasher.digest()
-    if frozen:
-        ident = id(waveform)
-        _KEYS_BY_OBJECT[ident] = (weakref.ref(waveform, lambda _, i=ident: _KEYS_BY_OBJECT.pop(i, None)), key)
-    return kind + key
+    digest = _remembered(waveform) if frozen else None
+    if digest is None:
+        digest = hashlib.blake2b(memoryview(waveform).cast("B"), digest_size=_DIGEST_BYTES).digest()
+        if frozen:
+            _remember(waveform, digest)
+    return kind + digest + sample_rate.to_bytes(4, "little")
 
 
+def remember_digest(waveform: np.ndarray, digest: bytes) -> None:
+    """Take ``digest``, the BLAKE2b-256 digest of ``waveform``'s bytes that its owner computed
+    anyway (the render cache checks its disk entries with it), as the clip's content key while
+    the array lives. Only read-only float32 arrays in C order qualify: nobody can change them
+    under the key, and they are the arrays the features read as they are."""
+    if len(digest) == _DIGEST_BYTES and _as_read(waveform) and not waveform.flags.writeable:
+        _remember(waveform, digest)
+
+
+def _as_read(waveform: np.ndarray) -> bool:
+    return waveform.dtype == np.float32 and waveform.flags.c_contiguous
+
+
+def _remembered(waveform: np.ndarray) -> bytes | None:
+    entry = _KEYS_BY_OBJECT.get(id(waveform))
+    return entry[1] if entry is not None and entry[0]() is waveform else None
+
+
+def _remember(waveform: np.ndarray, digest: bytes) -> None:
+    ident = id(waveform)
+    _KEYS_BY_OBJECT[ident] = (weakref.ref(waveform, lambda _, i=ident: _KEYS_BY_OBJECT.pop(i, None)), digest)
+
+
+_DIGEST_BYTES = 32
 _KEYS_BY_OBJECT: dict[int, tuple[weakref.ref, bytes]] = {}
 
 
@@ -216,13 +245,45 @@ def _memory_put(key: bytes, features: np.ndarray) -> np.ndarray:
 def prosodic_features(waveform: np.ndarray, sample_rate: int = 16_000) -> np.ndarray:
     """The ``FEATURE_NAMES`` vector of one utterance (read-only, cached by content)."""
     waveform = np.ascontiguousarray(waveform, dtype=np.float32)
-    key = _content_key(waveform, sample_rate, b"")  # the disk store's keys predate the kind prefix
+    key = _content_key(waveform, sample_rate, b"")
     cached = _memory_get(key)
     if cached is not None:
         return cached
     features = _disk_get(key)
     if features is None:
         features = _compute(waveform, sample_rate)
+        _disk_put(key, features)
+    return _memory_put(key, features)
+
+
+def utterance_prosodic_features(
+    utterance: str, waveform: Callable[[], np.ndarray], sample_rate: int = 16_000
+) -> np.ndarray:
+    """``prosodic_features`` of a rendered utterance, looked up by ``utterance``, the render
+    cache's key of its request (renderer name and version and every request field: a request
+    renders to the same samples every time), before any audio is read: a turn measured once,
+    in any process (``hear-gym render`` measures a split's turns ahead), needs no audio again.
+    ``waveform()`` gives the clip on a miss; its row is then kept under both keys."""
+    return _by_utterance(b"utterance", utterance, waveform, sample_rate, prosodic_features, N_FEATURES)
+
+
+def utterance_pooled_log_mel(
+    utterance: str, waveform: Callable[[], np.ndarray], sample_rate: int = 16_000
+) -> np.ndarray:
+    """``pooled_log_mel`` of a rendered utterance, looked up as ``utterance_prosodic_features``."""
+    return _by_utterance(b"utterance-logmel", utterance, waveform, sample_rate, pooled_log_mel, 2 * N_MELS)
+
+
+def _by_utterance(
+    kind: bytes, utterance: str, waveform, sample_rate: int, measure, length: int
+) -> np.ndarray:
+    key = kind + bytes.fromhex(utterance) + sample_rate.to_bytes(4, "little")
+    cached = _memory_get(key)
+    if cached is not None:
+        return cached
+    features = _disk_get(key, length)
+    if features is None:
+        features = measure(waveform(), sample_rate)
         _disk_put(key, features)
     return _memory_put(key, features)
 

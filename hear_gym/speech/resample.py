@@ -31,7 +31,6 @@ from functools import cache
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from scipy.signal import firwin, resample_poly
 
 UP, DOWN = 320, 441  # 16,000 / 22,050 in lowest terms
 HALF = 10 * DOWN  # half the filter length, in taps at the upsampled rate (resample_poly's choice)
@@ -47,6 +46,9 @@ MAX_PRODUCT_MACS = 2**18
 def lowpass() -> np.ndarray:
     """The low-pass ``resample_poly`` would design for 320/441 (it scales it by ``UP``, the
     passband gain the zero-stuffed signal needs)."""
+    # Imported at the first rendering: a process that only reads rendered audio never pays for it.
+    from scipy.signal import firwin
+
     return firwin(2 * HALF + 1, 1.0 / DOWN, window=("kaiser", 5.0))
 
 
@@ -117,4 +119,6 @@ def resample_pcm16(samples: np.ndarray) -> np.ndarray:
 def resample_to_16k(samples: np.ndarray) -> np.ndarray:
     """Float samples at 22,050 Hz -> float64 at 16 kHz through ``resample_poly`` (same filter as
     ``resample_pcm16``; deterministic, slower)."""
+    from scipy.signal import resample_poly
+
     return resample_poly(np.asarray(samples, dtype=np.float64), UP, DOWN, window=lowpass())

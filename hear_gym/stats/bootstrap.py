@@ -4,12 +4,17 @@ The scenario is the statistical unit: every quantity is first summed per scenari
 rollouts of a scenario stay together), then scenarios are resampled with replacement. Paired
 contrasts and pooled (equal-weight across models) statistics reuse the *same* resampled scenario
 indices for every condition, which is what makes them paired.
+
+A run's summary asks for hundreds of intervals over the same scenarios with the same seed, so the
+resampled indices are drawn once per (seed, scenarios, resamples) and each condition's statistic
+over them is computed once and kept with its sums: every interval is the one a fresh draw gives.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -51,6 +56,11 @@ class RatioSums:
 
     numerator: np.ndarray
     denominator: np.ndarray
+    # statistics over the shared index arrays of ``_resamples`` (by their identity; see the module
+    # docstring): (indices, their statistic), read-only
+    _kept: dict[int, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if self.numerator.shape != self.denominator.shape or self.numerator.ndim != 1:
@@ -58,6 +68,16 @@ class RatioSums:
 
     def statistic(self, indices: np.ndarray) -> np.ndarray:
         """Ratio of sums over the scenarios in each row of ``indices`` (nan when 0/0)."""
+        if indices.flags.writeable:  # not one of the shared resamples: computed afresh
+            return self._ratio(indices)
+        kept = self._kept.get(id(indices))
+        if kept is None or kept[0] is not indices:
+            value = self._ratio(indices)
+            value.flags.writeable = False
+            kept = self._kept[id(indices)] = (indices, value)
+        return kept[1]
+
+    def _ratio(self, indices: np.ndarray) -> np.ndarray:
         num = self.numerator[indices].sum(axis=-1)
         den = self.denominator[indices].sum(axis=-1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -78,15 +98,25 @@ def bootstrap(
     """Percentile bootstrap of ``statistic``, a function of scenario index arrays."""
     if n_scenarios < 1:
         raise ValueError("need at least one scenario")
-    rng = np.random.default_rng(seed)
-    point = float(statistic(np.arange(n_scenarios)[None, :])[0])
-    indices = rng.integers(0, n_scenarios, size=(n_resamples, n_scenarios))
+    everyone, indices = _resamples(seed, n_scenarios, n_resamples)
+    point = float(statistic(everyone)[0])
     draws = statistic(indices)
     alpha = (1 - confidence) / 2
     if np.all(np.isnan(draws)):
         return Estimate(point, float("nan"), float("nan"), n_scenarios)
     low, high = np.nanquantile(draws, [alpha, 1 - alpha])
     return Estimate(point, float(low), float(high), n_scenarios)
+
+
+@lru_cache(maxsize=16)
+def _resamples(seed: int, n_scenarios: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """(every scenario once, as one row; ``n_resamples`` rows of resampled scenario indices),
+    read-only and shared by every interval with these arguments."""
+    rng = np.random.default_rng(seed)
+    everyone = np.arange(n_scenarios)[None, :]
+    indices = rng.integers(0, n_scenarios, size=(n_resamples, n_scenarios))
+    everyone.flags.writeable = indices.flags.writeable = False
+    return everyone, indices
 
 
 def ratio_ci(sums: RatioSums, **kwargs) -> Estimate:

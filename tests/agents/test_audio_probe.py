@@ -189,3 +189,34 @@ def test_whole_turn_features_are_the_prosody_and_log_mel_of_the_turn_and_against
     np.testing.assert_array_equal(whole[: 2 * len(prosody)], turn_features("prosody_relative", turn, request))
     with pytest.raises(ValueError, match="whole_turn_relative features need the speaker's reference"):
         turn_features("whole_turn_relative", turn, None)
+
+
+def test_heard_turns_give_the_probes_the_features_of_their_audio(tmp_path, monkeypatch):
+    """A probe reading a rendered turn by its utterance (``predict_heard``) gets the feature row
+    it would compute from the waveform, for every kind of features; once stored, no audio is
+    read for it."""
+    import pytest
+
+    from agents.hear2act.audio_probe import FEATURE_KINDS, heard_features, turn_features
+    from hear_gym.envs.hear2act.audio import user_turn_request
+    from hear_gym.speech import cache as cache_module
+    from hear_gym.speech import features
+    from hear_gym.speech.cache import RenderCache
+    from hear_gym.speech.renderers import EspeakRenderer
+
+    monkeypatch.setenv("HEAR_GYM_CACHE", str(tmp_path))
+    features._CACHE.clear()
+    speaker = "budget_airline_tickets-00"
+    turn = user_turn_request(speaker, "Okay, sounds good.", "lukewarm")
+    request = user_turn_request(speaker, "I need a cheap flight to Denver next month.", "neutral")
+    cache = RenderCache(EspeakRenderer())
+    rows = {}
+    for kind in FEATURE_KINDS:
+        expected = turn_features(kind, cache.waveform(turn), cache.waveform(request))
+        rows[kind] = heard_features(kind, cache.heard(turn), cache.heard(request))
+        assert np.array_equal(rows[kind], expected), kind
+    features._CACHE.clear()  # a new process: the rows are in the store only
+    monkeypatch.setattr(cache_module.RenderCache, "waveform", lambda *a: pytest.fail("audio read"))
+    fresh = RenderCache(EspeakRenderer())
+    for kind in FEATURE_KINDS:
+        assert np.array_equal(heard_features(kind, fresh.heard(turn), fresh.heard(request)), rows[kind])

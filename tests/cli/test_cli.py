@@ -222,6 +222,7 @@ def test_render_fills_the_disk_cache_for_eval(tmp_path):
         "state_aware@T+S",
         "--feedback",
         "prosody",
+        "--no-features",  # the audio an eval reads (features: tests/cli/test_render_prewarm.py)
     )
     assert result.exit_code == 0, result.output
     first = len(list(cache.rglob("*.f32")))
@@ -236,6 +237,7 @@ def test_render_fills_the_disk_cache_for_eval(tmp_path):
         "state_aware@T+S",
         "--feedback",
         "prosody",
+        "--no-features",
     )
     assert "0 utterances rendered" in result.output and len(list(cache.rglob("*.f32"))) == first
 

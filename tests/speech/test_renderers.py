@@ -153,10 +153,10 @@ def test_feature_store_on_disk_survives_the_process(tmp_path):
     )
     env = {**__import__("os").environ, "HEAR_GYM_CACHE": str(tmp_path)}
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert (tmp_path / "features-v2.sqlite3").exists()
+    assert (tmp_path / "features-v3.sqlite3").exists()
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert first.stdout == second.stdout
-    (tmp_path / "features-v2.sqlite3").write_bytes(b"not a database")
+    (tmp_path / "features-v3.sqlite3").write_bytes(b"not a database")
     third = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert third.stdout == first.stdout  # a damaged store is ignored, not trusted
 

@@ -78,6 +78,10 @@ class AccessContext:
     audio_cache_dir: Path | None = None
     state_inferrer: StateInferrer | None = None
     affect_classifier: AffectClassifier | None = None
+    # True under the feature observation, which measures the turn's audio itself (by its render
+    # request, with no audio read when the features are stored): A and A+T then add no audio
+    # leaves to a dict observation nobody reads, and render nothing for it
+    measured_by_features: bool = False
     _audio: TurnAudio | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -98,10 +102,16 @@ class AccessContext:
         return value
 
 
+def heard(env: gym.Env, context: AccessContext) -> gym.Env:
+    """``env`` with the current turn's audio in its observation (``user_audio``), unless the
+    feature observation measures it (``AccessContext.measured_by_features``)."""
+    return env if context.measured_by_features else user_audio(env, context.audio())
+
+
 ACCESS_CONDITIONS: dict[str, Callable[[gym.Env, AccessContext], gym.Env]] = {
     "T": lambda env, ctx: env,
-    "A": lambda env, ctx: hide_user_words(user_audio(env, ctx.audio())),
-    "A+T": lambda env, ctx: user_audio(env, ctx.audio()),
+    "A": lambda env, ctx: hide_user_words(heard(env, ctx)),
+    "A+T": heard,
     "T+S": lambda env, ctx: ConcernStateTag(env),
     "T+S^": lambda env, ctx: InferredState(env, ctx.audio(), ctx.require("state_inferrer")),
     "T+SER": lambda env, ctx: AffectLabel(env, ctx.audio(), ctx.require("affect_classifier")),

@@ -26,7 +26,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.core.text import text_space, to_charset
-from hear_gym.speech.cache import RenderCache
+from hear_gym.speech.cache import Heard, RenderCache
 from hear_gym.speech.espeak import VOICES
 from hear_gym.speech.plans import DEFAULT_PROSODY, check_prosody
 from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest
@@ -62,7 +62,10 @@ class TurnAudio:
         )
 
     def waveform(self, env: gym.Env, turn: int = -1) -> np.ndarray:
-        return self.cache.render(self.request(env, turn)).waveform
+        return self.cache.waveform(self.request(env, turn))
+
+    def heard(self, env: gym.Env, turn: int = -1) -> Heard:
+        return self.cache.heard(self.request(env, turn))
 
 
 class _AddKeys(gym.Wrapper):
@@ -92,7 +95,10 @@ def user_audio(env: gym.Env, audio: TurnAudio) -> gym.Env:
 
 class StateInferrer(Protocol):
     """Writes what the user's delivery says about the current recommendation (paper P6c).
-    ``reference`` is the same user's opening request, the dialogue's audio context."""
+    ``reference`` is the same user's opening request, the dialogue's audio context. One that
+    also has ``infer_heard(turn, transcript, reference)`` gets ``hear_gym.speech.cache.Heard``
+    turns instead: their stored features without reading audio, the waveform if it asks (every
+    condition of a grid then shares each turn's features)."""
 
     def infer(
         self, waveform: np.ndarray, sample_rate: int, transcript: str, reference: np.ndarray
@@ -100,7 +106,8 @@ class StateInferrer(Protocol):
 
 
 class AffectClassifier(Protocol):
-    """A generic speech-emotion recognizer with the 4-class label space of ``AFFECT_LABELS``."""
+    """A generic speech-emotion recognizer with the 4-class label space of ``AFFECT_LABELS``.
+    One that also has ``classify_heard(turn)`` gets a ``Heard`` turn (as ``StateInferrer``)."""
 
     def classify(self, waveform: np.ndarray, sample_rate: int) -> str: ...
 
@@ -111,12 +118,16 @@ class InferredState(_AddKeys):
         self.audio, self.inferrer = audio, inferrer
 
     def added(self, obs, info):
-        text = self.inferrer.infer(
-            self.audio.waveform(self.env),
-            SAMPLE_RATE,
-            obs["transcript"],
-            self.audio.waveform(self.env, turn=0),
-        )
+        heard = getattr(self.inferrer, "infer_heard", None)
+        if callable(heard):
+            text = heard(self.audio.heard(self.env), obs["transcript"], self.audio.heard(self.env, turn=0))
+        else:
+            text = self.inferrer.infer(
+                self.audio.waveform(self.env),
+                SAMPLE_RATE,
+                obs["transcript"],
+                self.audio.waveform(self.env, turn=0),
+            )
         # A plug-in's text is folded into the observation charset (one line, typographic
         # punctuation to ASCII, the rest such as a lone surrogate dropped) so it fits the space.
         line = to_charset(text).strip()[:256] if isinstance(text, str) else ""
@@ -131,7 +142,11 @@ class AffectLabel(_AddKeys):
         self.audio, self.classifier = audio, classifier
 
     def added(self, obs, info):
-        label = self.classifier.classify(self.audio.waveform(self.env), SAMPLE_RATE)
+        heard = getattr(self.classifier, "classify_heard", None)
+        if callable(heard):
+            label = heard(self.audio.heard(self.env))
+        else:
+            label = self.classifier.classify(self.audio.waveform(self.env), SAMPLE_RATE)
         if label not in AFFECT_LABELS:
             raise ValueError(f"affect classifier returned {label!r}, not one of {AFFECT_LABELS}")
         return {"affect": label}

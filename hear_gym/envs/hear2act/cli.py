@@ -247,22 +247,65 @@ def listen(request) -> str:
 
 
 def render(request) -> str:
-    """``hear-gym render`` for Hear2Act: play the split's standard rollouts (``cell``s x
-    ``feedback``s, ``rollouts`` each) and render every user turn into the disk cache."""
-    from hear_gym.envs.hear2act.prerender import prerender
+    """``hear-gym render`` for Hear2Act: plan the split's user turns (``turns``: ``rollouts``,
+    the standard rollouts of ``cell``s x ``feedback``s, ``rollouts`` each, as ``hear-gym eval``
+    plays them; ``all``, every turn the users can say, what training hears), say what they will
+    take on disk, then render them in ``workers`` processes into the disk cache (``audio``) and
+    their prosodic features into the feature store (``features``); ``dry_run`` stops after the
+    estimate."""
+    from hear_gym.envs.hear2act.prerender import possible_requests, rollout_requests
+    from hear_gym.speech.prewarm import cap_warning, estimate, prewarm
 
-    registered = available_agents(FAMILY)
-    specs = request.take("cell") or list(DEFAULT_CELLS)
-    cells = _cells(specs, request.take("feedback") or list(FEEDBACKS), registered)
-    rollouts = request.take("rollouts", 1)
+    turns = request.take("turns", "rollouts")
+    feedbacks = request.take("feedback") or list(FEEDBACKS)
     prosody = prosody_table(request.take("prosody", DEFAULT_PROSODY))
-    request.refuse_the_rest()
-    config = run_config(cells, request.episode_ids(), rollouts=rollouts, seed=request.seed)
-    factories = {c.agent: registered[c.agent].load() for c in cells}
-    stats = prerender(config, factories, request.cache_dir, request.renderer, prosody)
+    workers, dry_run = request.take("workers"), request.take("dry_run", False)
+    keep_audio, features = request.take("audio", True), request.take("features", True)
+    if turns == "all":
+        for name, flag in (("cell", "--cell"), ("rollouts", "--rollouts")):
+            if request.take(name) is not None:
+                raise typer.BadParameter("--turns all renders every turn whatever plays", param_hint=flag)
+    elif turns != "rollouts":
+        raise typer.BadParameter("must be rollouts or all", param_hint="--turns")
+    if not (keep_audio or features):
+        raise typer.BadParameter(
+            "with --no-audio, keep the features (drop --no-features)", param_hint="--no-audio"
+        )
+    if any(fb not in FEEDBACKS for fb in feedbacks):
+        raise typer.BadParameter(f"feedback must be one of {FEEDBACKS}", param_hint="--feedback")
+    if turns == "all":
+        request.refuse_the_rest()
+        requests = possible_requests(request.episode_ids(), feedbacks, prosody)
+    else:
+        registered = available_agents(FAMILY)
+        cells = _cells(request.take("cell") or list(DEFAULT_CELLS), feedbacks, registered)
+        rollouts = request.take("rollouts", 1)
+        request.refuse_the_rest()
+        config = run_config(cells, request.episode_ids(), rollouts=rollouts, seed=request.seed)
+        factories = {c.agent: registered[c.agent].load() for c in cells}
+        try:
+            requests = rollout_requests(config, factories, prosody)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--cell") from None
+    planned = estimate(requests)
+    console.print(f"{request.split} ({turns} turns): {planned.describe(keep_audio, features)}")
+    warning = cap_warning(planned, request.cache_dir) if keep_audio else None
+    if warning:
+        console.print(f"warning: {warning}")
+    if dry_run:
+        return "dry run: nothing rendered"
+    tally = prewarm(
+        requests,
+        request.renderer,
+        request.cache_dir if keep_audio else None,
+        workers=workers,
+        features=features,
+        description=f"rendering ({request.renderer}, prosody {prosody})",
+    )
+    kept = f"in {request.cache_dir}" if keep_audio else "(features only)"
     return (
-        f"{stats['rendered']} utterances rendered, {stats['already_on_disk']} already cached, "
-        f"in {request.cache_dir}"
+        f"{tally.rendered} utterances rendered, {tally.already_rendered} already cached, "
+        f"{tally.measured} measured, {kept}"
     )
 
 

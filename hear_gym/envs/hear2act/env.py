@@ -61,7 +61,7 @@ from hear_gym.envs.hear2act.actions import (
     utterance,
 )
 from hear_gym.envs.hear2act.metrics import episode_counts
-from hear_gym.envs.hear2act.scenario_facts import INVALID_TEXT, ScenarioFacts
+from hear_gym.envs.hear2act.scenario_facts import INVALID_TEXT, shared_scenario_facts
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 from hear_gym.envs.hear2act.scenarios.domain_schema import DomainSchema
 from hear_gym.envs.hear2act.scenarios.model import Scenario
@@ -109,6 +109,9 @@ class Hear2ActEnv(gym.Env):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.scenarios = scenarios_for(None if scenario_ids is not None else split, scenario_ids)
+        self._by_id: dict[str, Scenario] = {}  # a reset names its scenario: found without a scan
+        for scenario in self.scenarios:
+            self._by_id.setdefault(scenario.scenario_id, scenario)
         self.max_turns = max_turns
         if not isinstance(invalid_action_penalty, (int, float)) or isinstance(invalid_action_penalty, bool):
             raise ValueError(f"invalid_action_penalty must be a number, got {invalid_action_penalty!r}")
@@ -143,7 +146,7 @@ class Hear2ActEnv(gym.Env):
         )
         self.scenario: Scenario | None = None
         self.turns: list[dict[str, Any]] = []
-        self._facts = ScenarioFacts(self.feedback, self.patience, self.assistant)
+        self._facts = shared_scenario_facts(self.feedback, self.patience, self.assistant)
 
     # -- Gymnasium API --------------------------------------------------------------------
     def check_reset_options(self, options: dict) -> None:
@@ -193,12 +196,12 @@ class Hear2ActEnv(gym.Env):
                 )
             return None
         wanted = options["scenario_id"]
-        matches = [s for s in self.scenarios if s.scenario_id == wanted]
-        if not matches:
+        match = self._by_id.get(wanted) if isinstance(wanted, str) else None
+        if match is None:
             raise ValueError(f"scenario {wanted!r} is not among this env's scenarios")
         if "hidden_user" in options:
             return twin_scenario(wanted, _hidden_user(options["hidden_user"]))
-        return matches[0]
+        return match
 
     def step(self, action):
         self._require_running()

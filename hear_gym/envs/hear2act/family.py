@@ -51,6 +51,7 @@ def make(
         state_inferrer=state_inferrer,
         affect_classifier=affect_classifier,
         audio_cache_dir=Path(audio_cache_dir) if audio_cache_dir else None,
+        measured_by_features=observation == "features",
     )
 
     def access_wrappers(env: gym.Env) -> gym.Env:

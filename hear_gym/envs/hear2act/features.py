@@ -55,8 +55,8 @@ from hear_gym.envs.hear2act.scenarios.domain_schema import MAX_CONCERN_DIMENSION
 from hear_gym.envs.hear2act.scenarios.model import N_CANDIDATES
 from hear_gym.envs.hear2act.user.engine import ReactionKind
 from hear_gym.envs.hear2act.user.states import ALL_DELIVERY_LABELS
-from hear_gym.speech.features import N_FEATURES, prosodic_features
-from hear_gym.speech.renderers import SAMPLE_RATE, RenderRequest
+from hear_gym.speech.features import N_FEATURES
+from hear_gym.speech.renderers import RenderRequest
 
 ACTION_KINDS = ("ask", "clarify", "recommend", "confirm", "invalid")
 DIALOGUE_SIZE = 1 + 2 * N_CANDIDATES + 2 * len(ACTION_KINDS)
@@ -305,9 +305,7 @@ class FeatureObservation(gym.ObservationWrapper):
         if features is None:
             if len(self._features) >= FEATURE_MEMO_SIZE:
                 self._features.clear()
-            features = self._features[request] = prosodic_features(
-                self.audio.cache.render(request).waveform, SAMPLE_RATE
-            )
+            features = self._features[request] = self.audio.cache.prosodic_features(request)
         return features
 
     # -- always present -------------------------------------------------------------------

@@ -2,7 +2,8 @@
 the action mask, the option and attribute lists, the hidden concerns' record, the user's wording
 (``Wording``) and each Discrete action's decoding and utterance. A reset used to rebuild them and a
 step to decode, word and look up again (together about a third of a transcript step's time);
-``ScenarioFacts`` builds them at a scenario's first episode and keeps them."""
+``ScenarioFacts`` builds them at a scenario's first episode and keeps them, one per process and
+setting (``shared_scenario_facts``): a grid's envs, one per condition, play the same scenarios."""
 
 from __future__ import annotations
 
@@ -101,3 +102,19 @@ def _move(action: AssistantAction | InvalidAction, scenario: Scenario, domain: D
     if action.kind is ActionKind.CONFIRM:
         return Move(action, None)
     return Move(action, utterance(action, scenario, domain))
+
+
+_SHARED: dict[tuple[Feedback, int | None, AssistantKind], ScenarioFacts] = {}
+
+
+def shared_scenario_facts(
+    feedback: Feedback, patience: int | None, assistant: AssistantKind
+) -> ScenarioFacts:
+    """This process's ``ScenarioFacts`` for one setting. Facts are immutable (the mask and the
+    hidden concerns' record are handed out as copies; the engine's memo depends on its inputs
+    only), so the envs of a process share them."""
+    key = (feedback, patience, assistant)
+    facts = _SHARED.get(key)
+    if facts is None:
+        facts = _SHARED[key] = ScenarioFacts(feedback, patience, assistant)
+    return facts

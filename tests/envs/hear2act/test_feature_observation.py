@@ -243,3 +243,39 @@ def test_features_kept_across_episodes_match_a_fresh_reading():
         assert obs.keys() == expected.keys() and all(np.array_equal(obs[k], expected[k]) for k in obs)
         if terminated or truncated:
             env.reset()
+
+
+def _heard_turns(access: str, steps: int = 12) -> list[dict]:
+    env, draws, seen = make(access), np.random.default_rng(4), []
+    obs, _ = env.reset(seed=4)
+    seen.append(obs)
+    for _ in range(steps):
+        obs, _, terminated, truncated, _ = env.step(int(draws.choice(np.flatnonzero(obs["action_mask"]))))
+        seen.append(obs)
+        if terminated or truncated:
+            obs, _ = env.reset(seed=5)
+            seen.append(obs)
+    return seen
+
+
+@pytest.mark.parametrize("access", ["A", "A+T"])
+def test_measured_turns_need_no_audio(access, monkeypatch, tmp_path):
+    """Features stored for a turn (as ``hear-gym render --turns all --no-audio`` leaves them) are
+    read by its render request: the feature observation then renders nothing and reads no audio,
+    and its observations are those measured from the audio."""
+    from hear_gym.speech import cache, features
+
+    monkeypatch.setenv("HEAR_GYM_CACHE", str(tmp_path))  # a store of this test's own
+    features._CACHE.clear()  # rows other tests left in this process's memory
+    measured = _heard_turns(access)  # renders and measures each new turn, storing its features
+    features._CACHE.clear()  # a new process: nothing in memory, the stores on disk
+    monkeypatch.setattr(cache, "_SHARED", {})
+
+    def no_audio(*args, **kwargs):
+        raise AssertionError("audio was rendered or read for a measured turn")
+
+    monkeypatch.setattr(cache.RenderCache, "waveform", no_audio)
+    again = _heard_turns(access)
+    assert len(again) == len(measured)
+    for a, b in zip(measured, again, strict=True):
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)

@@ -8,6 +8,7 @@ import gymnasium as gym
 import pytest
 
 import hear_gym  # noqa: F401
+from hear_gym.envs.hear2act import scenario_facts
 from hear_gym.envs.hear2act.scenario_facts import options_text
 from hear_gym.envs.hear2act.scenarios.bank import get_scenario, scenarios_for
 from hear_gym.envs.hear2act.scenarios.twins import HiddenUser, consistent_pairs, public_matrix, twin_scenario
@@ -91,6 +92,7 @@ def test_a_scenarios_facts_are_built_once_and_each_twin_keeps_its_own(monkeypatc
     """A reset of a scenario seen before builds no user engine; the bank scenario and its twin,
     alternating, each play against their own user."""
     built = []
+    monkeypatch.setattr(scenario_facts, "_SHARED", {})  # facts other tests' envs left in this process
     original = UserEngine.__post_init__
     monkeypatch.setattr(UserEngine, "__post_init__", lambda engine: built.append(engine) or original(engine))
     bank = get_scenario(SCENARIO)

@@ -148,6 +148,23 @@ class Wording:
             slots["label"], slots["Label"] = self.labels[reaction.attribute]
         return frame.format(**slots)
 
+    def every_realization(self, reaction: Reaction) -> tuple[str, ...]:
+        """Every text ``realize`` can give for ``reaction`` (each frame with each direction), in
+        a fixed order: what a user can say for it, to render ahead of any episode."""
+        slots = {"budget": self.budget}
+        directions: tuple[str | None, ...] = (None,)
+        if reaction.level is not None:
+            slots["requirement"], directions = self.concerns[reaction.level]
+        if reaction.attribute is not None:
+            slots["label"], slots["Label"] = self.labels[reaction.attribute]
+        texts = []
+        for frame in FRAMES[reaction.kind]:
+            for direction in directions:
+                text = frame.format(**slots, **({} if direction is None else {"direction": direction}))
+                if text not in texts:  # a frame without {direction} is one text
+                    texts.append(text)
+        return tuple(texts)
+
 
 def realize(reaction: Reaction, scenario: Scenario, domain: DomainSchema, rng: np.random.Generator) -> str:
     return Wording.of(scenario, domain).realize(reaction, rng)
