@@ -18,7 +18,8 @@ LONGEST_CHECKED = 40
 
 
 def _turn_lengths(env: AmbiguityEnv, episode_ids) -> dict[tuple, tuple[tuple[str, int], int]]:
-    """(episode id, turn) -> samples, for each distinct turn the episodes play."""
+    """Each distinct turn the episodes play (its words and readings) -> ((episode id, turn index),
+    samples)."""
     lengths: dict[tuple, tuple[tuple[str, int], int]] = {}
     for episode_id in episode_ids:
         episode = episodes_by_id()[episode_id]
