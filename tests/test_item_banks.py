@@ -101,7 +101,7 @@ def bank_digest(env_id: str) -> str:
     names = RECORDED_FIELD_NAMES.get(env_id, {})
     content = {
         "generator_version": env_family.generator_version,
-        "ids": {split: list(env_family.episode_ids(split)) for split in env_family.splits},
+        "ids": {split: list(env_family.item_ids(split)) for split in env_family.splits},
         "items": _plain(list(BANKS[env_id]()), names),
     }
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()

@@ -39,7 +39,7 @@ def episode_pairs(split: str = "train", phenomena=PHENOMENA, paired: bool = Fals
     """(x+, x-) episode ids: paired, a minimal pair's two readings; otherwise each episode with itself."""
     by_id = episodes_by_id()
     units = []
-    for episode_id in family(ENV_ID).episode_ids(split):
+    for episode_id in family(ENV_ID).item_ids(split):
         episode = by_id[episode_id]
         if episode.phenomenon.value not in phenomena:
             continue

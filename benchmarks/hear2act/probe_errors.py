@@ -70,7 +70,7 @@ def dialogue_turns(probe, cache: RenderCache, features: str) -> dict[str, Counte
     out: dict[str, Counter] = defaultdict(Counter)
     for folder in sorted(DIALOGUES.glob(f"*_real_verdict_{features}")):
         for record in read_results(folder / "results.jsonl"):
-            speaker, turns = record["scenario_id"], record["turns"]
+            speaker, turns = record["item_id"], record["turns"]
             reference = cache.render(
                 user_turn_request(speaker, turns[0]["user_text"], turns[0]["delivery_label"])
             )

@@ -51,7 +51,7 @@ def train_steps_per_second(cache_root: str, scenario_ids: tuple[str, ...], steps
     from training.ppo.train import one_compute_thread, silent_logger
 
     def build():
-        return hear2act_env(None, "A+T", scenario_ids=list(scenario_ids))
+        return hear2act_env(None, "A+T", item_ids=list(scenario_ids))
 
     envs = DummyVecEnv([build] * 4)
     model = MaskablePPO("MultiInputPolicy", envs, policy_kwargs=POLICY, **PPO_KWARGS)

@@ -201,7 +201,7 @@ def test_train_env_options_reach_the_training_envs_only(tmp_path):
     first = scenarios_for("train")[0].scenario_id
     golds = set()
     for seed in range(30):  # one training scenario, several users behind it
-        envs.envs[0].reset(seed=seed, options={"scenario_id": first})
+        envs.envs[0].reset(seed=seed, options={"item_id": first})
         golds.add(envs.envs[0].unwrapped.scenario.gold_option)
     envs.close()
     assert len(golds) > 1

@@ -43,7 +43,7 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     by_id = episodes_by_id()
     chosen = [
         e
-        for e in FAMILY.episode_ids(request.split)
+        for e in FAMILY.item_ids(request.split)
         if by_id[e].phenomenon.value in phenomena and by_id[e].language in languages
     ]
     episodes = tuple(chosen[: request.limit])  # --limit counts the chosen phenomena and languages
@@ -57,19 +57,19 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
 
 
 def listen(request: ListenRequest) -> str:
-    """``hear-gym listen EPISODE_ID --env hear_gym/Ambiguity-v0``: every user turn of the episode
+    """``hear-gym listen ITEM_ID --env hear_gym/Ambiguity-v0``: every user turn of the episode
     as a 16 kHz PCM_16 WAV (a minimal pair's id without ``/a`` or ``/b`` writes both readings),
     with a JSON sidecar (what was written, how it was said, the question and its gold)."""
     from hear_gym.envs.ambiguity.env import AmbiguityEnv
 
     request.refuse_the_rest()
     by_id = episodes_by_id()
-    wanted = request.episode_id or ""
+    wanted = request.item_id or ""
     episode_ids = [wanted] if wanted in by_id else [e for e in (f"{wanted}/a", f"{wanted}/b") if e in by_id]
     if not episode_ids:
         raise typer.BadParameter(
             "give an episode id, e.g. phonological-en-pause-test-000/a or multi_turn-zh-test-003",
-            param_hint="EPISODE_ID",
+            param_hint="ITEM_ID",
         )
     env = AmbiguityEnv(item_ids=episode_ids, renderer=request.renderer)
     out = request.out / wanted.replace("/", "_")

@@ -82,12 +82,12 @@ def scenario_sums(episodes: Iterable[Mapping], scenario_ids: Sequence[str], metr
     den = np.zeros(len(scenario_ids))
     seen: dict[str, int] = defaultdict(int)
     for ep in episodes:
-        i = position.get(ep["scenario_id"])
+        i = position.get(ep["item_id"])
         if i is None:
             continue
         num[i] += ep["counts"][metric.numerator]
         den[i] += ep["counts"][metric.denominator]
-        seen[ep["scenario_id"]] += 1
+        seen[ep["item_id"]] += 1
     missing = [sid for sid in scenario_ids if sid not in seen]
     if missing:
         raise ValueError(

@@ -40,17 +40,17 @@ def rollout_requests(
         env = gym.make(
             config.env_id,
             access=access,
-            scenario_ids=list(config.episode_ids),
+            item_ids=list(config.item_ids),
             disable_env_checker=True,
             **dict(config.env_kwargs),
             **dict(cell.options),
         )
         agent = agents[cell.agent]()
         base = env.unwrapped
-        for scenario_id in config.episode_ids:
+        for scenario_id in config.item_ids:
             for rollout in range(config.rollouts):
                 seed = episode_seed(config.seed, scenario_id, rollout)
-                obs, _ = env.reset(seed=seed, options={"scenario_id": scenario_id})
+                obs, _ = env.reset(seed=seed, options={"item_id": scenario_id})
                 agent.reset(seed=seed)
                 done = False
                 while not done:

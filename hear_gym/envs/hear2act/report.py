@@ -29,7 +29,7 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
     by_cell: dict[str, list[dict]] = defaultdict(list)
     for record in records:
         by_cell[record["cell"]].append(record)
-    scenario_ids = list(config.episode_ids)
+    scenario_ids = list(config.item_ids)
     sums = {}
     cells: dict[str, Any] = {}
     for cell in config.cells:

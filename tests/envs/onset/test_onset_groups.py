@@ -5,8 +5,8 @@ from collections import Counter
 from itertools import combinations
 
 from hear_gym.envs.onset.groups import generator
-from hear_gym.envs.onset.groups.generator import all_groups, episode_ids, select_groups, transcripts
-from hear_gym.envs.onset.groups.model import ACTION_PAIRS, N_PREFIXES, ONSET_FRACTIONS, parse_episode_id
+from hear_gym.envs.onset.groups.generator import all_groups, item_ids, select_groups, transcripts
+from hear_gym.envs.onset.groups.model import ACTION_PAIRS, N_PREFIXES, ONSET_FRACTIONS, parse_item_id
 
 TEST_FAMILIES = {"book_uncertainty", "calendar_noise", "message_barge_in", "timer_urgency"}
 
@@ -18,7 +18,7 @@ def test_table_1_counts_match_the_paper():
         assert len(chosen) == groups
         assert 2 * len(chosen) == trajectories
         assert sum(2 * len(g.renderings) * N_PREFIXES for g in chosen) == records
-    assert len(episode_ids("test")) == 320 and len(episode_ids("train")) == 416
+    assert len(item_ids("test")) == 320 and len(item_ids("train")) == 416
 
 
 def test_test_families_are_held_out_whole():
@@ -49,7 +49,7 @@ def test_pairs_contrast_actions_and_branch_ids_do_not_encode_them():
         assert by_branch[("b", action)] > 0.35 * (by_branch[("a", action)] + by_branch[("b", action)])
     for group in all_groups():
         assert group.action_pair[0] not in group.group_id and group.branches[0].action not in str(
-            group.episode_ids()
+            group.item_ids()
         )
 
 
@@ -63,13 +63,13 @@ def test_transcripts_are_distinct_within_a_family_and_generation_is_pure():
     assert [g.as_record() for g in generator.all_groups()] == before
 
 
-def test_episode_ids_parse_and_bad_ones_are_refused():
-    assert parse_episode_id("book_uncertainty-03/a/noise15") == ("book_uncertainty-03", "a", "noise15")
+def test_item_ids_parse_and_bad_ones_are_refused():
+    assert parse_item_id("book_uncertainty-03/a/noise15") == ("book_uncertainty-03", "a", "noise15")
     for bad in ("book_uncertainty-03", "x/c/clean", "x/a/noisy"):
         try:
-            parse_episode_id(bad)
+            parse_item_id(bad)
         except ValueError as exc:
-            assert "not an Onset episode id" in str(exc)
+            assert "not an Onset item id" in str(exc)
         else:
             raise AssertionError(bad)
 

@@ -140,6 +140,6 @@ def select_groups(split: str = "all") -> tuple[Group, ...]:
     return tuple(g for g in all_groups() if split in ("all", g.split))
 
 
-def episode_ids(split: str = "all") -> tuple[str, ...]:
-    """Every episode (trajectory x rendering) of the split, in generation order."""
-    return tuple(e for g in select_groups(split) for e in g.episode_ids())
+def item_ids(split: str = "all") -> tuple[str, ...]:
+    """Every item (trajectory x rendering) of the split, in generation order."""
+    return tuple(e for g in select_groups(split) for e in g.item_ids())
