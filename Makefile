@@ -43,9 +43,9 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 # Test workers (pytest-xdist): one per CPU by default, each torch process on one intra-op thread
-# (two workers with two threads each oversubscribe 2 cores). The slow and learning tiers stay in
-# one process: the slow tier's render and eval pools already use every core, and one long file
-# sets the learning tier's time.
+# (two workers with two threads each oversubscribe 2 cores). The slow tier stays in one process:
+# its render and eval pools already use every core. The learning tier's tests each train on one
+# thread, so its longest test runs beside the others.
 TEST_WORKERS ?= auto
 XDIST := -n $(TEST_WORKERS)
 ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -72,7 +72,7 @@ test-neural: $(STAMP)
 
 ## The `learning` tier alone: each test fails if a trainer stops learning (CI runs it after `make test`).
 test-learning: $(STAMP)
-	$(VENV)/bin/pytest -m learning
+	$(ONE_THREAD) $(VENV)/bin/pytest -m learning $(XDIST) --dist loadfile
 
 # RLlib's tests in a second venv: ray[rllib] pins gymnasium exactly (2.60: gymnasium==1.2.2), so
 # the main venv keeps the newest gymnasium our range allows and this one the version RLlib pins.

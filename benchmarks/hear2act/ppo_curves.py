@@ -57,7 +57,12 @@ from rich.table import Table
 import hear_gym  # noqa: F401
 from agents.hear2act.audio_probe import ConcernInferrer
 from agents.ppo import DEFAULT_POLICY, GreedyPPOAgent, PPOAgent, ppo_policies
-from benchmarks.hear2act.listening_value import calibrated_probes, probe_path  # the sibling benchmark's probe
+from benchmarks.hear2act.listening_value import (  # the sibling benchmark's probe
+    LISTENER_FEATURES,
+    OPERATING_POINTS,
+    calibrated_probes,
+    probe_path,
+)
 from benchmarks.hear2act.ppo_curves_analysis import (
     BANK_TAG,
     LISTENER,
@@ -195,9 +200,10 @@ def listener_evaluation(trained: list[dict], eval_dir: Path) -> Path:
     ``LISTENER_POINT``, trained there if missing) on the paired evaluation's episodes (same
     episode seeds, so its records pair with that run's), in a run of its own because an env has
     one state inferrer. Its results file."""
-    probe = calibrated_probes(RenderCache(make_renderer("espeak"), max_bytes=512 * 2**20))[LISTENER_POINT]
+    cache = RenderCache(make_renderer("espeak"), max_bytes=512 * 2**20)
+    probe = calibrated_probes(cache, LISTENER_FEATURES, OPERATING_POINTS)[LISTENER_POINT]
     cell_options, episodes, env_kwargs = held_out_episodes(trained)
-    plugins = (("state_inferrer", file_fingerprint(probe_path(LISTENER_POINT))),)
+    plugins = (("state_inferrer", file_fingerprint(probe_path("espeak", LISTENER_FEATURES, LISTENER_POINT))),)
     config = RunConfig(
         HEAR2ACT,
         (Cell(LISTENER, "T+S^", cell_options),),

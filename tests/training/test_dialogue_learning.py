@@ -10,11 +10,11 @@ the study over seeds and budgets).
 The held-out evaluation plays the first 24 test scenarios 4 times each at the training
 temperature (the policy GRPO trains), the SFT model and the GRPO model on the same seeded draws:
 with the same weights the lift is exactly 0, so a trainer that stops learning fails here.
-Measured: +0.233 [+0.103, +0.361] on this seed (return -0.332 -> -0.098, dialogues played
-out 76% -> 43%), +0.169 [+0.029, +0.313] from a model of initial-weight seed 1; SFT about 2 min
-and GRPO with both evaluations about 7 min of CPU time. What GRPO teaches at this
-budget is to keep calling tools (fewer dialogues played out by invalid turns), not to recommend
-better; played greedily the SFT model already never stops calling, so the evaluation samples.
+The lift on this seed and on a second model draw, at 32 and 16 GRPO steps, is on
+``benchmarks/hear2act/dialogue_post_training.md`` (about 11 minutes on one thread). What GRPO
+teaches at this budget is mostly to keep calling tools (fewer dialogues played out), not to
+recommend better; played greedily the SFT model already never stops calling, so the evaluation
+samples.
 """
 
 from __future__ import annotations

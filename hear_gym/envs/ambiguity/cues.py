@@ -6,9 +6,10 @@ length) cancels:
 
 * pause: silence at a boundary where one reading pauses and the other does not (seconds;
   paused minus unpaused);
-* stress: a token stressed in one reading and not in the other: its mean F0 (semitones), its
-  voiced duration (log ratio; the renderer's span of the token, the voiced frames Praat finds in
-  it) and its energy (dB), stressed minus unstressed;
+* stress: a token stressed in one reading and not in the other: its F0 peak (semitones; the
+  accent is a raised stretch at the start of the word, which a whole-token mean dilutes over the
+  rest of a long word), its voiced duration (log ratio; the renderer's span of the token, the
+  voiced frames Praat finds in it) and its energy (dB), stressed minus unstressed;
 * intonation: the final F0 slope over the last voiced 0.4 s (semitones/s), rise minus fall;
 * tone: every syllable with a forced tone gets a shape read off its F0 contour (level high,
   rising, low, falling: Mandarin tones 1-4) by rules on the measured contour, not by comparison
@@ -31,6 +32,7 @@ SILENCE_BELOW_PEAK_DB = 30.0
 # autocorrelation peak of a 3-period window enough that the default drops most of its frames
 VOICING_THRESHOLD = 0.3
 FINAL_WINDOW_S = 0.4
+PEAK_PERCENTILE = 90
 TONE_SHAPES = {1: "high level", 2: "rising", 3: "low", 4: "falling"}
 
 
@@ -66,6 +68,7 @@ def track(waveform: np.ndarray, sample_rate: int = 16_000) -> Track:
 @dataclass(frozen=True)
 class TokenProsody:
     f0_mean_st: float  # NaN when fewer than 3 voiced frames
+    f0_peak_st: float  # 90th percentile of the voiced frames: the top of an accent, not one stray frame
     f0_start_st: float  # mean over the first third of the voiced frames
     f0_end_st: float  # ... and the last third
     f0_min_st: float  # lowest voiced frame
@@ -86,12 +89,14 @@ def token_prosody(t: Track, span: tuple[float, float]) -> TokenProsody:
     if len(voiced) >= 3:
         third = max(1, len(voiced) // 3)
         mean, start, end = voiced.mean(), voiced[:third].mean(), voiced[-third:].mean()
-        low = voiced.min()
+        low, peak = voiced.min(), np.percentile(voiced, PEAK_PERCENTILE)
     else:
-        mean = start = end = low = float("nan")
+        mean = start = end = low = peak = float("nan")
     loud = t.db[(t.db_times >= a) & (t.db_times < b)]
     energy = float(10 * np.log10(np.mean(10 ** (loud / 10)))) if len(loud) else float("nan")
-    return TokenProsody(float(mean), float(start), float(end), float(low), b - a, voiced_s, energy)
+    return TokenProsody(
+        float(mean), float(peak), float(start), float(end), float(low), b - a, voiced_s, energy
+    )
 
 
 def silence_between(t: Track, left: tuple[float, float], right: tuple[float, float]) -> float:
@@ -168,7 +173,7 @@ def pair_cues(
         for i in sorted(set(mine.stress) - set(other.stress)):
             me, them = (token_prosody(tracks[s], spans[s][i]) for s in (side, 1 - side))
             cues += [
-                CueValue("stress", "f0_mean_st", me.f0_mean_st - them.f0_mean_st),
+                CueValue("stress", "f0_peak_st", me.f0_peak_st - them.f0_peak_st),
                 CueValue("stress", "log_voiced_duration_ratio", float(np.log(me.voiced_s / them.voiced_s))),
                 CueValue("stress", "energy_db", me.energy_db - them.energy_db),
             ]

@@ -74,7 +74,7 @@ def test_cached_rendering_is_read_only_and_16k():
 
 MINIMUM = {  # a difference a listener hears, well above measurement noise
     "pause/silence_s": 0.2,
-    "stress/f0_mean_st": 1.0,
+    "stress/f0_peak_st": 1.0,
     "stress/log_voiced_duration_ratio": 0.1,
     "stress/energy_db": 1.0,
     "intonation/final_slope_st_per_s": 5.0,

@@ -5,7 +5,9 @@ Counts follow the paper's Table 1 (1,079 instances): the test split of every phe
 language cell has exactly the paper's count; contrasts within a cell share it evenly (the paper
 gives no finer counts). The dev split has a quarter of the test count and the train split up to
 twice it, from the same frames with other fillers (no transcript is in two splits); a cell whose
-frames run short has a smaller train split (``split_counts`` says what was built).
+frames run short has a smaller train split (``split_counts`` says what was built). Which draft
+goes to which split is dealt by ``SPLIT_DEAL``, not by the version: a version that only rewords
+drafts keeps every item's id and split.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ from hear_gym.envs.ambiguity.items.model import (
     Utterance,
 )
 
-GENERATOR_VERSION = "ambiguity-items-2"
+GENERATOR_VERSION = "ambiguity-items-3"
+# the seed of the deal into splits: a version that rewords drafts keeps every item in its split
+SPLIT_DEAL = "ambiguity-items-2"
 # the paper's Table 1: instances per phenomenon and language
 PAPER_COUNTS: dict[tuple[Phenomenon, str], int] = {
     (Phenomenon.PHONOLOGICAL, "zh"): 37,
@@ -80,7 +84,7 @@ def _assign(key: str, drafts: Sequence, test: int) -> Iterable[tuple[str, int, o
     sizes = split_sizes(test)
     if len(drafts) < sizes["test"] + sizes["dev"]:
         raise ValueError(f"{key}: {len(drafts)} drafts cannot fill test {sizes['test']} + dev {sizes['dev']}")
-    order = StableRng(f"ambiguity/{GENERATOR_VERSION}/{key}").shuffled(drafts)
+    order = StableRng(f"ambiguity/{SPLIT_DEAL}/{key}").shuffled(drafts)
     start = 0
     for split in ("test", "dev", "train"):
         for index, draft in enumerate(order[start : start + sizes[split]]):
