@@ -27,7 +27,7 @@ RECORDED = {
     "hear_gym/VoiceGate-v0": "b4968ebfe1c99d9ad6a774957b4756d75a533d3583482c49ff978341aa7e94ad",
     "hear_gym/Onset-v0": "36a9572b6436e5767a498d72e8a70a69e2ea35bca17f954d61b5d5abbff35d92",
     "hear_gym/DeliveryPlan-v0": "8e476b8abccbbda2f2513e4990388a1637c6149ba7c47c7b8f4f308842c0d235",
-    "hear_gym/Ambiguity-v0": "83e5bb1616cf74b713500f0b972da73af16f77da23e74139cfbbd9263b8deb5a",
+    "hear_gym/Ambiguity-v0": "9640d1252200fea55da4d2148e1a000a9e334579dd551d68e9139a5af47e23c1",
 }
 
 # field name now -> the name it had when the digests were recorded

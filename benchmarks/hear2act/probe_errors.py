@@ -92,13 +92,13 @@ def main(features: str = "prosody_relative") -> dict:
     test = build_data(config, "test", cache, seed=config.seed + 3, assents=True)
     verdicts = probe.predict_features(test.x) == RESOLVED
     genuine = test.y == RESOLVED
-    voices = np.array([voice_for(s) for s in test.scenario_ids])
+    voices = np.array([voice_for(s) for s in test.item_ids])
     report = {
         "by delivery": heard_share(verdicts, test.deliveries),
         "recall by voice": heard_share(verdicts[genuine], voices[genuine]),
         "false resolved by voice": heard_share(verdicts[~genuine], voices[~genuine]),
-        "false resolved by scenario": dispersion(verdicts[~genuine], test.scenario_ids[~genuine]),
-        "recall by scenario": dispersion(~verdicts[genuine], test.scenario_ids[genuine]),
+        "false resolved by scenario": dispersion(verdicts[~genuine], test.item_ids[~genuine]),
+        "recall by scenario": dispersion(~verdicts[genuine], test.item_ids[genuine]),
     }
     table = Table(
         "delivery", "heard genuine", "n", title="test shared assents: heard as genuine, by delivery"

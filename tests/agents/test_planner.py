@@ -141,9 +141,9 @@ def test_the_planner_finds_every_twin_users_gold_from_what_it_observes(access):
     """Twins share everything visible; a planner that read the bank's hidden user would miss
     the twins' golds, and one that read anything but the observations could act differently
     on twins whose dialogues have looked the same so far."""
-    scenario_ids = DEV[:6]  # every twin user of 6 scenarios
-    env = make(access=access, item_ids=scenario_ids, turn_cost=0.1)
-    for seed, scenario_id in enumerate(scenario_ids):
+    item_ids = DEV[:6]  # every twin user of 6 scenarios
+    env = make(access=access, item_ids=item_ids, turn_cost=0.1)
+    for seed, scenario_id in enumerate(item_ids):
         seen: dict[tuple, int] = {}  # the dialogue so far -> the action taken on it
         for user in twin_users(scenario_id):
             agent = PlannerAgent(turn_cost=0.1)
@@ -168,12 +168,12 @@ def test_the_planner_plans_at_the_turn_cost_the_run_sets(tmp_path):
     """Built without arguments (as ``hear-gym eval`` builds agents), the planner gets the cell's
     env kwargs from the runner (``configure``) and plays as one built with the run's turn cost;
     at that cost it plays differently from a planner at no cost."""
-    scenario_ids = DEV[:12]
+    item_ids = DEV[:12]
     costly = 0.6
     agents = {"planner": PlannerAgent, "planner_built": partial(PlannerAgent, turn_cost=costly)}
     cells = [cell("planner", "T", "prosody"), cell("planner_built", "T", "prosody")]
-    evaluate(tmp_path / "costly", run_config(cells, scenario_ids, turn_cost=costly), agents, progress=False)
-    evaluate(tmp_path / "free", run_config(cells[:1], scenario_ids), agents, progress=False)
+    evaluate(tmp_path / "costly", run_config(cells, item_ids, turn_cost=costly), agents, progress=False)
+    evaluate(tmp_path / "free", run_config(cells[:1], item_ids), agents, progress=False)
 
     def dialogues(folder, agent):
         records = sorted(read_results(folder / "results.jsonl"), key=lambda r: r["item_id"])

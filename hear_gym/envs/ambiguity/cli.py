@@ -65,17 +65,17 @@ def listen(request: ListenRequest) -> str:
     request.refuse_the_rest()
     by_id = episodes_by_id()
     wanted = request.item_id or ""
-    episode_ids = [wanted] if wanted in by_id else [e for e in (f"{wanted}/a", f"{wanted}/b") if e in by_id]
-    if not episode_ids:
+    item_ids = [wanted] if wanted in by_id else [e for e in (f"{wanted}/a", f"{wanted}/b") if e in by_id]
+    if not item_ids:
         raise typer.BadParameter(
             "give an episode id, e.g. phonological-en-pause-test-000/a or multi_turn-zh-test-003",
             param_hint="ITEM_ID",
         )
-    env = AmbiguityEnv(item_ids=episode_ids, renderer=request.renderer)
+    env = AmbiguityEnv(item_ids=item_ids, renderer=request.renderer)
     out = request.out / wanted.replace("/", "_")
     out.mkdir(parents=True, exist_ok=True)
     sidecar = []
-    for episode_id in episode_ids:
+    for episode_id in item_ids:
         episode = by_id[episode_id]
         env.reset(options={"item_id": episode_id})
         for k, turn in enumerate(episode.turns):
@@ -92,7 +92,7 @@ def listen(request: ListenRequest) -> str:
             )
             env.step(turn.asked.answer)
     write_text_atomic(out / "episode.json", json.dumps(sidecar, ensure_ascii=False, indent=2))
-    return f"wrote {len(sidecar)} turns of {', '.join(episode_ids)} to {out}"
+    return f"wrote {len(sidecar)} turns of {', '.join(item_ids)} to {out}"
 
 
 sub_app = typer.Typer(help="Ambiguity: same words, different prosody or context.", no_args_is_help=True)

@@ -186,12 +186,16 @@ def scenarios_list(
 
 
 @scenarios_app.command("show")
-def scenarios_show(scenario_id: str) -> None:
+def scenarios_show(
+    item_id: Annotated[
+        str, typer.Argument(help="A scenario id (Hear2Act's item), e.g. budget_airline_tickets-03.")
+    ],
+) -> None:
     """Print one scenario in full, hidden concerns and gold included."""
     try:
-        scenario = get_scenario(scenario_id)
+        scenario = get_scenario(item_id)
     except KeyError as exc:
-        raise typer.BadParameter(str(exc.args[0]), param_hint="SCENARIO_ID") from None
+        raise typer.BadParameter(str(exc.args[0]), param_hint="ITEM_ID") from None
     console.print_json(scenario.model_dump_json())
 
 

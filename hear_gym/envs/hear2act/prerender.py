@@ -77,12 +77,12 @@ def _silent_access(cell, agents: Mapping[str, AgentFactory]) -> str:
 
 
 def possible_requests(
-    scenario_ids: Sequence[str], feedbacks: Iterable[str], prosody: str, patience: int | None = None
+    item_ids: Sequence[str], feedbacks: Iterable[str], prosody: str, patience: int | None = None
 ) -> list[RenderRequest]:
     """Every distinct turn the scenarios' users can say under ``feedbacks``, scenario by
     scenario (bank users: a twin, ``hidden_users="resample"``, says other requirements)."""
     seen: dict[RenderRequest, None] = {}
-    for scenario in scenarios_for(scenario_ids=scenario_ids):
+    for scenario in scenarios_for(item_ids=item_ids):
         for feedback in feedbacks:
             for text, delivery in possible_turns(scenario, feedback, patience):
                 seen.setdefault(user_turn_request(scenario.scenario_id, text, delivery, prosody))
