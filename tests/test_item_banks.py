@@ -33,7 +33,7 @@ RECORDED = {
 # field name now -> the name it had when the digests were recorded
 RECORDED_FIELD_NAMES: dict[str, dict[str, str]] = {
     "hear_gym/VoiceGate-v0": {},
-    "hear_gym/Onset-v0": {},
+    "hear_gym/Onset-v0": {"domain": "family"},
 }
 
 

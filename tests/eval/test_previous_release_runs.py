@@ -16,6 +16,7 @@ import pytest
 from agents.onset.baselines import AlwaysWaitAgent
 from agents.random_agent import RandomAgent
 from agents.voicegate.baselines import AlwaysMuteAgent
+from hear_gym.core.registry import family
 from hear_gym.core.run_config import RunConfig
 from hear_gym.eval import evaluate, read_results
 from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE
@@ -60,3 +61,12 @@ def test_an_old_interrupted_run_resumes_and_summarizes(tmp_path, name):
     new_rows = [json.loads(line) for line in after[len(before) :].splitlines()]
     assert len(new_rows) == 2 and all("item_id" in r and not OLD_ITEM_FIELDS & set(r) for r in new_rows)
     assert metadata["n_episodes"] == 4 and metadata["config"]["item_ids"] == old["episode_ids"]
+
+
+def test_old_onset_rows_read_their_family_as_domain(tmp_path):
+    folder = _folder(tmp_path, "onset")
+    raw = [json.loads(line) for line in (folder / RESULTS_FILE).read_text().splitlines()]
+    assert all("family" in row and "domain" not in row for row in raw)  # the fixture is in the old form
+    records = read_results(folder / RESULTS_FILE, family("hear_gym/Onset-v0").renamed_record_fields)
+    assert [r["domain"] for r in records] == [r["family"] for r in raw]
+    assert not any("family" in r for r in records)

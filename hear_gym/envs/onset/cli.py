@@ -165,7 +165,7 @@ sub_app = typer.Typer(help="Onset: when does partial speech license an action?",
 
 @sub_app.command("counts")
 def counts_command() -> None:
-    """Table 1 of the contrast groups: families, groups, trajectories and prefix records per split."""
+    """Table 1 of the contrast groups: domains, groups, trajectories and prefix records per split."""
     from hear_gym.cli.common import console
     from hear_gym.envs.onset.groups.generator import select_groups
     from hear_gym.envs.onset.groups.model import N_PREFIXES, SPLITS
@@ -176,7 +176,7 @@ def counts_command() -> None:
         rows.append(
             {
                 "split": split,
-                "families": len({g.family for g in groups}),
+                "domains": len({g.domain for g in groups}),
                 "groups": len(groups),
                 "trajectories": 2 * len(groups),
                 "prefix_records": sum(2 * len(g.renderings) * N_PREFIXES for g in groups),

@@ -185,7 +185,7 @@ class OnsetEnv(gym.Env):
         return {
             "item_id": self.item_id,
             "group_id": self.group_id,
-            "family": self.group.family,
+            "domain": self.group.domain,
             "split": self.group.split,
             "branch": self.branch_id,
             "rendering": self.rendering,
@@ -224,7 +224,7 @@ class OnsetEnv(gym.Env):
         return {
             "item_id": self.item_id,
             "group_id": self.group_id,
-            "family": self.group.family,
+            "domain": self.group.domain,
             "rendering": self.rendering,
             "action": self.group.branch(self.branch_id).action,
             "onset_index": self.group.onset_index,

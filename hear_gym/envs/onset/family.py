@@ -53,4 +53,5 @@ FAMILY = EnvFamily(
     replay_replies=replay_replies,
     cli="hear_gym.envs.onset.cli",
     tools="hear_gym.envs.onset.tools:TOOLS",
+    renamed_record_fields=(("family", "domain"),),  # a group's domain was its "family"
 )

@@ -1,4 +1,4 @@
-"""The contrast groups: Table 1 counts, held-out families, balanced onsets, branch ids that do not
+"""The contrast groups: Table 1 counts, held-out domains, balanced onsets, branch ids that do not
 encode the action, and a generator that is a pure function of its version and data."""
 
 from collections import Counter
@@ -8,7 +8,7 @@ from hear_gym.envs.onset.groups import generator
 from hear_gym.envs.onset.groups.generator import all_groups, item_ids, select_groups, transcripts
 from hear_gym.envs.onset.groups.model import ACTION_PAIRS, N_PREFIXES, ONSET_FRACTIONS, parse_item_id
 
-TEST_FAMILIES = {"book_uncertainty", "calendar_noise", "message_barge_in", "timer_urgency"}
+TEST_DOMAINS = {"book_uncertainty", "calendar_noise", "message_barge_in", "timer_urgency"}
 
 
 def test_table_1_counts_match_the_paper():
@@ -21,10 +21,10 @@ def test_table_1_counts_match_the_paper():
     assert len(item_ids("test")) == 320 and len(item_ids("train")) == 416
 
 
-def test_test_families_are_held_out_whole():
-    assert {g.family for g in select_groups("test")} == TEST_FAMILIES
-    assert not TEST_FAMILIES & {g.family for g in select_groups("train") + select_groups("dev")}
-    assert {g.family for g in select_groups("train")} == {g.family for g in select_groups("dev")}
+def test_test_domains_are_held_out_whole():
+    assert {g.domain for g in select_groups("test")} == TEST_DOMAINS
+    assert not TEST_DOMAINS & {g.domain for g in select_groups("train") + select_groups("dev")}
+    assert {g.domain for g in select_groups("train")} == {g.domain for g in select_groups("dev")}
     assert all(g.renderings == ("clean",) for g in select_groups("train") + select_groups("dev"))
 
 
@@ -53,11 +53,11 @@ def test_pairs_contrast_actions_and_branch_ids_do_not_encode_them():
         )
 
 
-def test_transcripts_are_distinct_within_a_family_and_generation_is_pure():
-    for family in {g.family for g in all_groups()}:
-        texts = [g.transcript for g in all_groups() if g.family == family]
+def test_transcripts_are_distinct_within_a_domain_and_generation_is_pure():
+    for domain in {g.domain for g in all_groups()}:
+        texts = [g.transcript for g in all_groups() if g.domain == domain]
         assert len(set(texts)) == len(texts)
-        assert set(texts) <= set(transcripts(family))
+        assert set(texts) <= set(transcripts(domain))
     before = [g.as_record() for g in all_groups()]
     generator.all_groups.cache_clear()
     assert [g.as_record() for g in generator.all_groups()] == before

@@ -44,7 +44,7 @@ class Branch:
 @dataclass(frozen=True)
 class Group:
     group_id: str
-    family: str
+    domain: str  # the paper's semantic family
     split: str
     transcript: str
     voice: str
