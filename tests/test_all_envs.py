@@ -115,10 +115,10 @@ def test_every_episode_ends_with_its_record(env_id):
         scalars = env_family.episode_scalars(record)
         assert all(isinstance(v, float) and np.isfinite(v) for v in scalars.values())
         assert scalars["return"] == pytest.approx(record.get("return", record.get("reward")))
-        episode_id = record.get("scenario_id", record.get("item_id"))
-        # the family's reset options play that episode again, the same way for the same seed
-        replays = [env.reset(seed=seed, options=env_family.reset_options(episode_id)) for _ in range(2)]
-        assert {i.get("scenario_id", i.get("item_id")) for _, i in replays} == {episode_id}
+        item_id = record["item_id"]
+        # the family's reset options play that item again, the same way for the same seed
+        replays = [env.reset(seed=seed, options=env_family.reset_options(item_id)) for _ in range(2)]
+        assert {i["item_id"] for _, i in replays} == {item_id}
         assert _fingerprint(replays[0][0]) == _fingerprint(replays[1][0])
 
 

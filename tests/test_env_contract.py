@@ -139,10 +139,11 @@ def test_non_finite_turn_cost_is_a_one_line_cli_error(tmp_path):
 
 BAD_RESETS = {
     "hear2act": [
-        {"scenario_id": "<other>", "hidden_user": {"l2": "nope", "l3": "nope"}},
-        {"scenario_id": "<other>", "hidden_user": {"bogus": 1}},
+        {"item_id": "<other>", "hidden_user": {"l2": "nope", "l3": "nope"}},
+        {"item_id": "<other>", "hidden_user": {"bogus": 1}},
         {"hidden_user": {"l2": "nope", "l3": "nope"}},
-        {"scenario_id": "no-such-scenario"},
+        {"item_id": "no-such-scenario"},
+        {"item_id": "<other>", "scenario_id": "<other>"},
         {"seed_me": 1},
     ],
     "voicegate": [{"index": 1.9}, {"index": True}, {"index": 10**6}, {"item_id": "nope"}, {"seed_me": 1}],
@@ -165,8 +166,8 @@ def test_a_failed_reset_leaves_the_env_as_it_was(env_id):
     obs, info = env.reset(seed=0)
     env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     before = _state(env)
-    playing = info.get("scenario_id", info.get("item_id"))
-    other = next(i for i in env_family.episode_ids("test") if i != playing)
+    playing = info["item_id"]
+    other = next(i for i in env_family.item_ids("test") if i != playing)
     for bad in BAD_RESETS[env_family.name]:
         options = {k: other if v == "<other>" else v for k, v in bad.items()}
         with pytest.raises((ValueError, KeyError, IndexError)):

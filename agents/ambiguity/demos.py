@@ -32,7 +32,7 @@ def ambiguity_demos(
     by_id = episodes_by_id()
     ids = [
         e
-        for e in env_family.episode_ids(split)
+        for e in env_family.item_ids(split)
         if phenomena is None or by_id[e].phenomenon.value in set(phenomena)
     ]
     chosen = seeded_sample(ids, limit, seed)
@@ -49,7 +49,7 @@ def ambiguity_demos(
                         ambiguity_messages(observation),
                         reply,
                         env_id=ENV_ID,
-                        episode_id=episode_id,
+                        item_id=episode_id,
                         turn=k,
                         phenomenon=episode.phenomenon.value,
                         language=episode.language,

@@ -39,7 +39,7 @@ def episode_pairs(split: str = "train", phenomena=PHENOMENA, paired: bool = Fals
     """(x+, x-) episode ids: paired, a minimal pair's two readings; otherwise each episode with itself."""
     by_id = episodes_by_id()
     units = []
-    for episode_id in family(ENV_ID).episode_ids(split):
+    for episode_id in family(ENV_ID).item_ids(split):
         episode = by_id[episode_id]
         if episode.phenomenon.value not in phenomena:
             continue
@@ -54,11 +54,11 @@ def episode_pairs(split: str = "train", phenomena=PHENOMENA, paired: bool = Fals
     return [(side, side) for pair in units for side in dict.fromkeys(pair)]
 
 
-def ambiguity_prompts(episode_ids: list[str]) -> dict[str, list[dict[str, str]]]:
+def ambiguity_prompts(item_ids: list[str]) -> dict[str, list[dict[str, str]]]:
     env_family = family(ENV_ID)
-    env = env_family.make(access=TRAIN_ACCESS, actions="text", item_ids=episode_ids)
+    env = env_family.make(access=TRAIN_ACCESS, actions="text", item_ids=item_ids)
     try:
-        return {e: ambiguity_messages(env.reset(options=env_family.reset_options(e))[0]) for e in episode_ids}
+        return {e: ambiguity_messages(env.reset(options=env_family.reset_options(e))[0]) for e in item_ids}
     finally:
         env.close()
 
@@ -76,10 +76,10 @@ def ambiguity_rows(phenomena=PHENOMENA, paired: bool = False, split: str = "trai
 class EnvReward(DecisionReward):
     """The Ambiguity env's reward for a reply: the reply steps a text-action env on its episode."""
 
-    def __init__(self, episode_ids, eos_token_ids) -> None:
+    def __init__(self, item_ids, eos_token_ids) -> None:
         super().__init__(eos_token_ids)
         self.env_family = family(ENV_ID)
-        self.env = self.env_family.make(access=TRAIN_ACCESS, actions="text", item_ids=list(episode_ids))
+        self.env = self.env_family.make(access=TRAIN_ACCESS, actions="text", item_ids=list(item_ids))
 
     def score(self, item_id: str, reply: str) -> tuple[float, bool]:
         self.env.reset(options=self.env_family.reset_options(item_id))

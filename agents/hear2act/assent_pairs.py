@@ -42,7 +42,7 @@ delivery labels are the env's own draws (one draw, the same index into each stat
 
 Replaying (``DecisionPoint``: scenario id, env seed, the assistant replies after the opening,
 and the twin's concerns or None): a text-action env is made as ``gym.make`` makes it, then
-``reset(seed, options={"scenario_id": ..., "hidden_user": <the twin, if any>})`` and the
+``reset(seed, options={"item_id": ..., "hidden_user": <the twin, if any>})`` and the
 replies.
 
 The reward (``AssentReward``) is defined by continuation, so there is one definition, the env's:
@@ -135,7 +135,7 @@ class Replay:
     def play(self, scenario_id: str, user: HiddenUser | None, seed: int, replies: tuple[str, ...]):
         """(observation, info) after the opening and ``replies`` with the scenario's own user
         (``user`` None) or a twin; the episode must still run."""
-        options = {"scenario_id": scenario_id} | ({} if user is None else {"hidden_user": user})
+        options = {"item_id": scenario_id} | ({} if user is None else {"hidden_user": user})
         observation, info = self.env.reset(seed=seed, options=options)
         for reply in replies:
             observation, _, terminated, truncated, info = self.env.step(reply)

@@ -149,7 +149,7 @@ def heard_features(kind: str, turn: Heard, reference: Heard | None) -> np.ndarra
 class ProbeData:
     x: np.ndarray
     y: np.ndarray
-    scenario_ids: np.ndarray  # each row's scenario: the unit a scenario bootstrap resamples
+    item_ids: np.ndarray  # each row's scenario: the unit a scenario bootstrap resamples
     deliveries: np.ndarray | None = None  # each row's delivery label, where error analyses need it
 
 
@@ -161,7 +161,7 @@ def build_data(
     rng = np.random.default_rng(seed)
     scenarios = scenarios_for(split)[: config.max_scenarios]
     feedbacks, draws = ((Feedback.PROSODY,), ASSENT_DRAWS) if assents else (tuple(Feedback), 1)
-    rows, labels, scenario_ids, deliveries = [], [], [], []
+    rows, labels, item_ids, deliveries = [], [], [], []
     what = "assents" if assents else "audio"
     for scenario in track(scenarios, description=f"{config.task} probe: {split} {what}"):
         domain, speaker = domain_by_id(scenario.domain), scenario.scenario_id
@@ -180,12 +180,12 @@ def build_data(
                     wave = cache.render(user_turn_request(speaker, text, delivery, config.prosody)).waveform
                     rows.append(turn_features(config.features, wave, reference))
                     labels.append(config.classes.index(label_of(config.task, delivery)))
-                    scenario_ids.append(speaker)
+                    item_ids.append(speaker)
                     deliveries.append(delivery)
     return ProbeData(
         np.array(rows, dtype=np.float32),
         np.array(labels, dtype=np.int64),
-        np.array(scenario_ids),
+        np.array(item_ids),
         np.array(deliveries),
     )
 

@@ -27,7 +27,7 @@ def hear2act_demos(
 ) -> list[Demo]:
     """The state-aware agent's decisions over the first ``limit`` dialogues of ``split``; the
     dialogue of scenario ``k`` is played with seed ``seed + k``."""
-    ids = family(ENV_ID).episode_ids(split)[:limit]
+    ids = family(ENV_ID).item_ids(split)[:limit]
     env = gym.make(ENV_ID, access=access, split=split, disable_env_checker=True, **env_options)
     expert = StateAwareAgent()
     demos = []
@@ -53,7 +53,7 @@ def _play(env: gym.Env, expert, scenario_id: str, seed: int, access: str) -> lis
                 prompt,
                 info["turn_record"]["assistant_text"],
                 env_id=ENV_ID,
-                episode_id=scenario_id,
+                item_id=scenario_id,
                 access=access,
                 turn=turn,
             )

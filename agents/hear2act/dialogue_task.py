@@ -34,13 +34,13 @@ CUT_RULE = (
     "no-success outcome) plus the step rewards it has paid (turn costs, invalid penalties); a reply "
     "cut before its stop token is charged invalid_action_penalty - turn_cost"
 )
-SET_BY_THE_ROLLOUT = ("access", "actions", "observation", "split", "scenario_ids", "assistant")
+SET_BY_THE_ROLLOUT = ("access", "actions", "observation", "split", "item_ids", "assistant")
 DEFAULT_OPTIONS = {"feedback": "explicit", "reward": "success", "turn_cost": 0.0}
 
 
 def make_dialogue_env(scenario_id: str, env_options: dict[str, Any], access: str = ACCESS) -> gym.Env:
     """Hear2Act under ``access`` (transcript by default) with P6a text actions, holding one scenario."""
-    return make(access=access, actions="text", scenario_ids=[scenario_id], **env_options)
+    return make(access=access, actions="text", item_ids=[scenario_id], **env_options)
 
 
 def cut_return(env: gym.Env, unfinished_reply: bool) -> float:

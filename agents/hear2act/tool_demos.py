@@ -47,8 +47,8 @@ def hear2act_tool_demos(
 ) -> list[dict[str, Any]]:
     """The state-aware agent's dialogues over the first ``limit`` scenarios of ``split``, all
     played with ``seed`` (as the factory's rows are); each a ``{"messages": [...],
-    "episode_id": ..., "return": ...}`` chat in TRL's tool-calling message format."""
-    ids = list(family(ENV_ID).episode_ids(split)[:limit])
+    "item_id": ..., "return": ...}`` chat in TRL's tool-calling message format."""
+    ids = list(family(ENV_ID).item_ids(split)[:limit])
     factory = environment_factory(ENV_ID, access=access, **env_options)
     env = gym.make(ENV_ID, access=access, split=split, disable_env_checker=True, **env_options)
     try:
@@ -58,7 +58,7 @@ def hear2act_tool_demos(
 
 
 def _dialogue(env: gym.Env, tools, row: dict[str, Any]) -> dict[str, Any]:
-    observation, _ = env.reset(seed=row["seed"], options=family(ENV_ID).reset_options(row["episode_id"]))
+    observation, _ = env.reset(seed=row["seed"], options=family(ENV_ID).reset_options(row["item_id"]))
     expert = StateAwareAgent()
     expert.reset(seed=row["seed"])
     system, user = row["prompt"]
@@ -74,6 +74,6 @@ def _dialogue(env: gym.Env, tools, row: dict[str, Any]) -> dict[str, Any]:
         episode_return += float(reward)
         done = terminated or truncated
     if tools.get_reward() != episode_return:
-        raise RuntimeError(f"{row['episode_id']}: the factory and the env played different episodes")
+        raise RuntimeError(f"{row['item_id']}: the factory and the env played different episodes")
     messages.append({"role": "assistant", "content": CLOSING})
-    return {"messages": messages, "episode_id": row["episode_id"], "return": episode_return}
+    return {"messages": messages, "item_id": row["item_id"], "return": episode_return}

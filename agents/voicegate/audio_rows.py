@@ -74,7 +74,7 @@ def check_audio_demos(settings) -> None:
 
 def audio_demos(settings) -> AudioRows:
     """``demo_limit`` train items of ``families`` (all three by default), drawn with ``seed``."""
-    ids = family(ENV_ID).episode_ids("train", voicegate_families(settings.families))
+    ids = family(ENV_ID).item_ids("train", voicegate_families(settings.families))
     return audio_sft_rows(seeded_sample(ids, settings.demo_limit, settings.seed), **settings.env_options)
 
 

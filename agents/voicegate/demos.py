@@ -57,7 +57,7 @@ def voicegate_demos(
         raise ValueError(
             f"exclude_conditions: unknown {sorted(excluded - conditions)}; known {sorted(conditions)}"
         )
-    ids = [i for i in env_family.episode_ids(split, tuple(families)) if items[i].condition not in excluded]
+    ids = [i for i in env_family.item_ids(split, tuple(families)) if items[i].condition not in excluded]
     env = env_family.make(access=access, actions="text", item_ids=ids, **env_options)
     demos = []
     try:
@@ -69,7 +69,7 @@ def voicegate_demos(
                     gate_messages(observation),
                     gold_reply(item),
                     env_id=ENV_ID,
-                    episode_id=item_id,
+                    item_id=item_id,
                     family=item.family.value,
                     condition=item.condition,
                     group=item.group,

@@ -55,7 +55,7 @@ def item_pairs(
     items = {item.item_id: item for item in all_items()}
     read = (*families, "speaker_switch") if text_commands and "speaker_switch" not in families else families
     units = []
-    for item_id in family(ENV_ID).episode_ids(split, tuple(read)):
+    for item_id in family(ENV_ID).item_ids(split, tuple(read)):
         item = items[item_id]
         if item.family.value != "speaker_switch":
             units.append((item_id, item_id))

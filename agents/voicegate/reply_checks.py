@@ -41,7 +41,7 @@ def greedy_replies(
     policy = load_pretrained(AutoModelForCausalLM, str(model)).eval()  # an adapter: merged
     prompts = [
         tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-        for chat in gate_prompts(list(family(ENV_ID).episode_ids(split))).values()
+        for chat in gate_prompts(list(family(ENV_ID).item_ids(split))).values()
     ]
     replies = []
     for start in range(0, len(prompts), batch_size):
@@ -73,7 +73,7 @@ def sampled_records(
     batch_size: int = 64,
     device: str = "auto",
 ) -> list[dict[str, Any]]:
-    """One record (``episode_id``, the generated ``text``, whether it ``ended``, ``reward``) per
+    """One record (``item_id``, the generated ``text``, whether it ``ended``, ``reward``) per
     reply of a saved model or adapter, sampled ``samples`` times at ``temperature`` on each
     VoiceGate item and scored with the env's reward as GRPO scores it (a reply cut by
     ``max_completion_length`` is the empty reply). The draws come from torch's generators seeded
@@ -118,7 +118,7 @@ def sampled_records(
                 reply = text if done else ""
                 records.append(
                     {
-                        "episode_id": item_id,
+                        "item_id": item_id,
                         "text": text,
                         "ended": done,
                         "reward": reward.score(item_id, reply)[0],

@@ -52,15 +52,15 @@ def agent_factory(name: str):
     return found[0].load()
 
 
-def run_cell(spec: str, episode_ids: tuple[str, ...], factory=None) -> dict:
-    """One cell (``agent@ACCESS``) on ``episode_ids``; ``factory`` builds the agent (default: the
+def run_cell(spec: str, item_ids: tuple[str, ...], factory=None) -> dict:
+    """One cell (``agent@ACCESS``) on ``item_ids``; ``factory`` builds the agent (default: the
     registered agent of that name)."""
     cell = Cell.from_spec(spec, "T-nopunct")
-    config = RunConfig(ENV_ID, (cell,), episode_ids)
+    config = RunConfig(ENV_ID, (cell,), item_ids)
     start = time.perf_counter()
     agents = {cell.agent: factory or agent_factory(cell.agent)}
     metadata = evaluate(OUT / spec.replace("@", "_at_"), config, agents, progress=False, batch_size=16)
-    print(f"{spec}: {len(episode_ids)} episodes in {time.perf_counter() - start:.0f} s")
+    print(f"{spec}: {len(item_ids)} episodes in {time.perf_counter() - start:.0f} s")
     return metadata["cells"][cell.name]
 
 
@@ -93,7 +93,7 @@ def main() -> None:
     parser.add_argument("--llm-every", type=int, default=13, help="chat models play every N-th test episode")
     args = parser.parse_args()
     shutil.rmtree(OUT, ignore_errors=True)
-    test = FAMILY.episode_ids("test")
+    test = FAMILY.item_ids("test")
     phonological = tuple(e for e in test if episodes_by_id()[e].phenomenon.value == "phonological")
     cells = {spec: run_cell(spec, test) for spec in TEXT_CELLS}
     pair_cells = {spec: run_cell(spec, phonological) for spec in args.audio_agent}

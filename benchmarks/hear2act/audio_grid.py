@@ -167,7 +167,7 @@ def main(
     renderers: tuple[str, ...] = tuple(RENDERERS), train_scenarios: int = TRAIN_SCENARIOS, workers: int = 1
 ) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
+    item_ids = tuple(s.scenario_id for s in scenarios_for("test"))
     console = Console(width=170)
     lines, record, ladders = [], {}, {}
     for renderer in renderers:
@@ -176,7 +176,7 @@ def main(
         records = {}
         for run, (cells, env_kwargs, objects) in runs_for(renderer, probes).items():
             plugins = tuple((k, type(v).__name__) for k, v in objects.items())
-            config = run_config(cells, scenario_ids, plugins=plugins, **env_kwargs)
+            config = run_config(cells, item_ids, plugins=plugins, **env_kwargs)
             folder = OUT / f"{run_tag(renderer, train_scenarios)}_{run}"
             env_objects = {**objects, "audio_cache_dir": render_store()}
             evaluate(folder, config, AGENTS, progress=True, env_objects=env_objects, workers=workers)
@@ -185,9 +185,7 @@ def main(
         for label, run, template in ROWS:
             for fb in FEEDBACKS:
                 episodes = [r for r in records[run] if r["cell"] == template.format(fb=fb)]
-                sums[label, fb] = {
-                    m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in OUTCOMES
-                }
+                sums[label, fb] = {m: scenario_sums(episodes, item_ids, METRICS_BY_NAME[m]) for m in OUTCOMES}
         ladders[f"({renderer})"] = {
             fb: {
                 rung: contrast_ci([(1.0, sums[label, fb]["1st%"])]).as_dict()

@@ -39,7 +39,7 @@ CELLS = (
 def main() -> None:
     config = run_config(
         cells=[cell(a, acc, fb) for fb in ("prosody", "explicit") for a, acc in CELLS],
-        scenario_ids=[s.scenario_id for s in scenario_bank()],
+        item_ids=[s.scenario_id for s in scenario_bank()],
         rollouts=2,
         seed=0,
     )

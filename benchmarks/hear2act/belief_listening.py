@@ -101,14 +101,14 @@ def real_runs(probe, features: str) -> list[tuple]:
 
 
 def play(
-    runs: list[tuple], turn_cost: float, rollouts: int, scenario_ids: tuple[str, ...]
+    runs: list[tuple], turn_cost: float, rollouts: int, item_ids: tuple[str, ...]
 ) -> dict[str, list[dict]]:
     """Cell label (real-probe runs marked) -> episode records, every run played or resumed."""
     episodes: dict[str, list[dict]] = {}
     for name, cells, agents, objects in runs:
         kwargs = {"renderer": RENDERER} if objects else {}
         config = run_config(
-            cells, scenario_ids, rollouts=rollouts, turn_cost=turn_cost, reward="success", **kwargs
+            cells, item_ids, rollouts=rollouts, turn_cost=turn_cost, reward="success", **kwargs
         )
         folder = OUT / f"cost{turn_cost}_r{rollouts}_{name}"
         evaluate(folder, config, agents, progress=True, env_objects=objects)
@@ -118,8 +118,8 @@ def play(
     return episodes
 
 
-def contrasts(episodes: dict[str, list[dict]], scenario_ids: tuple[str, ...]) -> dict[str, dict]:
-    sums = {k: scenario_sums(v, scenario_ids, METRICS_BY_NAME["return"]) for k, v in episodes.items()}
+def contrasts(episodes: dict[str, list[dict]], item_ids: tuple[str, ...]) -> dict[str, dict]:
+    sums = {k: scenario_sums(v, item_ids, METRICS_BY_NAME["return"]) for k, v in episodes.items()}
     rows = {}
     for label in sums:
         gap = contrast_ci([(1.0, sums[label]), (-1.0, sums["planner@T"])])
@@ -138,7 +138,7 @@ def main(
     OUT.mkdir(parents=True, exist_ok=True)
     console = Console(width=160)
     start = time.perf_counter()
-    scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
+    item_ids = tuple(s.scenario_id for s in scenarios_for("test"))
     episodes: dict[float, dict[str, list[dict]]] = {cost: {} for cost in turn_costs}
     report: dict = {"rollouts": rollouts, "turn_costs": {}}
     if not simulated_only:  # the real probe first: its runs are the cheaper ones
@@ -146,7 +146,7 @@ def main(
         probe, figures = trained_probe(cache, features)
         report |= {"probe": figures, "features": features, "calibration": probe.report["likelihoods"]}
         for cost in turn_costs:
-            episodes[cost] |= play(real_runs(probe, features), cost, rollouts, scenario_ids)
+            episodes[cost] |= play(real_runs(probe, features), cost, rollouts, item_ids)
         probe_table = Table(
             "voice", "AUC", "recall at 1% false resolved", "n", title="eSpeak assent probe, test assents"
         )
@@ -159,9 +159,9 @@ def main(
             )
         console.print(probe_table)
     for cost in turn_costs:
-        episodes[cost] |= play(simulated_runs()[: 1 if real_only else None], cost, rollouts, scenario_ids)
+        episodes[cost] |= play(simulated_runs()[: 1 if real_only else None], cost, rollouts, item_ids)
     for cost in turn_costs:
-        rows = report["turn_costs"][str(cost)] = contrasts(episodes[cost], scenario_ids)
+        rows = report["turn_costs"][str(cost)] = contrasts(episodes[cost], item_ids)
         table = Table(
             "cell",
             "return - planner@T [95% CI]",

@@ -88,7 +88,7 @@ def ear_figures(probe: AudioProbe, data) -> dict:
     """ROC area, recall at 1% false resolved (threshold from the rows' own reluctant assents)
     and, with a calibrated threshold, recall and false resolved at it; overall and per voice."""
     scores, resolved = probe.resolved_log_odds(data.x), data.y == RESOLVED
-    voices = np.array([voice_for(s) for s in data.scenario_ids])
+    voices = np.array([voice_for(s) for s in data.item_ids])
 
     def figures(mask) -> dict:
         s, r = scores[mask], resolved[mask]

@@ -51,7 +51,7 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def run_grid(tag: str, probes, cache_dir: Path, scenario_ids: tuple[str, ...], workers: int) -> dict:
+def run_grid(tag: str, probes, cache_dir: Path, item_ids: tuple[str, ...], workers: int) -> dict:
     """One pass over every run of the grid (``workers=0``: in this process); the pool's workers
     are joined before CPU is read."""
     start_wall, start_cpu, episodes = time.perf_counter(), cpu_seconds(), 0
@@ -59,7 +59,7 @@ def run_grid(tag: str, probes, cache_dir: Path, scenario_ids: tuple[str, ...], w
     with pool or contextlib.nullcontext():
         for run, (cells, env_kwargs, objects) in runs_for("espeak", probes).items():
             plugins = tuple((k, type(v).__name__) for k, v in objects.items())
-            config = run_config(cells, scenario_ids, plugins=plugins, **env_kwargs)
+            config = run_config(cells, item_ids, plugins=plugins, **env_kwargs)
             evaluate(
                 OUT / f"{tag}_{run}",
                 config,
@@ -68,7 +68,7 @@ def run_grid(tag: str, probes, cache_dir: Path, scenario_ids: tuple[str, ...], w
                 env_objects={**objects, "audio_cache_dir": cache_dir},
                 pool=pool,
             )
-            episodes += len(cells) * len(scenario_ids)
+            episodes += len(cells) * len(item_ids)
     return {
         "wall_s": time.perf_counter() - start_wall,
         "cpu_s": cpu_seconds() - start_cpu,
@@ -76,9 +76,9 @@ def run_grid(tag: str, probes, cache_dir: Path, scenario_ids: tuple[str, ...], w
     }
 
 
-def profiled(tag: str, probes, cache_dir: Path, scenario_ids: tuple[str, ...]) -> dict:
+def profiled(tag: str, probes, cache_dir: Path, item_ids: tuple[str, ...]) -> dict:
     profile = cProfile.Profile(time.process_time)  # CPU time: a loaded machine stretches wall time
-    result = profile.runcall(run_grid, tag, probes, cache_dir, scenario_ids, 0)
+    result = profile.runcall(run_grid, tag, probes, cache_dir, item_ids, 0)
     path = OUT.parent / f"speed_grid_{tag}.pstats"
     profile.dump_stats(path)
     text = io.StringIO()
@@ -101,16 +101,16 @@ def main(workers: int = WORKERS, n_scenarios: int | None = None, profile: bool =
     # cold pass evicts its first clips and the warm pass renders them again.
     os.environ.setdefault(DISK_CAP_ENV, AUDIO_CAP)
     cache_dir = OUT / "audio_cache"
-    scenario_ids = tuple(s.scenario_id for s in scenario_bank())[:n_scenarios]
+    item_ids = tuple(s.scenario_id for s in scenario_bank())[:n_scenarios]
     if profile:
         cold, warm = (
-            in_fresh_process(profiled, tag, probes, cache_dir, scenario_ids) for tag in ("cold", "warm")
+            in_fresh_process(profiled, tag, probes, cache_dir, item_ids) for tag in ("cold", "warm")
         )
     else:
-        cold, warm = (run_grid(tag, probes, cache_dir, scenario_ids, workers) for tag in ("cold", "warm"))
+        cold, warm = (run_grid(tag, probes, cache_dir, item_ids, workers) for tag in ("cold", "warm"))
     results = {
         "episodes": cold["episodes"],
-        "scenarios": len(scenario_ids),
+        "scenarios": len(item_ids),
         "workers": 1 if profile else workers,
         "profiled": profile,
         "load_average": os.getloadavg(),

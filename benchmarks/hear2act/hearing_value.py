@@ -72,21 +72,21 @@ def runs(ears: tuple[tuple[float, float], ...]) -> dict[str, tuple[list, dict]]:
 
 
 def play(
-    turn_cost: float, run: str, cells: list, agents: dict, scenario_ids: tuple[str, ...], rollouts: int
+    turn_cost: float, run: str, cells: list, agents: dict, item_ids: tuple[str, ...], rollouts: int
 ) -> Path:
     """One run folder, played or resumed."""
-    config = run_config(cells, scenario_ids, rollouts=rollouts, turn_cost=turn_cost, reward="success")
+    config = run_config(cells, item_ids, rollouts=rollouts, turn_cost=turn_cost, reward="success")
     folder = OUT / f"cost{turn_cost}_r{rollouts}_{run}"
     evaluate(folder, config, agents, progress=True)
     return folder
 
 
-def return_sums(episodes: dict[str, list[dict]], scenario_ids: tuple[str, ...], first_only: bool = False):
+def return_sums(episodes: dict[str, list[dict]], item_ids: tuple[str, ...], first_only: bool = False):
     """Cell label -> per-scenario return sums (``first_only``: rollout 0 alone, a one-rollout run)."""
     return {
         label: scenario_sums(
             [e for e in records if not first_only or e["rollout"] == 0],
-            scenario_ids,
+            item_ids,
             METRICS_BY_NAME["return"],
         )
         for label, records in episodes.items()
@@ -97,21 +97,21 @@ def main(rollouts: int = ROLLOUTS) -> dict:
     OUT.mkdir(parents=True, exist_ok=True)
     console = Console(width=160)
     start = time.perf_counter()
-    scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
+    item_ids = tuple(s.scenario_id for s in scenarios_for("test"))
     ears = tuple((r, f) for f in FALSE_RESOLVED for r in RECALLS)
-    report: dict = {"rollouts": rollouts, "scenarios": len(scenario_ids), "turn_costs": {}}
+    report: dict = {"rollouts": rollouts, "scenarios": len(item_ids), "turn_costs": {}}
     folders: dict[float, list[Path]] = {cost: [] for cost in TURN_COSTS}
     for run, (cells, agents) in runs(ears).items():  # every cost of one ear before the next ear
         for turn_cost in TURN_COSTS:
-            folders[turn_cost].append(play(turn_cost, run, cells, agents, scenario_ids, rollouts))
+            folders[turn_cost].append(play(turn_cost, run, cells, agents, item_ids, rollouts))
     for turn_cost in TURN_COSTS:
         episodes: dict[str, list[dict]] = {}
         for folder in folders[turn_cost]:
             for record in read_results(folder / "results.jsonl"):
                 episodes.setdefault(record["cell"].removesuffix("/prosody"), []).append(record)
         sums, first = (
-            return_sums(episodes, scenario_ids),
-            return_sums(episodes, scenario_ids, first_only=True),
+            return_sums(episodes, item_ids),
+            return_sums(episodes, item_ids, first_only=True),
         )
 
         def over_reference(label: str, among: dict[str, RatioSums] = sums) -> dict:
@@ -133,7 +133,7 @@ def main(rollouts: int = ROLLOUTS) -> dict:
         table = Table(
             "recall",
             *(f"false resolved {f}" for f in FALSE_RESOLVED),
-            title=f"turn cost {turn_cost}: simulated probe - planner@T ({len(scenario_ids)} test scenarios "
+            title=f"turn cost {turn_cost}: simulated probe - planner@T ({len(item_ids)} test scenarios "
             f"x {rollouts}); ceiling planner@T+S - planner@T {_show(ceiling)}",
         )
         for recall in RECALLS:

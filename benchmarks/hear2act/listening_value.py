@@ -214,13 +214,13 @@ def main(rollouts: int = ROLLOUTS, renderer: str = DEFAULT_RENDERER, workers: in
             *(f"{x:.3f}" for split in (dev, test) for x in (split["resolved"], 1 - split["unresolved"])),
         )
     console.print(probe_table)
-    scenario_ids = tuple(s.scenario_id for s in scenarios_for("test"))
+    item_ids = tuple(s.scenario_id for s in scenarios_for("test"))
     for turn_cost in TURN_COSTS:
         sums = {}
         for name, (cells, agents, objects, plugins) in runs(probes, audio_probe).items():
             config = run_config(
                 cells,
-                scenario_ids,
+                item_ids,
                 rollouts=rollouts,
                 plugins=plugins,
                 turn_cost=turn_cost,
@@ -234,14 +234,14 @@ def main(rollouts: int = ROLLOUTS, renderer: str = DEFAULT_RENDERER, workers: in
                 label = record_cell.removesuffix("/prosody")
                 if name != "references":
                     label = f"{label} ({name.split('_', 1)[1]})"
-                sums[label] = {m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in METRICS}
+                sums[label] = {m: scenario_sums(episodes, item_ids, METRICS_BY_NAME[m]) for m in METRICS}
         report["turn_costs"][str(turn_cost)] = rows = {}
         against = (TRANSCRIPT_POLICY, PAPER_TRANSCRIPT_POLICY)
         table = Table(
             "cell",
             *METRICS,
             *(f"return - {t}" for t in against),
-            title=f"turn cost {turn_cost}: {len(scenario_ids)} test scenarios x {rollouts} rollouts, {renderer}",
+            title=f"turn cost {turn_cost}: {len(item_ids)} test scenarios x {rollouts} rollouts, {renderer}",
         )
         for label, by_metric in sums.items():
             row = {m: contrast_ci([(1.0, by_metric[m])]) for m in METRICS}

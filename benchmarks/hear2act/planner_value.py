@@ -56,7 +56,7 @@ def conditions() -> list[tuple[str, float]]:
     return [("prosody", cost) for cost in TURN_COSTS] + [("explicit", CONTROL_TURN_COST)]
 
 
-def play(feedback: str, turn_cost: float, scenario_ids: tuple[str, ...]) -> dict[str, list[dict]]:
+def play(feedback: str, turn_cost: float, item_ids: tuple[str, ...]) -> dict[str, list[dict]]:
     """Cell (without the feedback) -> its episode records, from a finished or resumed run."""
     agents = {
         "planner": PlannerAgent,
@@ -65,7 +65,7 @@ def play(feedback: str, turn_cost: float, scenario_ids: tuple[str, ...]) -> dict
     }
     config = run_config(
         [cell(a, access, feedback) for a, access in CELLS],
-        scenario_ids,
+        item_ids,
         turn_cost=turn_cost,
         reward="success",
     )
@@ -81,12 +81,12 @@ def main() -> dict:
     OUT.mkdir(parents=True, exist_ok=True)
     console = Console(width=160)
     start = time.perf_counter()
-    scenario_ids = tuple(s.scenario_id for s in scenarios_for("all"))
+    item_ids = tuple(s.scenario_id for s in scenarios_for("all"))
     report: dict = {}
     for feedback, turn_cost in conditions():
-        by_cell = play(feedback, turn_cost, scenario_ids)
+        by_cell = play(feedback, turn_cost, item_ids)
         sums = {
-            name: {m: scenario_sums(episodes, scenario_ids, METRICS_BY_NAME[m]) for m in METRICS}
+            name: {m: scenario_sums(episodes, item_ids, METRICS_BY_NAME[m]) for m in METRICS}
             for name, episodes in by_cell.items()
         }
         rows = report[f"{feedback} {turn_cost}"] = {"cells": {}, "contrasts": {}}

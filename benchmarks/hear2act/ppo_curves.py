@@ -229,7 +229,7 @@ def held_out_episodes(trained: list[dict]) -> tuple[tuple, tuple, tuple]:
 
         return cell_options, tuple(item_ids("test", ("speaker_switch",))), ()  # the items name their family
     shared = {k: v for k, v in env_options.items() if k not in dict(cell_options) and k != "audio_cache_dir"}
-    return cell_options, tuple(env_family.episode_ids("test")), tuple(sorted(shared.items()))
+    return cell_options, tuple(env_family.item_ids("test")), tuple(sorted(shared.items()))
 
 
 def main() -> dict:

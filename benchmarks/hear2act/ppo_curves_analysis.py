@@ -28,7 +28,7 @@ def audio_vs_transcript(records: list[dict], members: list[dict], variant: str, 
     state_aware@T+S's. Where ``records`` hold the rule listener (``LISTENER``), also the ceiling
     of the A+T - T contrast: the listener minus the same T policies (what the best listener we
     have would win over them), and A+T minus the listener."""
-    scenarios = sorted({r["scenario_id"] for r in records})
+    scenarios = sorted({r["item_id"] for r in records})
     by_agent: dict[str, list] = {}
     for record in records:
         by_agent.setdefault(record["agent"], []).append(record)
@@ -81,7 +81,7 @@ def assent_responses(records: list[dict]) -> dict[str, dict]:
     genuine and reluctant alike; a T gap there would mean a leak. Per agent: each rate and the
     paired gap (genuine minus reluctant) with scenario-bootstrap CIs, the same before full
     disclosure, and the assent counts."""
-    scenarios = sorted({r["scenario_id"] for r in records})
+    scenarios = sorted({r["item_id"] for r in records})
     index = {scenario: i for i, scenario in enumerate(scenarios)}
     states = (ConcernState.GENUINE_ACCEPTANCE.value, ConcernState.RELUCTANT_ACCEPTANCE.value)
     # agent -> [all assents / before full disclosure, state, (confirms, assents), scenario]
@@ -93,10 +93,8 @@ def assent_responses(records: list[dict]) -> dict[str, dict]:
                 state = states.index(heard["concern_state"])
                 undisclosed = len(heard["disclosed"]) < len(record["hidden_concerns"])
                 for subset in (0, 1) if undisclosed else (0,):
-                    table[subset, state, 0, index[record["scenario_id"]]] += (
-                        reply["action"]["kind"] == "confirm"
-                    )
-                    table[subset, state, 1, index[record["scenario_id"]]] += 1
+                    table[subset, state, 0, index[record["item_id"]]] += reply["action"]["kind"] == "confirm"
+                    table[subset, state, 1, index[record["item_id"]]] += 1
     out = {}
     for agent, table in counts.items():
         genuine, reluctant = (RatioSums(table[0, i, 0], table[0, i, 1]) for i in range(2))

@@ -67,7 +67,7 @@ def play(expert: str, checkpoint: Path, split: str) -> dict[str, dict]:
     """The clone (sampled and greedy) and its expert on ``split``, one run, paired by scenario."""
     env_kwargs = tuple(sorted((k, v) for k, v in ENV_OPTIONS.items() if k != "feedback"))
     cells = tuple(Cell(name, "T", (("feedback", "prosody"),)) for name in ("ppo", "ppo_greedy", expert))
-    config = RunConfig(ENV_ID, cells, family(ENV_ID).episode_ids(split), seed=1, env_kwargs=env_kwargs)
+    config = RunConfig(ENV_ID, cells, family(ENV_ID).item_ids(split), seed=1, env_kwargs=env_kwargs)
     agents = {
         "ppo": functools.partial(PPOAgent.from_checkpoint, checkpoint),
         "ppo_greedy": functools.partial(GreedyPPOAgent.from_checkpoint, checkpoint),

@@ -149,7 +149,7 @@ def evaluate_at_cost(
 
 def summarize(records: list[dict], trained: list[dict]) -> dict:
     """Each cell's return, and each policy minus planner@T and minus the control (paired)."""
-    scenarios = sorted({r["scenario_id"] for r in records})
+    scenarios = sorted({r["item_id"] for r in records})
     by_cell: dict[str, list] = {}
     for record in records:
         by_cell.setdefault(f"{record['agent']}@{record['access']}", []).append(record)
@@ -223,7 +223,7 @@ def main() -> dict:
     }
     (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
     console = Console()
-    n = len({r["scenario_id"] for r in records})
+    n = len({r["item_id"] for r in records})
     table = Table(title=f"return at turn cost {EVAL_COST} ({n} test scenarios x {args.rollouts})")
     for column in ("cell", "return [95% CI]"):
         table.add_column(column)

@@ -70,7 +70,7 @@ def dialogue_turns(probe, cache: RenderCache, features: str) -> dict[str, Counte
     out: dict[str, Counter] = defaultdict(Counter)
     for folder in sorted(DIALOGUES.glob(f"*_real_verdict_{features}")):
         for record in read_results(folder / "results.jsonl"):
-            speaker, turns = record["scenario_id"], record["turns"]
+            speaker, turns = record["item_id"], record["turns"]
             reference = cache.render(
                 user_turn_request(speaker, turns[0]["user_text"], turns[0]["delivery_label"])
             )
@@ -92,13 +92,13 @@ def main(features: str = "prosody_relative") -> dict:
     test = build_data(config, "test", cache, seed=config.seed + 3, assents=True)
     verdicts = probe.predict_features(test.x) == RESOLVED
     genuine = test.y == RESOLVED
-    voices = np.array([voice_for(s) for s in test.scenario_ids])
+    voices = np.array([voice_for(s) for s in test.item_ids])
     report = {
         "by delivery": heard_share(verdicts, test.deliveries),
         "recall by voice": heard_share(verdicts[genuine], voices[genuine]),
         "false resolved by voice": heard_share(verdicts[~genuine], voices[~genuine]),
-        "false resolved by scenario": dispersion(verdicts[~genuine], test.scenario_ids[~genuine]),
-        "recall by scenario": dispersion(~verdicts[genuine], test.scenario_ids[genuine]),
+        "false resolved by scenario": dispersion(verdicts[~genuine], test.item_ids[~genuine]),
+        "recall by scenario": dispersion(~verdicts[genuine], test.item_ids[genuine]),
     }
     table = Table(
         "delivery", "heard genuine", "n", title="test shared assents: heard as genuine, by delivery"

@@ -43,7 +43,7 @@ def main() -> None:
     env = gym.make("hear_gym/Hear2Act-v0", split="all")
     views, golds, held_out = [], [], []
     for s in scenario_bank():
-        obs, _ = env.reset(seed=0, options={"scenario_id": s.scenario_id})
+        obs, _ = env.reset(seed=0, options={"item_id": s.scenario_id})
         views.append(OptionListView.from_observation(obs))
         golds.append(s.gold_option)
         held_out.append(split_of(s.domain, s.seed_index) != "train")

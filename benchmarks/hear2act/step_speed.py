@@ -105,7 +105,7 @@ def bank_throughput() -> dict:
     agent = StateAwareAgent()
     start = time.perf_counter()
     for i, scenario in enumerate(scenario_bank()):
-        obs, _ = env.reset(seed=i, options={"scenario_id": scenario.scenario_id})
+        obs, _ = env.reset(seed=i, options={"item_id": scenario.scenario_id})
         agent.reset(seed=i)
         done = False
         while not done:
@@ -117,7 +117,7 @@ def bank_throughput() -> dict:
     actions = scripted_actions(19)
     start = time.perf_counter()
     for i, scenario in enumerate(scenario_bank()):
-        raw.reset(seed=i, options={"scenario_id": scenario.scenario_id})
+        raw.reset(seed=i, options={"item_id": scenario.scenario_id})
         for a in actions:
             raw.step(int(a))
     env_eps = len(scenario_bank()) / (time.perf_counter() - start)

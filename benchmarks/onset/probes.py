@@ -1,8 +1,8 @@
-"""Onset (PACT-SLM) probes and matched controls on the held-out test families.
+"""Onset (PACT-SLM) probes and matched controls on the held-out test domains.
 
 Every learned model is the same balanced multinomial logistic regression (C=1, lbfgs, 2,000
 iterations) fit on the same 2,080 clean training prefix records; nothing is chosen on test. The
-test split (80 groups, 4 held-out families) is scored on its clean and 15 dB noise renderings
+test split (80 groups, 4 held-out domains) is scored on its clean and 15 dB noise renderings
 (1,600 prefix records). Reports, with 1,000 contrast-group bootstrap resamples (seed 0):
 
 * Table 1 counts (groups, trajectories, prefix records per split);
@@ -67,7 +67,7 @@ def table1() -> list[dict]:
         rows.append(
             {
                 "split": split,
-                "families": len({g.family for g in groups}),
+                "domains": len({g.domain for g in groups}),
                 "groups": len(groups),
                 "trajectories": trajectories,
                 "prefix_records": records,
@@ -232,12 +232,12 @@ def to_markdown(result: dict) -> str:
     lines = [
         f"Renderer: {result['renderer']}.",
         "",
-        "| split | families | groups | trajectories | prefix records |",
+        "| split | domains | groups | trajectories | prefix records |",
         "|---|---|---|---|---|",
     ]
     for row in result["table1"]:
         lines.append(
-            f"| {row['split']} | {row['families']} | {row['groups']} | {row['trajectories']} | {row['prefix_records']} |"
+            f"| {row['split']} | {row['domains']} | {row['groups']} | {row['trajectories']} | {row['prefix_records']} |"
         )
     lines += [
         "",

@@ -133,7 +133,7 @@ class Hear2ActConcern:
 
     def score(self, model, rows) -> Terms:
         correct = (model.predict_features(rows.x) == rows.y).astype(float)
-        return balanced_terms(correct, rows.y, rows.scenario_ids)
+        return balanced_terms(correct, rows.y, rows.item_ids)
 
 
 # -- VoiceGate --------------------------------------------------------------------------------

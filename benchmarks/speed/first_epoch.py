@@ -40,7 +40,7 @@ WORKERS = 2
 TARGET = 0.5
 
 
-def train_steps_per_second(cache_root: str, scenario_ids: tuple[str, ...], steps: int) -> float:
+def train_steps_per_second(cache_root: str, item_ids: tuple[str, ...], steps: int) -> float:
     """In a fresh process: MaskablePPO steps per second over ``steps`` steps, stores in
     ``cache_root``."""
     os.environ["HEAR_GYM_CACHE"] = cache_root
@@ -51,7 +51,7 @@ def train_steps_per_second(cache_root: str, scenario_ids: tuple[str, ...], steps
     from training.ppo.train import one_compute_thread, silent_logger
 
     def build():
-        return hear2act_env(None, "A+T", scenario_ids=list(scenario_ids))
+        return hear2act_env(None, "A+T", item_ids=list(item_ids))
 
     envs = DummyVecEnv([build] * 4)
     model = MaskablePPO("MultiInputPolicy", envs, policy_kwargs=POLICY, **PPO_KWARGS)
@@ -64,7 +64,7 @@ def train_steps_per_second(cache_root: str, scenario_ids: tuple[str, ...], steps
     return steps / wall
 
 
-def prewarm_stores(cache_root: str, scenario_ids: tuple[str, ...], workers: int) -> dict:
+def prewarm_stores(cache_root: str, item_ids: tuple[str, ...], workers: int) -> dict:
     """In a fresh process: what ``hear-gym render --turns all --feedback prosody --no-audio``
     does for these scenarios; its wall and CPU time (its workers included)."""
     os.environ["HEAR_GYM_CACHE"] = cache_root
@@ -72,7 +72,7 @@ def prewarm_stores(cache_root: str, scenario_ids: tuple[str, ...], workers: int)
     from hear_gym.speech.prewarm import prewarm
 
     start, cpu = time.perf_counter(), _cpu_seconds()
-    requests = possible_requests(scenario_ids, ["prosody"], "paper")
+    requests = possible_requests(item_ids, ["prosody"], "paper")
     tally = prewarm(requests, "espeak", None, workers=workers, features=True, progress=False)
     return {
         "utterances": len(requests),
@@ -95,13 +95,13 @@ def fresh(function, *args):
 def main(n_scenarios: int = SCENARIOS, steps: int = STEPS, workers: int = WORKERS) -> dict:
     from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 
-    scenario_ids = tuple(s.scenario_id for s in scenarios_for("train")[:n_scenarios])
+    item_ids = tuple(s.scenario_id for s in scenarios_for("train")[:n_scenarios])
     with tempfile.TemporaryDirectory(prefix="hear_gym_first_epoch_") as folder:
         cold_root, warm_root = str(Path(folder) / "cold"), str(Path(folder) / "prewarmed")
-        cold = fresh(train_steps_per_second, cold_root, scenario_ids, steps)
-        prewarm = fresh(prewarm_stores, warm_root, scenario_ids, workers)
-        prewarmed = fresh(train_steps_per_second, warm_root, scenario_ids, steps)
-        warm = fresh(train_steps_per_second, warm_root, scenario_ids, steps)
+        cold = fresh(train_steps_per_second, cold_root, item_ids, steps)
+        prewarm = fresh(prewarm_stores, warm_root, item_ids, workers)
+        prewarmed = fresh(train_steps_per_second, warm_root, item_ids, steps)
+        warm = fresh(train_steps_per_second, warm_root, item_ids, steps)
     result = {
         "scenarios": n_scenarios,
         "steps": steps,

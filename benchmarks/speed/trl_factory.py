@@ -57,8 +57,8 @@ def in_process(env_id: str, rows: list[dict], replies: list[list[str]]) -> list[
     access = tool_set(env_id).text_access
     returns = []
     for row, played in zip(rows, replies, strict=True):
-        env = env_family.make(access=access, actions="text", **env_family.episode_kwargs([row["episode_id"]]))
-        env.reset(seed=row["seed"], options=env_family.reset_options(row["episode_id"]))
+        env = env_family.make(access=access, actions="text", **env_family.episode_kwargs([row["item_id"]]))
+        env.reset(seed=row["seed"], options=env_family.reset_options(row["item_id"]))
         total = 0.0
         for reply in played:
             total += float(env.step(reply)[1])

@@ -26,7 +26,7 @@ from hear_gym.cli.common import (
     console,
     family_cli,
     family_options,
-    split_episode_ids,
+    split_item_ids,
 )
 
 # Hear2Act's own options on the generic commands (other families refuse them when set).
@@ -51,7 +51,7 @@ class ListenRequest(FamilyOptions):
 
     out: Path
     env: str
-    episode_id: str | None
+    item_id: str | None
     renderer: str = "espeak"
     seed: int = 0
     family_options: dict[str, Any] = field(default_factory=dict)
@@ -69,15 +69,15 @@ class RenderRequest(FamilyOptions):
     family_options: dict[str, Any] = field(default_factory=dict)
     limit: int | None = None
 
-    def episode_ids(self) -> tuple[str, ...]:
-        return split_episode_ids(self.env, self.split, self.limit)
+    def item_ids(self) -> tuple[str, ...]:
+        return split_item_ids(self.env, self.split, self.limit)
 
 
 def listen_command(
     out: Annotated[Path, typer.Option(help="Folder for the WAV files and the text sidecar.")],
-    episode_id: Annotated[
+    item_id: Annotated[
         str | None,
-        typer.Argument(help="The episode to hear: a Hear2Act scenario id, a VoiceGate item id, ..."),
+        typer.Argument(help="The item to hear (its id; see the env's docs)."),
     ] = None,
     env: EnvOption = DEFAULT_ENV,
     renderer: RendererOption = "espeak",
@@ -106,7 +106,7 @@ def listen_command(
     request = ListenRequest(
         out=out,
         env=env,
-        episode_id=episode_id,
+        item_id=item_id,
         renderer=renderer,
         seed=seed,
         family_options=family_options(

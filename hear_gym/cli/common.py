@@ -157,14 +157,14 @@ def option_value(text: str, key: str) -> Any:
     return value
 
 
-def split_episode_ids(env: str, split: str, limit: int | None = None) -> tuple[str, ...]:
+def split_item_ids(env: str, split: str, limit: int | None = None) -> tuple[str, ...]:
     """The first ``limit`` episode ids of one of the env's splits (or of ``all``)."""
     env_family = family(env)
     if split not in (*env_family.splits, "all"):
         raise typer.BadParameter(
             f"split must be one of {', '.join(env_family.splits)} or all", param_hint="--split"
         )
-    return env_family.episode_ids(split)[:limit]
+    return env_family.item_ids(split)[:limit]
 
 
 def available_agents(env_family: EnvFamily) -> dict[str, object]:

@@ -39,7 +39,7 @@ from hear_gym.cli.common import (
     family_cli,
     family_options,
     prosody_table,
-    split_episode_ids,
+    split_item_ids,
 )
 from hear_gym.core.registry import family
 from hear_gym.core.run_folder import RunFolderBusy, write_text_atomic
@@ -64,8 +64,8 @@ class EvalRequest(FamilyOptions):
     llm_client: str | None = None
     family_options: dict[str, Any] = field(default_factory=dict)
 
-    def episode_ids(self) -> tuple[str, ...]:
-        return split_episode_ids(self.env, self.split, self.limit)
+    def item_ids(self) -> tuple[str, ...]:
+        return split_item_ids(self.env, self.split, self.limit)
 
 
 def run_eval(

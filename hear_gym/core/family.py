@@ -6,9 +6,11 @@ shared layers work with any family through this object alone:
 
 * ``make(**kwargs)`` builds the env (what ``gym.make(env_id, ...)`` calls), with ``access`` and
   ``actions`` among the kwargs;
-* ``episode_ids(split)`` lists what an evaluation plays (scenario or item ids; ``"all"`` for all),
-  ``episode_kwargs(ids)`` the ``make`` kwargs of an env that can play exactly those, and
-  ``reset_options(episode_id)`` the ``reset(options=...)`` that plays one of them (by default
+* ``item_ids(split)`` lists the items an evaluation plays (an item is the unit an episode is
+  drawn from: a Hear2Act scenario, a VoiceGate input, an Onset trajectory under one rendering, a
+  DeliveryPlan case, one reading of an Ambiguity pair; ``"all"`` for all),
+  ``episode_kwargs(item_ids)`` the ``make`` kwargs of an env that can play exactly those, and
+  ``reset_options(item_id)`` the ``reset(options=...)`` that plays one of them (by default
   ``item_ids=[...]`` and ``{"item_id": id}``);
 * every env writes its finished episode record to ``info["episode"]`` on the last step, so the
   runner never reads ``env.unwrapped``;
@@ -31,6 +33,9 @@ shared layers work with any family through this object alone:
 * ``tools`` (optional) names the family's ``hear_gym.core.tools.ToolSet`` ("module:ATTR"): its
   actions as named tools, for agents that call functions (``hear_gym.integrations.trl``); a
   family without one gets the generic ``act(reply)`` tool;
+* ``renamed_record_fields`` lists record fields the previous release wrote under another name
+  (``(old, new)``), so results readers (``hear_gym.eval.results.read_results``) take older run
+  folders in today's form;
 * ``cli`` (optional) names the module with the family's commands: ``plan_eval(request)`` turns a
   ``hear-gym eval`` request into a run, ``listen(request)`` and ``render(request)`` serve
   ``hear-gym listen`` and ``hear-gym render``, ``register(app)`` adds the family's own commands.
@@ -38,6 +43,7 @@ shared layers work with any family through this object alone:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,12 +68,12 @@ class EnvFamily:
     access_conditions: tuple[str, ...]
     generator_version: str
     make: Callable[..., gym.Env]
-    episode_ids: Callable[[str], tuple[str, ...]]
+    item_ids: Callable[[str], tuple[str, ...]]
     summarize: Callable[[Sequence[dict[str, Any]], Any], dict[str, Any]]
     tables: Callable[[dict[str, Any]], list[Table]]
     splits: tuple[str, ...] = ("train", "test")
     action_formats: tuple[str, ...] = ("discrete", "text")
-    # by default an episode is an item: ``make(item_ids=[...])`` and ``reset(options={"item_id": id})``
+    # by default ``make(item_ids=[...])`` and ``reset(options={"item_id": id})``
     episode_kwargs: Callable[[Sequence[str]], dict[str, Any]] = _item_kwargs
     reset_options: Callable[[str], dict[str, Any]] = _item_reset
     cell_options: tuple[str, ...] = ()
@@ -80,6 +86,17 @@ class EnvFamily:
     # entry-point groups this family's agents were registered under before ``agent_group``; still
     # read, with a DeprecationWarning, for one release
     legacy_agent_groups: tuple[str, ...] = ()
+    # (old, new) names of record fields the previous release wrote; results readers rename them,
+    # so older run folders still summarize and resume, for one release
+    renamed_record_fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def episode_ids(self) -> Callable[[str], tuple[str, ...]]:
+        """Deprecated name of ``item_ids``, read for one release."""
+        warnings.warn(
+            "EnvFamily.episode_ids is deprecated; use EnvFamily.item_ids", DeprecationWarning, stacklevel=2
+        )
+        return self.item_ids
 
     @property
     def agent_group(self) -> str:

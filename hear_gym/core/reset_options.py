@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from numbers import Integral
+
+
+def with_current_names(options: Mapping, renamed: Mapping[str, str], warn: bool = True) -> dict:
+    """``options`` with each deprecated name of ``renamed`` (old -> new) under its new name, warning
+    (``DeprecationWarning``) when ``warn``; naming one option under both names is refused."""
+    current = dict(options)
+    for old, new in renamed.items():
+        if old in current:
+            if new in current:
+                raise ValueError(f"reset options name {new!r} twice: as {new!r} and as its old name {old!r}")
+            if warn:
+                warnings.warn(
+                    f"reset option {old!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=3
+                )
+            current[new] = current.pop(old)
+    return current
 
 
 def requested_episode(options: Mapping, index_of: Mapping[str, int]) -> int | None:

@@ -56,7 +56,7 @@ class RunConfig:
 
     env_id: str
     cells: tuple[Cell, ...]
-    episode_ids: tuple[str, ...]
+    item_ids: tuple[str, ...]
     rollouts: int = 1
     seed: int = 0
     env_kwargs: tuple[tuple[str, Any], ...] = ()
@@ -79,14 +79,14 @@ class RunConfig:
                 )
         if self.rollouts < 1:
             raise ValueError("rollouts must be >= 1")
-        if not self.episode_ids:
-            raise ValueError("no episodes")
+        if not self.item_ids:
+            raise ValueError("no items")
 
     def to_json(self) -> dict[str, Any]:
         return {
             "env_id": self.env_id,
             "cells": [c.name for c in self.cells],
-            "episode_ids": list(self.episode_ids),
+            "item_ids": list(self.item_ids),
             "rollouts": self.rollouts,
             "seed": self.seed,
             "env_kwargs": [list(kv) for kv in self.env_kwargs],
@@ -100,7 +100,8 @@ class RunConfig:
         return cls(
             env_id=data["env_id"],
             cells=tuple(Cell.parse(c, keys) for c in data["cells"]),
-            episode_ids=tuple(data["episode_ids"]),
+            # a run folder of the previous release says "episode_ids"
+            item_ids=tuple(data["item_ids"] if "item_ids" in data else data["episode_ids"]),
             rollouts=data["rollouts"],
             seed=data["seed"],
             env_kwargs=tuple(tuple(kv) for kv in data["env_kwargs"]),

@@ -70,18 +70,18 @@ def replay_episode(
 ) -> Replay:
     """The turns of ``record``'s episode (module docstring); ``env_kwargs``: the run's."""
     env_family = family(env_id)
-    episode_id = record["episode_id"]
+    item_id = record["item_id"]
     replies = env_family.replay_replies(record) if env_family.replay_replies else None
     env = gym.make(
         env_id,
         access=record["access"],
         actions="text" if replies is not None else "discrete",
-        **env_family.episode_kwargs([episode_id]),
+        **env_family.episode_kwargs([item_id]),
         **env_kwargs,
         **cell_options,
     )
     try:
-        observation, _ = env.reset(seed=int(record["seed"]), options=env_family.reset_options(episode_id))
+        observation, _ = env.reset(seed=int(record["seed"]), options=env_family.reset_options(item_id))
         before = _texts(observation)
         replay = Replay([Turn(before, _clip(observation))])
         if replies is None:

@@ -65,7 +65,7 @@ def write_metadata(out_dir: Path) -> dict[str, Any]:
     """Aggregate ``results.jsonl`` of a finished run into ``metadata.json``; returns it."""
     config = read_config(out_dir)  # before the lock, which would create a missing folder
     with writing_into(out_dir):
-        records = read_results(out_dir / RESULTS_FILE)
+        records = read_results(out_dir / RESULTS_FILE, family(config.env_id).renamed_record_fields)
         metadata = {
             "env_id": config.env_id,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -6,6 +6,10 @@ repairs only that tail; any other malformed line is an error that names the line
 already written is ever rewritten. A key that appears twice (two writers in one folder) is an
 error that counts them, so no report double-counts an episode. Lines are strict JSON, and the
 file is never written through a symbolic link planted in its place.
+
+Rows of the previous release read in today's form (``current_record``): the item an episode was
+drawn from under ``item_id`` (it was ``episode_id``, and Hear2Act's own ``scenario_id``), and a
+family's renamed record fields (``EnvFamily.renamed_record_fields``) under their new names.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import math
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +28,28 @@ RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"
 CONFIG_FILE = "run_config.json"
 _FSYNC_EVERY = 200
+# the fields rows of the previous release named the item by; read as "item_id" for one release
+PREVIOUS_ITEM_FIELDS = ("episode_id", "scenario_id", "case_id")
 
 
 class ResultsFileError(ValueError):
     """A results file is damaged somewhere other than a torn last line."""
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """All complete episode records. A torn final line (no newline) is ignored."""
+def current_record(record: dict[str, Any], renamed: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """``record`` under today's field names: an older row's ``PREVIOUS_ITEM_FIELDS`` become
+    ``item_id``, and each ``(old, new)`` of ``renamed`` (a family's renamed record fields) becomes
+    ``new``. A row already in today's form comes back unchanged."""
+    current = dict(record)
+    for old, new in (*((old, "item_id") for old in PREVIOUS_ITEM_FIELDS), *renamed):
+        if old in current:
+            current.setdefault(new, current.pop(old))
+    return current
+
+
+def read_results(path: Path, renamed: Sequence[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+    """All complete episode records, in today's form (``current_record``, with a family's
+    ``renamed`` record fields). A torn final line (no newline) is ignored."""
     records: list[dict[str, Any]] = []
     if not path.exists():
         return records
@@ -45,7 +64,7 @@ def read_results(path: Path) -> list[dict[str, Any]]:
             raise ResultsFileError(f"{path}:{lineno}: not a JSON episode record ({exc.msg})") from exc
         if not isinstance(record, dict) or "key" not in record:
             raise ResultsFileError(f"{path}:{lineno}: episode record without a 'key'")
-        records.append(record)
+        records.append(current_record(record, renamed))
     _refuse_duplicates(path, records)
     return records
 

@@ -37,8 +37,8 @@ from hear_gym.eval.pool import WorkerPool
 from hear_gym.eval.results import CONFIG_FILE, RESULTS_FILE, ResultsWriter
 
 
-def episode_seed(run_seed: int, episode_id: str, rollout: int) -> int:
-    digest = hashlib.blake2b(f"{run_seed}/{episode_id}/{rollout}".encode(), digest_size=4).digest()
+def episode_seed(run_seed: int, item_id: str, rollout: int) -> int:
+    digest = hashlib.blake2b(f"{run_seed}/{item_id}/{rollout}".encode(), digest_size=4).digest()
     return int.from_bytes(digest, "little")
 
 
@@ -46,18 +46,18 @@ def episode_order(config: RunConfig) -> list[tuple[str, int]]:
     """Every (episode id, rollout) of ``config`` in the order the run plays them: sorted by a hash
     of the run seed, the episode id and the rollout, so the same seed gives the same order (a
     resumed run plays what is left in it) and a different seed another one."""
-    units = [(e, k) for e in config.episode_ids for k in range(config.rollouts)]
+    units = [(e, k) for e in config.item_ids for k in range(config.rollouts)]
 
     def place(unit: tuple[str, int]) -> tuple[bytes, str, int]:
-        episode_id, rollout = unit
-        key = hashlib.blake2b(f"{config.seed}/order/{episode_id}/{rollout}".encode(), digest_size=8)
-        return key.digest(), episode_id, rollout
+        item_id, rollout = unit
+        key = hashlib.blake2b(f"{config.seed}/order/{item_id}/{rollout}".encode(), digest_size=8)
+        return key.digest(), item_id, rollout
 
     return sorted(units, key=place)
 
 
-def episode_key(cell: Cell, episode_id: str, rollout: int) -> str:
-    return f"{cell.name}|{episode_id}|{rollout}"
+def episode_key(cell: Cell, item_id: str, rollout: int) -> str:
+    return f"{cell.name}|{item_id}|{rollout}"
 
 
 AgentFactory = Callable[[], Any]
@@ -98,15 +98,15 @@ def run_episodes_batched(
 
 
 def _with_run_fields(
-    record: dict[str, Any], cell: Cell, episode_id: str, rollout: int, seed: int
+    record: dict[str, Any], cell: Cell, item_id: str, rollout: int, seed: int
 ) -> dict[str, Any]:
     return {
-        "key": episode_key(cell, episode_id, rollout),
+        "key": episode_key(cell, item_id, rollout),
         "cell": cell.name,
         "agent": cell.agent,
         "access": cell.access,
         **dict(cell.options),
-        "episode_id": episode_id,
+        "item_id": item_id,
         "rollout": rollout,
         "seed": seed,
         **record,
@@ -116,10 +116,10 @@ def _with_run_fields(
 def _pending(config: RunConfig, done: set[str]) -> Iterator[tuple[Cell, str, int]]:
     """In ``episode_order``; an episode's runs in every cell come back to back (and go to one
     worker), so its rendered audio and features are reused from memory across conditions."""
-    for episode_id, rollout in episode_order(config):
+    for item_id, rollout in episode_order(config):
         for cell in config.cells:
-            if episode_key(cell, episode_id, rollout) not in done:
-                yield cell, episode_id, rollout
+            if episode_key(cell, item_id, rollout) not in done:
+                yield cell, item_id, rollout
 
 
 def run_evaluation(
@@ -222,22 +222,22 @@ class _Player:
                     actions=formats[0],
                     observation=formats[1],
                     disable_env_checker=True,
-                    **self.family.episode_kwargs(self.config.episode_ids),
+                    **self.family.episode_kwargs(self.config.item_ids),
                     **self._env_options(cell),
                     **self.env_objects,
                 )
             )
         return envs[slot]
 
-    def _job(self, episode_id: str, rollout: int) -> tuple[dict[str, Any], int]:
-        return self.family.reset_options(episode_id), episode_seed(self.config.seed, episode_id, rollout)
+    def _job(self, item_id: str, rollout: int) -> tuple[dict[str, Any], int]:
+        return self.family.reset_options(item_id), episode_seed(self.config.seed, item_id, rollout)
 
     def play(self, item: tuple[Cell, str, int], agent=None) -> dict[str, Any]:
-        cell, episode_id, rollout = item
+        cell, item_id, rollout = item
         agent = agent if agent is not None else self._agent(cell)
-        options, seed = self._job(episode_id, rollout)
+        options, seed = self._job(item_id, rollout)
         record = run_episode(self._env(cell, agent), agent, options, seed)
-        return _with_run_fields(record, cell, episode_id, rollout, seed)
+        return _with_run_fields(record, cell, item_id, rollout, seed)
 
     def play_chunk(self, chunk: list[tuple[Cell, str, int]]) -> list[dict[str, Any]]:
         cell = chunk[0][0]
@@ -250,7 +250,7 @@ class _Player:
         return [self.play(item) for item in chunk]
 
     def _lockstep(self, cell: Cell, agent, envs: list[gym.Env], chunk) -> list[dict[str, Any]]:
-        jobs = [self._job(episode_id, rollout) for _, episode_id, rollout in chunk]
+        jobs = [self._job(item_id, rollout) for _, item_id, rollout in chunk]
         records = run_episodes_batched(envs, agent, jobs)
         return [
             _with_run_fields(r, cell, e, k, seed)

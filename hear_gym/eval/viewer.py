@@ -57,7 +57,7 @@ def cell_rows(env_id: str, run: str, records: list[dict[str, Any]]) -> list[dict
     """Per cell: episodes and the mean return with its 95% bootstrap CI (episode id the unit)."""
     by_cell: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
-        by_cell[record["cell"]][record["episode_id"]].append(_return(env_id, record))
+        by_cell[record["cell"]][record["item_id"]].append(_return(env_id, record))
     rows = []
     for cell, episodes in by_cell.items():
         sums = RatioSums(
@@ -93,7 +93,7 @@ def _episode(env_id: str, run: str, record: dict, env_kwargs: dict, replayable: 
         "env": env_id,
         "run": run,
         "cell": record["cell"],
-        "episode_id": record["episode_id"],
+        "item_id": record["item_id"],
         "rollout": record["rollout"],
         "seed": record["seed"],
         "return": episode_return,
@@ -109,14 +109,15 @@ def run_data(run_dir: Path, per_cell: int) -> tuple[list[dict], list[dict]]:
     if not config_path.is_file():
         raise FileNotFoundError(f"{run_dir} is not an evaluation run folder (no {CONFIG_FILE})")
     config = json.loads(config_path.read_text())
-    env_id, records = config["env_id"], read_results(run_dir / RESULTS_FILE)
+    env_id = config["env_id"]
+    records = read_results(run_dir / RESULTS_FILE, family(env_id).renamed_record_fields)
     if not records:
         raise ValueError(f"{run_dir}: no episodes in {RESULTS_FILE}")
     run = run_dir.name
     env_kwargs = {key: value for key, value in config["env_kwargs"]}
     replayable = not config["plugins"]
     by_cell: dict[str, list[dict]] = defaultdict(list)
-    for record in sorted(records, key=lambda r: (r["cell"], r["episode_id"], r["rollout"])):
+    for record in sorted(records, key=lambda r: (r["cell"], r["item_id"], r["rollout"])):
         by_cell[record["cell"]].append(record)
     episodes = [
         _episode(env_id, run, record, env_kwargs, replayable)

@@ -16,10 +16,11 @@ calls the model makes until it answers without one (or ``max_tool_calling_iterat
   arguments do not fit is played as the family's ``invalid_reply`` (the env's invalid outcome)
   and its result starts with ``Invalid call:`` and the reason. A call after the episode ended is
   not played.
-* **reset(**row)** reads ``episode_id`` (None: the env draws one), ``seed`` (default 0),
+* **reset(**row)** reads ``item_id`` (None: the env draws one), ``seed`` (default 0),
   ``access`` (default: the class's) and ``reset_options`` (more of the env's reset options, e.g.
   the Hear2Act twin user ``{"hidden_user": {...}}``) and ignores every other column (``prompt``,
-  the pair's twin episode ``episode_id_minus``, ...). The same row gives the same start state, so the G members of a GRPO
+  the pair's twin item ``item_id_minus``, ...); a row of the previous release's form names its
+  item ``episode_id``, still read, with a DeprecationWarning, for one release. The same row gives the same start state, so the G members of a GRPO
   group start from one state (paired-group GRPO's second half gets the twin's row from
   ``PairedGRPOTrainer``). It returns the observation's text entries.
 * **Tool results** are what changed in the observation's text entries (an entry that grew, like
@@ -43,6 +44,7 @@ dataset's ``environment`` column; ``episode_rows`` builds such rows.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Sequence
 from importlib import import_module
 from typing import Any
@@ -84,7 +86,7 @@ class HearGymEnvironment:
         self._env = None
         self._env_key: tuple | None = None
         self._texts: dict[str, str] = {}
-        self.episode_id: str | None = None
+        self.item_id: str | None = None
         self.episode_return = 0.0
         self.done = False
         self.started = False
@@ -95,26 +97,33 @@ class HearGymEnvironment:
 
     def reset(
         self,
-        episode_id: str | None = None,
+        item_id: str | None = None,
         seed: int = 0,
         access: str | None = None,
         reset_options: dict[str, Any] | None = None,
         **row,
     ) -> str:
-        """Start the episode the row names (``episode_id``, ``seed``, ``access``, and
-        ``reset_options`` beside the episode's, e.g. Hear2Act's ``hidden_user`` twin); returns its
+        """Start the episode of the item the row names (``item_id``, ``seed``, ``access``, and
+        ``reset_options`` beside the item's, e.g. Hear2Act's ``hidden_user`` twin); returns its
         first observation's text."""
+        if item_id is None and row.get("episode_id") is not None:
+            warnings.warn(
+                "a row naming its item 'episode_id' is deprecated; name it 'item_id'",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            item_id = row["episode_id"]
         access = self._family.check_access(access or self._access)
-        key = (access, episode_id)
+        key = (access, item_id)
         if key != self._env_key:
             if self._env is not None:
                 self._env.close()
-            episode = {} if episode_id is None else self._family.episode_kwargs([episode_id])
+            episode = {} if item_id is None else self._family.episode_kwargs([item_id])
             self._env = self._family.make(access=access, actions="text", **episode, **self._env_options)
             self._env_key = key
-        options = {} if episode_id is None else self._family.reset_options(episode_id)
+        options = {} if item_id is None else self._family.reset_options(item_id)
         observation, _ = self._env.reset(seed=int(seed), options={**options, **(reset_options or {})} or None)
-        self.episode_id, self.episode_return, self.done, self.started = episode_id, 0.0, False, True
+        self.item_id, self.episode_return, self.done, self.started = item_id, 0.0, False, True
         self.replies, self.invalid_calls, self.played_out, self.episode = [], 0, 0, None
         self._texts = self._text_entries(observation)
         return "\n".join(f"[{key}]\n{text}" for key, text in self._texts.items())
@@ -265,27 +274,34 @@ def environment_factories(ids: Sequence[str] | None = None) -> dict[str, type[He
 
 def episode_rows(
     env_id: str,
-    episode_ids: Sequence[str] | None = None,
+    item_ids: Sequence[str] | None = None,
     split: str = "train",
     n: int | None = None,
     seed: int = 0,
     routed: bool = False,
+    episode_ids: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Dataset rows for ``env_id``'s factory: the tool set's instruction as the system message and
-    an empty user message (``reset`` appends the observation), ``episode_id`` and ``seed``.
-    ``episode_ids`` (default: ``n`` of ``split``'s, drawn with ``seed`` and kept in order; all
-    when ``n`` is None); ``routed``: add the ``environment`` column for a dict of factories."""
-    if episode_ids is None:
-        available = family(env_id).episode_ids(split)
+    an empty user message (``reset`` appends the observation), ``item_id`` and ``seed``.
+    ``item_ids`` (default: ``n`` of ``split``'s, drawn with ``seed`` and kept in order; all
+    when ``n`` is None); ``routed``: add the ``environment`` column for a dict of factories.
+    ``episode_ids`` is the deprecated name of ``item_ids``, read for one release."""
+    if episode_ids is not None:
+        warnings.warn(
+            "episode_rows(episode_ids=...) is deprecated; use item_ids=", DeprecationWarning, stacklevel=2
+        )
+        item_ids = episode_ids if item_ids is None else item_ids
+    if item_ids is None:
+        available = family(env_id).item_ids(split)
         keep = (
             range(len(available))
             if n is None
             else sorted(np.random.default_rng(seed).permutation(len(available))[:n])
         )
-        episode_ids = [available[i] for i in keep]
+        item_ids = [available[i] for i in keep]
     prompt = [
         {"role": "system", "content": tool_set(env_id).instruction},
         {"role": "user", "content": ""},
     ]
     route = {"environment": family(env_id).name} if routed else {}
-    return [{"prompt": prompt, "episode_id": e, "seed": seed, **route} for e in episode_ids]
+    return [{"prompt": prompt, "item_id": e, "seed": seed, **route} for e in item_ids]

@@ -10,7 +10,7 @@ Needs the ``verifiers`` extra (``pip install 'hear-gym[verifiers]'``: verifiers 
 * **Rows.** One per episode (the family's scenario or item ids, in its order; ``num_episodes``
   keeps the first ones) of ``split`` (the evaluation rows, default test) and of ``train_split``
   (the training rows, default train): the system prompt, and ``info`` with the episode id and
-  its seed, ``episode_seed(seed, episode_id, 0)``, the seed ``hear-gym eval --seed SEED`` plays
+  its seed, ``episode_seed(seed, item_id, 0)``, the seed ``hear-gym eval --seed SEED`` plays
   the episode with. Repeats of a row (``rollouts_per_example``) replay the same episode.
 * **Observations as messages.** The first user message holds the observation's text entries
   (``[key]`` then the text); each later one what changed (a growing transcript shows only its new
@@ -160,15 +160,15 @@ class HearGymEnv(vf.MultiTurnEnv):
 
     async def setup_state(self, state: vf.State) -> vf.State:
         info = state["info"]
-        episode_id = info["episode_id"]
+        item_id = info["item_id"]
         env = gym.make(
             self.hear_gym_id,
             access=self._access,
             actions="text",
-            **self._family.episode_kwargs([episode_id]),
+            **self._family.episode_kwargs([item_id]),
             **self._env_options,
         )
-        observation, _ = env.reset(seed=int(info["seed"]), options=self._family.reset_options(episode_id))
+        observation, _ = env.reset(seed=int(info["seed"]), options=self._family.reset_options(item_id))
         self._episodes[state["trajectory_id"]] = _Episode(env, observation)
         first = observation_message(observation, {}, self.hears)
         state["prompt"] = normalize_messages([*_plain(state["prompt"]), first], field_name="prompt")
@@ -226,15 +226,15 @@ async def env_turns(state: vf.State) -> float:
 def episode_rows(
     env_id: str, split: str, num_episodes: int | None, seed: int, system_prompt: str
 ) -> list[dict[str, Any]]:
-    ids = family(env_id).episode_ids(split)[:num_episodes]
+    ids = family(env_id).item_ids(split)[:num_episodes]
     prompt = [{"role": "system", "content": system_prompt}]
     return [
         {
             "prompt": prompt,
             "answer": "",
-            "info": {"episode_id": episode_id, "seed": episode_seed(seed, episode_id, 0)},
+            "info": {"item_id": item_id, "seed": episode_seed(seed, item_id, 0)},
         }
-        for episode_id in ids
+        for item_id in ids
     ]
 
 

@@ -41,7 +41,7 @@ def test_the_chat_agent_sends_the_transcript_and_question_and_its_letter_is_scor
 
 
 def test_a_run_is_summarized_per_language_and_row(tmp_path):
-    test = FAMILY.episode_ids("test")
+    test = FAMILY.item_ids("test")
     episodes = tuple(
         [e for e in test if e.startswith("omission-zh")][:15]
         + [e for e in test if e.startswith("semantic-en")][:15]

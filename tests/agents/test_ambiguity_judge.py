@@ -6,7 +6,7 @@ import pytest
 
 from agents.ambiguity.judge import JUDGE_PROMPT, LLMJudge, RuleJudge, Verdict, agreement, judge_records
 from agents.llm.clients import MockChatClient
-from hear_gym.envs.ambiguity.items.generator import episode_ids, episodes_by_id
+from hear_gym.envs.ambiguity.items.generator import episodes_by_id, item_ids
 
 OPTIONS = ("the lamp", "the chair")
 
@@ -46,7 +46,7 @@ def test_the_llm_judge_asks_in_steps_and_reads_the_last_line():
 
 
 def test_dialogue_records_are_rejudged_and_judges_compared():
-    dialogues = [e for e in episode_ids("test") if e.startswith("multi_turn-en")][:6]
+    dialogues = [e for e in item_ids("test") if e.startswith("multi_turn-en")][:6]
     env = gym.make("hear_gym/Ambiguity-v0", access="T", actions="text", item_ids=dialogues)
     records = []
     for k, episode_id in enumerate(dialogues):

@@ -83,11 +83,11 @@ def test_inferrer_drives_the_state_aware_agent_in_t_s_hat(concern):
         "hear_gym/Hear2Act-v0",
         access="T+S^",
         state_inferrer=ConcernInferrer(probe),
-        scenario_ids=["budget_airline_tickets-00"],
+        item_ids=["budget_airline_tickets-00"],
     )
     obs, _ = env.reset(seed=0)
     assert obs["inferred_state"] in ConcernInferrer.SENTENCES.values()
-    record = run_episode(env, StateAwareAgent(), {"scenario_id": "budget_airline_tickets-00"}, seed=0)
+    record = run_episode(env, StateAwareAgent(), {"item_id": "budget_airline_tickets-00"}, seed=0)
     assert record["terminated"] or record["truncated"]
     assert {reads_resolved(s) for s in ConcernInferrer.SENTENCES.values()} == {True, False}
 

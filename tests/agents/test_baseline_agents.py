@@ -20,7 +20,7 @@ def summary(tmp_path_factory):
         for fb in ("prosody", "explicit")
         for agent, access in (("transcript_only", "T"), ("state_aware", "T+S"), ("random", "T"))
     )
-    config = run_config(cells=cells, scenario_ids=tuple(s.scenario_id for s in scenarios_for("dev")))
+    config = run_config(cells=cells, item_ids=tuple(s.scenario_id for s in scenarios_for("dev")))
     return evaluate(tmp_path_factory.mktemp("run"), config, AGENTS, progress=False)
 
 

@@ -22,13 +22,13 @@ from hear_gym.stats.bootstrap import contrast_ci
 DEV = tuple(s.scenario_id for s in scenarios_for("dev"))
 
 
-def dialogues(tmp_path, name: str, access: str, factory, scenario_ids=DEV[:8], rollouts: int = 2) -> dict:
+def dialogues(tmp_path, name: str, access: str, factory, item_ids=DEV[:8], rollouts: int = 2) -> dict:
     """(episode, rollout) -> (actions, return) of one cell at turn cost 0.1."""
     folder = tmp_path / f"{name}_{access}"
-    config = run_config([cell(name, access, "prosody")], scenario_ids, rollouts=rollouts, turn_cost=0.1)
+    config = run_config([cell(name, access, "prosody")], item_ids, rollouts=rollouts, turn_cost=0.1)
     evaluate(folder, config, {name: factory}, progress=False)
     return {
-        (r["episode_id"], r["rollout"]): ([t["action"] for t in r["turns"]], r["return"])
+        (r["item_id"], r["rollout"]): ([t["action"] for t in r["turns"]], r["return"])
         for r in read_results(folder / "results.jsonl")
     }
 
@@ -58,9 +58,9 @@ def test_a_deaf_ear_plays_planner_at_t_under_any_access(tmp_path):
 
 def test_the_same_seed_replays_the_same_dialogue(tmp_path):
     factory = partial(BeliefPlannerAgent, SimulatedEar(ScoreEar(0.8)))
-    first = dialogues(tmp_path / "a", "belief_planner", "T+S", factory, scenario_ids=DEV[:4])
+    first = dialogues(tmp_path / "a", "belief_planner", "T+S", factory, item_ids=DEV[:4])
     np.random.seed(12345)  # a global generator must change nothing
-    assert dialogues(tmp_path / "b", "belief_planner", "T+S", factory, scenario_ids=DEV[:4]) == first
+    assert dialogues(tmp_path / "b", "belief_planner", "T+S", factory, item_ids=DEV[:4]) == first
 
 
 @pytest.mark.parametrize("probe", [ScoreEar(0.8), VerdictEar(0.5, 0.1)], ids=["score", "verdict"])

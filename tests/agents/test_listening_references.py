@@ -27,7 +27,7 @@ DEV = tuple(s.scenario_id for s in scenarios_for("dev"))
 
 
 def play(tmp_path_factory, cells, **env_kwargs):
-    config = run_config(cells=cells, scenario_ids=DEV, turn_cost=0.05, **env_kwargs)
+    config = run_config(cells=cells, item_ids=DEV, turn_cost=0.05, **env_kwargs)
     return evaluate(tmp_path_factory.mktemp("run"), config, AGENTS, progress=False)
 
 

@@ -13,7 +13,7 @@ SCENARIO = "budget_airline_tickets-00"
 
 
 def env(**kwargs):
-    return gym.make("hear_gym/Hear2Act-v0", actions="text", scenario_ids=[SCENARIO], **kwargs)
+    return gym.make("hear_gym/Hear2Act-v0", actions="text", item_ids=[SCENARIO], **kwargs)
 
 
 def test_prompt_cards():
@@ -41,7 +41,7 @@ def gold_seeker(msgs):
 
 def test_llm_agent_plays_through_the_runner_with_a_mock_client(tmp_path):
     client = MockChatClient(gold_seeker)
-    config = run_config(cells=(cell("llm", "T+S", "prosody"),), scenario_ids=(SCENARIO,))
+    config = run_config(cells=(cell("llm", "T+S", "prosody"),), item_ids=(SCENARIO,))
     run_evaluation(tmp_path, config, {"llm": lambda: LLMAgent(client)}, progress=False)
     (record,) = read_results(tmp_path / "results.jsonl")
     assert record["success"] and record["terminated"]
@@ -70,7 +70,7 @@ def test_audio_llm_agent_on_a_tiny_offline_audio_model(tmp_path):
     client = TransformersAudioChatClient(str(build_tiny_audio_lm(tmp_path / "tiny_audio")), max_new_tokens=6)
     for access in ("A", "A+T"):
         audio_env = gym.make(
-            "hear_gym/Hear2Act-v0", actions="text", access=access, scenario_ids=[SCENARIO], assistant="spoken"
+            "hear_gym/Hear2Act-v0", actions="text", access=access, item_ids=[SCENARIO], assistant="spoken"
         )
         obs, _ = audio_env.reset(seed=0)
         first, second = AudioLLMAgent(client).act_batch([obs, obs])
@@ -124,6 +124,6 @@ def test_batched_generation_matches_one_by_one(tmp_path):
     text = TransformersChatClient(str(build_tiny_causal_lm(tmp_path / "t")), max_new_tokens=12)
     audio = TransformersAudioChatClient(str(build_tiny_audio_lm(tmp_path / "a")), max_new_tokens=12)
     for agent, access in ((LLMAgent(text), "T+S"), (AudioLLMAgent(audio), "A+T")):
-        bench = gym.make("hear_gym/Hear2Act-v0", actions="text", access=access, scenario_ids=ids)
-        observations = [bench.reset(seed=i, options={"scenario_id": s})[0] for i, s in enumerate(ids)]
+        bench = gym.make("hear_gym/Hear2Act-v0", actions="text", access=access, item_ids=ids)
+        observations = [bench.reset(seed=i, options={"item_id": s})[0] for i, s in enumerate(ids)]
         assert agent.act_batch(observations) == [agent.act(o) for o in observations]

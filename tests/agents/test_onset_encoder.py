@@ -48,7 +48,7 @@ def test_encoder_probe_needs_its_encoder_and_only_it_takes_one(encoder_dir, tmp_
 def test_the_encoder_probe_plays_through_the_runner_at_smoke_size(encoder_dir, tmp_path):
     # Fitted on two training groups; the CLI version below fits on the whole training split.
     agent = EncoderProbeAgent.from_checkpoint(encoder_dir, rows=prefix_rows("train", limit_groups=2))
-    episodes = tuple(FAMILY.episode_ids("test")[:3])
+    episodes = tuple(FAMILY.item_ids("test")[:3])
     config = RunConfig(FAMILY.env_id, (Cell.parse("encoder_probe@A"),), episodes)
     factory = lambda: EncoderProbeAgent(agent.encoder, agent.probe)  # noqa: E731 (shares the fitted probe)
     run_evaluation(tmp_path, config, {"encoder_probe": factory}, progress=False)

@@ -36,7 +36,7 @@ def _ask(_messages, _clips) -> str:
 
 
 def test_a_text_agent_plays_through_a_server_and_sends_the_chat_as_it_is():
-    env = gym.make("hear_gym/Hear2Act-v0", actions="text", scenario_ids=[SCENARIO])
+    env = gym.make("hear_gym/Hear2Act-v0", actions="text", item_ids=[SCENARIO])
     obs, _ = env.reset(seed=0)
     with StubServer(_ask) as server:
         client = OpenAIChatClient(server.url, model="tiny", api_key="k", max_tokens=32)

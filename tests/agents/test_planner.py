@@ -112,11 +112,11 @@ def test_the_model_never_loses_the_real_user(feedback, access, reading):
     users the planner's model keeps, reading the words and, under T+S, the tag: as resolved or
     not, or as its graded state (which must follow the engine's rule table exactly, disclosure
     of L1 included, or some real user is lost)."""
-    env = make(access=access, scenario_ids=DEV, feedback=feedback, max_turns=12)
+    env = make(access=access, item_ids=DEV, feedback=feedback, max_turns=12)
     read, channel = READINGS.get(reading, (None, StateChannel()))
     for seed, scenario_id in enumerate(DEV):
         truth = tuple(c.attribute for c in get_scenario(scenario_id).concerns)
-        steps, _ = play(env, RandomAgent(), seed, {"scenario_id": scenario_id})
+        steps, _ = play(env, RandomAgent(), seed, {"item_id": scenario_id})
         model = UserModel.from_observation(steps[0][0], Feedback(feedback))
         readings = {}
         for observation, _ in steps:
@@ -141,13 +141,13 @@ def test_the_planner_finds_every_twin_users_gold_from_what_it_observes(access):
     """Twins share everything visible; a planner that read the bank's hidden user would miss
     the twins' golds, and one that read anything but the observations could act differently
     on twins whose dialogues have looked the same so far."""
-    scenario_ids = DEV[:6]  # every twin user of 6 scenarios
-    env = make(access=access, scenario_ids=scenario_ids, turn_cost=0.1)
-    for seed, scenario_id in enumerate(scenario_ids):
+    item_ids = DEV[:6]  # every twin user of 6 scenarios
+    env = make(access=access, item_ids=item_ids, turn_cost=0.1)
+    for seed, scenario_id in enumerate(item_ids):
         seen: dict[tuple, int] = {}  # the dialogue so far -> the action taken on it
         for user in twin_users(scenario_id):
             agent = PlannerAgent(turn_cost=0.1)
-            steps, record = play(env, agent, seed, {"scenario_id": scenario_id, "hidden_user": user})
+            steps, record = play(env, agent, seed, {"item_id": scenario_id, "hidden_user": user})
             assert record["success"], (scenario_id, user)
             history = ()
             for observation, action in steps:
@@ -158,11 +158,9 @@ def test_the_planner_finds_every_twin_users_gold_from_what_it_observes(access):
 def test_a_planner_assuming_prosody_reads_explicit_feedback_from_the_words():
     """The env's feedback is not in the observation; the words of the first recommendation of
     an option meeting L1 tell, and the planner reads the dialogue again under it."""
-    env = make(access="T", scenario_ids=DEV[:12], feedback="explicit", turn_cost=0.1)
+    env = make(access="T", item_ids=DEV[:12], feedback="explicit", turn_cost=0.1)
     for seed, scenario_id in enumerate(DEV[:12]):
-        _, record = play(
-            env, PlannerAgent(turn_cost=0.1, feedback="prosody"), seed, {"scenario_id": scenario_id}
-        )
+        _, record = play(env, PlannerAgent(turn_cost=0.1, feedback="prosody"), seed, {"item_id": scenario_id})
         assert record["success"], scenario_id
 
 
@@ -170,16 +168,16 @@ def test_the_planner_plans_at_the_turn_cost_the_run_sets(tmp_path):
     """Built without arguments (as ``hear-gym eval`` builds agents), the planner gets the cell's
     env kwargs from the runner (``configure``) and plays as one built with the run's turn cost;
     at that cost it plays differently from a planner at no cost."""
-    scenario_ids = DEV[:12]
+    item_ids = DEV[:12]
     costly = 0.6
     agents = {"planner": PlannerAgent, "planner_built": partial(PlannerAgent, turn_cost=costly)}
     cells = [cell("planner", "T", "prosody"), cell("planner_built", "T", "prosody")]
-    evaluate(tmp_path / "costly", run_config(cells, scenario_ids, turn_cost=costly), agents, progress=False)
-    evaluate(tmp_path / "free", run_config(cells[:1], scenario_ids), agents, progress=False)
+    evaluate(tmp_path / "costly", run_config(cells, item_ids, turn_cost=costly), agents, progress=False)
+    evaluate(tmp_path / "free", run_config(cells[:1], item_ids), agents, progress=False)
 
     def dialogues(folder, agent):
-        records = sorted(read_results(folder / "results.jsonl"), key=lambda r: r["episode_id"])
-        return [(r["episode_id"], r["turns"]) for r in records if r["agent"] == agent]
+        records = sorted(read_results(folder / "results.jsonl"), key=lambda r: r["item_id"])
+        return [(r["item_id"], r["turns"]) for r in records if r["agent"] == agent]
 
     configured = dialogues(tmp_path / "costly", "planner")
     assert configured == dialogues(tmp_path / "costly", "planner_built")
@@ -187,9 +185,9 @@ def test_the_planner_plans_at_the_turn_cost_the_run_sets(tmp_path):
 
 
 def test_same_seed_same_dialogue():
-    env = make(access="T+S", scenario_ids=DEV[:8], turn_cost=0.05)
+    env = make(access="T+S", item_ids=DEV[:8], turn_cost=0.05)
     for seed, scenario_id in enumerate(DEV[:8]):
-        runs = [play(env, PlannerAgent(turn_cost=0.05), seed, {"scenario_id": scenario_id}) for _ in range(2)]
+        runs = [play(env, PlannerAgent(turn_cost=0.05), seed, {"item_id": scenario_id}) for _ in range(2)]
         assert runs[0][1] == runs[1][1]
         assert [a for _, a in runs[0][0]] == [a for _, a in runs[1][0]]
 
@@ -220,11 +218,11 @@ def test_a_noisy_listener_plans_on_the_words_and_never_recommends_its_option_aga
     """Under a noisy channel (a probe's rates) the readings so far weigh the belief, but the
     lookahead takes no future reading: planning on exact future readings makes the planner
     recommend the option it is on again, to hear it once more (the planner's docstring)."""
-    env = make(access="T+S^", state_inferrer=_HearsNothingGenuine(), scenario_ids=DEV[:4], turn_cost=0.1)
+    env = make(access="T+S^", state_inferrer=_HearsNothingGenuine(), item_ids=DEV[:4], turn_cost=0.1)
     for seed, scenario_id in enumerate(DEV[:4]):
         agent = PlannerAgent(turn_cost=0.1, state_recall=0.5, state_false_resolved=0.02)
         agent.reset(seed)
-        observation, _ = env.reset(seed=seed, options={"scenario_id": scenario_id})
+        observation, _ = env.reset(seed=seed, options={"item_id": scenario_id})
         done = False
         while not done:
             action = agent.act(observation)

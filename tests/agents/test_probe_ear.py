@@ -84,7 +84,7 @@ def test_under_a_t_it_plays_as_under_t_s_hat_with_the_same_probe(probe, tmp_path
 
     def played(folder):
         return sorted(
-            (r["episode_id"], r["rollout"], str(r["turns"])) for r in read_results(folder / "results.jsonl")
+            (r["item_id"], r["rollout"], str(r["turns"])) for r in read_results(folder / "results.jsonl")
         )
 
     assert played(tmp_path / "a_t") == played(tmp_path / "t_s_hat")

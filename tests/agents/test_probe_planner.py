@@ -53,11 +53,9 @@ def probe():
 
 
 def dialogues(folder, agent):
-    records = sorted(read_results(folder / "results.jsonl"), key=lambda r: (r["episode_id"], r["rollout"]))
+    records = sorted(read_results(folder / "results.jsonl"), key=lambda r: (r["item_id"], r["rollout"]))
     return [
-        (r["episode_id"], [t["action"] for t in r["turns"]], r["return"])
-        for r in records
-        if r["agent"] == agent
+        (r["item_id"], [t["action"] for t in r["turns"]], r["return"]) for r in records if r["agent"] == agent
     ]
 
 

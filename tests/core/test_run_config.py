@@ -25,5 +25,5 @@ def test_a_run_config_round_trips_through_json_for_every_family(env_id):
     env_family = family(env_id)
     options = tuple((key, "prosody") for key in env_family.cell_options)
     cell = Cell("random", env_family.access_conditions[0], options)
-    config = RunConfig(env_id, (cell,), tuple(env_family.episode_ids(env_family.splits[-1])[:2]), seed=3)
+    config = RunConfig(env_id, (cell,), tuple(env_family.item_ids(env_family.splits[-1])[:2]), seed=3)
     assert RunConfig.from_json(config.to_json()) == config

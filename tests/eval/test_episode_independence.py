@@ -29,7 +29,7 @@ def text_accesses(env_id):
 
 def blocks(env_id, n_blocks=3, size=20):
     """Runs of consecutive test ids from across the registry's list, where related episodes sit."""
-    ids = family(env_id).episode_ids("test")
+    ids = family(env_id).item_ids("test")
     if len(ids) <= n_blocks * size:
         return tuple(ids)
     return tuple(
@@ -45,11 +45,11 @@ def default_cell_options(env_id):
     return tuple((key, parameters[key].default) for key in family(env_id).cell_options)
 
 
-def play(tmp_path, env_id, access, episode_ids, agents):
+def play(tmp_path, env_id, access, item_ids, agents):
     ProcessMemoryAdversary.forget()
     options = default_cell_options(env_id)
     cells = tuple(Cell(name, access, options) for name in agents)
-    config = RunConfig(env_id, cells, episode_ids, seed=0)
+    config = RunConfig(env_id, cells, item_ids, seed=0)
     folder = tmp_path / access
     runner.run_evaluation(folder, config, agents, progress=False)
     return read_results(folder / "results.jsonl")
@@ -61,7 +61,7 @@ def score(record) -> float:
 
 def gain(records, agent) -> tuple[float, float]:
     """``agent``'s mean paired gain over the memoryless twin, and its standard error."""
-    scores = {(r["agent"], r["episode_id"], r["rollout"]): score(r) for r in records}
+    scores = {(r["agent"], r["item_id"], r["rollout"]): score(r) for r in records}
     diff = np.array([scores[key] - scores[("twin", *key[1:])] for key in scores if key[0] == agent])
     return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(len(diff)))
 
@@ -82,7 +82,7 @@ def plays(records, agent):
 def the_old_runner(monkeypatch, shared_agent=True):
     """The runner before episodes were shuffled and agents built per episode."""
     monkeypatch.setattr(
-        runner, "episode_order", lambda c: [(e, k) for e in c.episode_ids for k in range(c.rollouts)]
+        runner, "episode_order", lambda c: [(e, k) for e in c.item_ids for k in range(c.rollouts)]
     )
     if shared_agent:
         built = {}
@@ -95,9 +95,9 @@ def the_old_runner(monkeypatch, shared_agent=True):
         monkeypatch.setattr(runner._Player, "_agent", one_agent_per_cell)
 
 
-def check_at_chance(tmp_path, env_id, episode_ids):
+def check_at_chance(tmp_path, env_id, item_ids):
     for access in text_accesses(env_id):
-        records = play(tmp_path, env_id, access, episode_ids, AGENTS)
+        records = play(tmp_path, env_id, access, item_ids, AGENTS)
         assert plays(records, "instance") == plays(records, "twin"), (
             f"{env_id}@{access}: an agent kept its memory"
         )
@@ -114,7 +114,7 @@ def test_memory_adversaries_score_what_their_memoryless_twin_scores(tmp_path, en
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", env_ids())
 def test_memory_adversaries_stay_at_their_twin_on_the_whole_test_split(tmp_path, env_id):
-    check_at_chance(tmp_path, env_id, tuple(family(env_id).episode_ids("test")))
+    check_at_chance(tmp_path, env_id, tuple(family(env_id).item_ids("test")))
 
 
 @pytest.mark.parametrize("access", text_accesses("hear_gym/Ambiguity-v0"))
@@ -141,19 +141,19 @@ def test_new_agents_alone_leave_the_old_order_to_memory_kept_elsewhere(tmp_path,
 def test_a_stateless_agent_plays_the_same_episodes_in_any_order(tmp_path, monkeypatch, env_id):
     """Per-episode seeds come from the episode id and rollout, never its place: a seeded random
     agent's records are the same shuffled, in the registry's order and reversed."""
-    episode_ids = blocks(env_id, n_blocks=2, size=6)
+    item_ids = blocks(env_id, n_blocks=2, size=6)
     agents = {"random": RandomAgent}
-    records = {"shuffled": play(tmp_path / "shuffled", env_id, "T", episode_ids, agents)}
+    records = {"shuffled": play(tmp_path / "shuffled", env_id, "T", item_ids, agents)}
     for name, order in (("in_order", lambda units: units), ("reversed", lambda units: units[::-1])):
         monkeypatch.setattr(
             runner,
             "episode_order",
-            lambda c, o=order: o([(e, k) for e in c.episode_ids for k in range(c.rollouts)]),
+            lambda c, o=order: o([(e, k) for e in c.item_ids for k in range(c.rollouts)]),
         )
-        records[name] = play(tmp_path / name, env_id, "T", episode_ids, agents)
-    assert [r["episode_id"] for r in records["in_order"]] == list(episode_ids)
-    assert [r["episode_id"] for r in records["shuffled"]] != list(episode_ids)
-    assert len(records["shuffled"]) == len(episode_ids)
+        records[name] = play(tmp_path / name, env_id, "T", item_ids, agents)
+    assert [r["item_id"] for r in records["in_order"]] == list(item_ids)
+    assert [r["item_id"] for r in records["shuffled"]] != list(item_ids)
+    assert len(records["shuffled"]) == len(item_ids)
     assert (
         plays(records["shuffled"], "random")
         == plays(records["in_order"], "random")
@@ -180,11 +180,11 @@ def registered_text_baselines(env_id):
 @pytest.mark.slow  # the Hear2Act planner takes about 10 s
 @pytest.mark.parametrize("env_id", env_ids())
 def test_registered_baselines_play_the_same_episodes_shuffled_as_in_order(tmp_path, monkeypatch, env_id):
-    episode_ids = blocks(env_id, n_blocks=2, size=10)
+    item_ids = blocks(env_id, n_blocks=2, size=10)
     agents = dict(registered_text_baselines(env_id))
     assert agents, f"{env_id} registers no text baseline"
-    shuffled = play(tmp_path / "shuffled", env_id, "T", episode_ids, agents)
+    shuffled = play(tmp_path / "shuffled", env_id, "T", item_ids, agents)
     the_old_runner(monkeypatch, shared_agent=False)
-    in_order = play(tmp_path / "in_order", env_id, "T", episode_ids, agents)
+    in_order = play(tmp_path / "in_order", env_id, "T", item_ids, agents)
     for name in agents:
         assert plays(shuffled, name) == plays(in_order, name), f"{env_id}: {name} depends on the order"

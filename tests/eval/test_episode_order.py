@@ -12,7 +12,7 @@ from hear_gym.eval.results import read_results
 from hear_gym.eval.runner import episode_order, run_evaluation
 
 AMBIGUITY = "hear_gym/Ambiguity-v0"
-PAIRS = tuple(family(AMBIGUITY).episode_ids("test")[:16])  # eight minimal pairs, /a before /b
+PAIRS = tuple(family(AMBIGUITY).item_ids("test")[:16])  # eight minimal pairs, /a before /b
 
 
 def config(seed=0, rollouts=2, cells=("twin@T-nopunct",)):

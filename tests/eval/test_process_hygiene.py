@@ -18,7 +18,7 @@ from hear_gym.envs.hear2act.family import cell, run_config
 from hear_gym.eval.runner import run_evaluation
 from hear_gym.envs.hear2act.scenarios.bank import scenarios_for
 config = run_config(cells=(cell("slow", "T", "prosody"),),
-                   scenario_ids=tuple(s.scenario_id for s in scenarios_for("train")[:4]), rollouts=30)
+                   item_ids=tuple(s.scenario_id for s in scenarios_for("train")[:4]), rollouts=30)
 run_evaluation(Path({out!r}), config, {{"slow": SlowRandomAgent}}, progress=False, workers=2)
 """
 

@@ -36,7 +36,7 @@ def test_an_agent_class_and_a_factory_play_through_evaluate(tmp_path):
     assert len(built) == len(SCENARIOS) and all(agent.turn_cost == 0.1 for agent in built)
     # the class and the factory are the same policy: the paired episodes match turn for turn
     by_agent = {
-        a: sorted((r["episode_id"], r["turns"]) for r in records if r["agent"] == a)
+        a: sorted((r["item_id"], r["turns"]) for r in records if r["agent"] == a)
         for a in ("mine", "mine_again")
     }
     assert by_agent["mine"] == by_agent["mine_again"]

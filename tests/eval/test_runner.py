@@ -16,7 +16,7 @@ FIVE = tuple(s.scenario_id for s in scenarios_for("dev")[:5])
 
 def config(**kwargs):
     kwargs.setdefault("cells", (cell("random", "T", "prosody"), cell("state_aware", "T+S", "prosody")))
-    kwargs.setdefault("scenario_ids", FIVE)
+    kwargs.setdefault("item_ids", FIVE)
     kwargs.setdefault("rollouts", 2)
     return run_config(**kwargs)
 
@@ -139,7 +139,7 @@ def test_agents_with_configure_are_told_their_cells_env_options(tmp_path):
         turn_cost=0.2,
     )
     run_evaluation(tmp_path / "told", run, {**AGENTS, "told": ConfiguredRandomAgent}, progress=False)
-    episodes = len(run.episode_ids) * run.rollouts
+    episodes = len(run.item_ids) * run.rollouts
     told_once = [{**dict(run.env_kwargs), "feedback": feedback} for feedback in ("prosody", "explicit")]
     assert sorted(told, key=str) == sorted(told_once * episodes, key=str)
     assert told[0]["turn_cost"] == 0.2

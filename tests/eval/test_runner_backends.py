@@ -41,7 +41,7 @@ def canonical(path):
 
 
 CONFIG = run_config(
-    cells=(cell("llm", "T+S", "prosody"), cell("rule", "T+S", "prosody")), scenario_ids=SIX, rollouts=2
+    cells=(cell("llm", "T+S", "prosody"), cell("rule", "T+S", "prosody")), item_ids=SIX, rollouts=2
 )
 
 
@@ -72,7 +72,7 @@ def test_unknown_backend_and_bad_batch_size_are_refused(tmp_path):
 
 def test_ray_backend_matches_local_play(tmp_path):
     pytest.importorskip("ray")
-    config = run_config(cells=(cell("rule", "T+S", "prosody"),), scenario_ids=SIX)
+    config = run_config(cells=(cell("rule", "T+S", "prosody"),), item_ids=SIX)
     run_evaluation(tmp_path / "local", config, {"rule": StateAwareAgent}, progress=False)
     run_evaluation(
         tmp_path / "ray", config, {"rule": StateAwareAgent}, progress=False, workers=2, backend="ray"

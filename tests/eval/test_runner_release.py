@@ -30,7 +30,7 @@ class Recording:
 
 
 def _config(*agents: str) -> RunConfig:
-    episodes = tuple(family(ENV_ID).episode_ids("test")[:4])
+    episodes = tuple(family(ENV_ID).item_ids("test")[:4])
     return RunConfig(ENV_ID, tuple(Cell(a, "T") for a in agents), episodes, 1, seed=0)
 
 

@@ -41,10 +41,10 @@ def test_every_env_runs_page_replays_its_episodes(env_id, tmp_path):
         env = gym.make(
             env_id,
             access=audio_access(env_id),
-            **env_family.episode_kwargs([episode["episode_id"]]),
+            **env_family.episode_kwargs([episode["item_id"]]),
             **dict(CELL_OPTIONS.get(env_id, ())),
         )
-        first, _ = env.reset(seed=episode["seed"], options=env_family.reset_options(episode["episode_id"]))
+        first, _ = env.reset(seed=episode["seed"], options=env_family.reset_options(episode["item_id"]))
         assert turns[0]["texts"] == {k: v for k, v in first.items() if isinstance(v, str)}
         heard = int(first["audio_length"][0]) if "audio" in first else 0
         assert turns[0]["duration"] == heard / 16_000 and (turns[0]["audio"] is None) == (heard == 0)
@@ -60,13 +60,13 @@ def test_every_env_runs_page_replays_its_episodes(env_id, tmp_path):
 def _record(run, episode) -> dict:
     for line in (run / "results.jsonl").read_text().splitlines():
         record = json.loads(line)
-        if (record["cell"], record["episode_id"], record["rollout"]) == (
+        if (record["cell"], record["item_id"], record["rollout"]) == (
             episode["cell"],
-            episode["episode_id"],
+            episode["item_id"],
             episode["rollout"],
         ):
             return record
-    raise KeyError(episode["episode_id"])
+    raise KeyError(episode["item_id"])
 
 
 def test_no_string_ends_the_data_block():

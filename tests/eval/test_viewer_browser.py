@@ -111,10 +111,10 @@ def test_an_audio_element_plays_the_clip_the_agent_heard(browser, view):
     assert played, "the audio element did not play"
     # the first episode shown is the first cell's first episode; its first clip, straight from the env
     summary = first[0]
-    episode_id = summary.split(" · ")[2].split(" (")[0]
+    item_id = summary.split(" · ")[2].split(" (")[0]
     seed = int(summary.split("seed ")[1].split(")")[0])
-    env = gym.make(ENV_ID, access=audio_access(ENV_ID), **family(ENV_ID).episode_kwargs([episode_id]))
-    observation, _ = env.reset(seed=seed, options=family(ENV_ID).reset_options(episode_id))
+    env = gym.make(ENV_ID, access=audio_access(ENV_ID), **family(ENV_ID).episode_kwargs([item_id]))
+    observation, _ = env.reset(seed=seed, options=family(ENV_ID).reset_options(item_id))
     assert duration == pytest.approx(int(observation["audio_length"][0]) / 16_000, abs=1e-3)
 
 
@@ -124,7 +124,7 @@ def test_a_hostile_string_is_shown_as_text(browser, tmp_path):
         "env": HOSTILE,
         "run": "r",
         "cell": HOSTILE,
-        "episode_id": HOSTILE,
+        "item_id": HOSTILE,
         "rollout": 0,
         "seed": 0,
         "return": 0.0,

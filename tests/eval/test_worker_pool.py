@@ -30,11 +30,9 @@ AGENTS = {"state_aware": PidNotingAgent, "transcript_only": TranscriptOnlyAgent}
 CONFIGS = (  # two evaluations with different cells and env options, as a grid's runs differ
     run_config(
         cells=(cell("state_aware", "T+S", "prosody"), cell("transcript_only", "T", "explicit")),
-        scenario_ids=FOUR,
+        item_ids=FOUR,
     ),
-    run_config(
-        cells=(cell("state_aware", "T+S", "prosody"),), scenario_ids=FOUR, state_intervention="shuffled"
-    ),
+    run_config(cells=(cell("state_aware", "T+S", "prosody"),), item_ids=FOUR, state_intervention="shuffled"),
 )
 
 

@@ -36,7 +36,7 @@ def legal_run(env_id: str, out: Path, episodes: int = 2) -> Path:
     config = RunConfig(
         env_id,
         (Cell("random", access, options), Cell("first", access, options)),
-        family(env_id).episode_ids("test")[:episodes],
+        family(env_id).item_ids("test")[:episodes],
         seed=3,
     )
     factories = {"random": lambda: LegalAgent(access), "first": lambda: LegalAgent(access, first=True)}

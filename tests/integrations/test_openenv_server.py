@@ -204,7 +204,7 @@ def test_bad_actions_and_resets_get_clear_errors_and_the_session_goes_on(servers
 def test_episode_id_plays_that_scenario_or_item(servers):
     served, url = servers["hear_gym/Onset-v0"]
     env_family = family(served.env_id)
-    episode_id = env_family.episode_ids("test")[1]
+    episode_id = env_family.item_ids("test")[1]
     env = gym.make(served.env_id, **served.make_kwargs)
     local, _ = env.reset(seed=2, options=env_family.reset_options(episode_id))
     with HearGymClient(url).sync() as client:

@@ -27,9 +27,9 @@ def in_process(env_id: str, row: dict, actions: str, access: str, **options):
     """The family's own env for the row's episode and seed, reset: what the factory must match."""
     env_family = family(env_id)
     env = env_family.make(
-        access=access, actions=actions, **env_family.episode_kwargs([row["episode_id"]]), **options
+        access=access, actions=actions, **env_family.episode_kwargs([row["item_id"]]), **options
     )
-    observation, info = env.reset(seed=row["seed"], options=env_family.reset_options(row["episode_id"]))
+    observation, info = env.reset(seed=row["seed"], options=env_family.reset_options(row["item_id"]))
     return env, info
 
 
@@ -205,7 +205,7 @@ def test_a_family_without_a_tool_set_gets_the_generic_act_tool(monkeypatch):
 
 def test_rows_fix_the_start_state_and_bad_tool_sets_are_refused():
     rows = episode_rows(HEAR2ACT, n=3, seed=5)
-    assert rows == episode_rows(HEAR2ACT, n=3, seed=5) and len({r["episode_id"] for r in rows}) == 3
+    assert rows == episode_rows(HEAR2ACT, n=3, seed=5) and len({r["item_id"] for r in rows}) == 3
     assert episode_rows(HEAR2ACT, ["x"], routed=True)[0]["environment"] == "hear2act"
     a, b = environment_factory(HEAR2ACT)(), environment_factory(HEAR2ACT)()
     assert a.reset(**rows[0]) == b.reset(**rows[0]) != b.reset(**rows[1])
@@ -225,11 +225,11 @@ def test_a_row_can_name_a_twin_user_and_the_seed_fixes_a_resampled_one():
     from hear_gym.envs.hear2act.scenarios.twins import draw_user
 
     row = episode_rows(HEAR2ACT, n=1, seed=1)[0]
-    twin = asdict(draw_user(row["episode_id"], np.random.default_rng(7)))
+    twin = asdict(draw_user(row["item_id"], np.random.default_rng(7)))
     environment = environment_factory(HEAR2ACT, **H2A_OPTIONS)()
     environment.reset(**row, reset_options={"hidden_user": twin})
     env, _ = in_process(HEAR2ACT, row, "text", "T", **H2A_OPTIONS)
-    env.reset(seed=row["seed"], options={"scenario_id": row["episode_id"], "hidden_user": twin})
+    env.reset(seed=row["seed"], options={"item_id": row["item_id"], "hidden_user": twin})
     assert environment._env.unwrapped.scenario == env.unwrapped.scenario
     assert environment._env.unwrapped.scenario.concerns[1].attribute == twin["l2"]
 
@@ -250,9 +250,9 @@ def test_deliveryplan_plan_tool_scores_as_the_oracles_json_reply():
     env_id = "hear_gym/DeliveryPlan-v0"
     for row in episode_rows(env_id, n=2, seed=0):
         env, _ = in_process(env_id, row, "text", "T")
-        env.reset(seed=row["seed"], options=family(env_id).reset_options(row["episode_id"]))
+        env.reset(seed=row["seed"], options=family(env_id).reset_options(row["item_id"]))
         oracle, replies = OracleAgent(), []
-        observation, _ = env.reset(seed=row["seed"], options=family(env_id).reset_options(row["episode_id"]))
+        observation, _ = env.reset(seed=row["seed"], options=family(env_id).reset_options(row["item_id"]))
         done = False
         while not done:
             replies.append(oracle.act(observation))
@@ -298,7 +298,7 @@ def test_hear2act_under_t_plus_s_shows_the_state_tag_after_every_call():
     tools = environment_factory(HEAR2ACT, access="T+S", **H2A_OPTIONS)()
     env, _ = in_process(HEAR2ACT, row, "text", "T+S", **H2A_OPTIONS)
     first = tools.reset(**row)
-    observation, *_ = env.reset(seed=row["seed"], options=family(HEAR2ACT).reset_options(row["episode_id"]))
+    observation, *_ = env.reset(seed=row["seed"], options=family(HEAR2ACT).reset_options(row["item_id"]))
     assert first.endswith(f"[concern_state]\n{observation['concern_state']}")
     for call in (tools.ask, tools.ask, tools.clarify):
         shown = call()

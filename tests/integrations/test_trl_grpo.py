@@ -195,7 +195,7 @@ def test_paired_grpo_through_the_factory_keeps_each_side_of_a_pair_in_its_half(t
     from training.llm.paired_grpo import PairedGRPOTrainer
 
     plus, minus = item_pairs("train", ("speaker_switch",), paired=True, limit=1)[0]
-    row = {**episode_rows(VOICEGATE, [plus], seed=4)[0], "episode_id_minus": minus}
+    row = {**episode_rows(VOICEGATE, [plus], seed=4)[0], "item_id_minus": minus}
     tool = {i.item_id: i for i in all_items()}[plus].utterances[-1].tool
     schema = next(t for t in json.loads(_inventory()) if t["name"] == tool)["parameters"]
     arguments = {k: 1 if v["type"] == "integer" else "x" for k, v in schema["properties"].items()}
@@ -212,7 +212,7 @@ def test_paired_grpo_through_the_factory_keeps_each_side_of_a_pair_in_its_half(t
     trainer.train()
 
     environments = seen["environments"]
-    assert [e.episode_id for e in environments] == [plus, plus, minus, minus]
+    assert [e.item_id for e in environments] == [plus, plus, minus, minus]
     assert [e.episode["item_id"] for e in environments] == [plus, plus, minus, minus]
     assert [e.episode_return for e in environments] == [1.0, 1.0, -1.0, -1.0]  # the switch should mute
     assert (seen["advantages"][:2] > 0).all() and (seen["advantages"][2:] < 0).all()

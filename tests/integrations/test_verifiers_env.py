@@ -130,13 +130,13 @@ class ScriptedAgent:
         return reply
 
 
-def _runner(env_id: str, access: str, episode_ids: list[str], out) -> dict[str, dict]:
+def _runner(env_id: str, access: str, item_ids: list[str], out) -> dict[str, dict]:
     options = CELL_OPTIONS.get(env_id, {})
     config = RunConfig(
-        env_id, (Cell("scripted", access, tuple(options.items())),), tuple(episode_ids), seed=SEED
+        env_id, (Cell("scripted", access, tuple(options.items())),), tuple(item_ids), seed=SEED
     )
     results = run_evaluation(out, config, {"scripted": lambda: ScriptedAgent(env_id, access)}, progress=False)
-    return {r["episode_id"]: r for r in map(json.loads, results.read_text().splitlines())}
+    return {r["item_id"]: r for r in map(json.loads, results.read_text().splitlines())}
 
 
 def _verifiers(env_id: str, access: str, url: str, episodes: int = EPISODES) -> list[dict]:
@@ -151,7 +151,7 @@ def _verifiers(env_id: str, access: str, url: str, episodes: int = EPISODES) -> 
     return list(outputs["outputs"])
 
 
-RUN_FIELDS = {"key", "cell", "agent", "access", "episode_id", "rollout", "seed"}
+RUN_FIELDS = {"key", "cell", "agent", "access", "item_id", "rollout", "seed"}
 
 
 @pytest.mark.parametrize("env_id", env_ids())
@@ -159,16 +159,19 @@ def test_verifiers_eval_returns_equal_the_runners(env_id, stub, tmp_path, monkey
     monkeypatch.setenv("HEAR_GYM_STUB_KEY", "stub")
     access = "T"
     played = _verifiers(env_id, access, stub)
-    episode_ids = [o["info"]["episode_id"] for o in played]
-    assert len(set(episode_ids)) == EPISODES
-    reference = _runner(env_id, access, episode_ids, tmp_path / "run")
+    item_ids = [o["info"]["item_id"] for o in played]
+    assert len(set(item_ids)) == EPISODES
+    reference = _runner(env_id, access, item_ids, tmp_path / "run")
     scalars = family(env_id).episode_scalars
     for output in played:
-        record = reference[output["info"]["episode_id"]]
+        record = reference[output["info"]["item_id"]]
         assert output["info"]["seed"] == record["seed"]
         assert output["reward"] == pytest.approx(scalars(record)["return"], abs=1e-9)
         own = {k: v for k, v in record.items() if k not in RUN_FIELDS | set(CELL_OPTIONS.get(env_id, {}))}
-        assert json.loads(json.dumps(output["hear_gym_episode"], default=str)) == own
+        episode = json.loads(json.dumps(output["hear_gym_episode"], default=str))
+        # an env's own record may name its item too (a run field as well): it must be the same one
+        assert episode.pop("item_id", record["item_id"]) == record["item_id"]
+        assert episode == own
         assert output["metrics"]["played_out"] == 0
 
 
@@ -183,9 +186,9 @@ def test_audio_access_sends_the_clip_as_an_input_audio_wav(stub, monkeypatch):
     part = next(p for p in first_request["messages"][1]["content"] if p["type"] == "input_audio")
     clip, rate = sf.read(io.BytesIO(base64.b64decode(part["input_audio"]["data"])), dtype="float32")
     local = gym.make(env_id, access="A", actions="text")
-    episode_id = played[0]["info"]["episode_id"]
+    item_id = played[0]["info"]["item_id"]
     observation, _ = local.reset(
-        seed=played[0]["info"]["seed"], options=family(env_id).reset_options(episode_id)
+        seed=played[0]["info"]["seed"], options=family(env_id).reset_options(item_id)
     )
     expected = observation["audio"][: int(observation["audio_length"][0])]
     assert rate == 16_000 and clip.shape == expected.shape

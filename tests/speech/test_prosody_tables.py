@@ -114,7 +114,7 @@ def test_the_opening_request_answers_nobody_so_it_has_no_lead_pause():
 
 def test_the_env_renders_with_the_chosen_table():
     env = gym.make(
-        "hear_gym/Hear2Act-v0", access="A+T", prosody="clear", scenario_ids=["budget_airline_tickets-00"]
+        "hear_gym/Hear2Act-v0", access="A+T", prosody="clear", item_ids=["budget_airline_tickets-00"]
     )
     obs, info = env.reset(seed=0)
     record = info["turn_record"]

@@ -26,7 +26,7 @@ def test_sft_demos_answer_every_turn_with_the_gold_letter():
     demos = source.build("train", access=source.access, limit=40, seed=0)
     assert len(demos) >= 40
     for demo in demos:
-        episode = episodes_by_id()[demo["episode_id"]]
+        episode = episodes_by_id()[demo["item_id"]]
         turn = episode.turns[demo["turn"]]
         assert demo["completion"][0]["content"] == "ABCD"[turn.asked.answer]
         assert demo["prompt"][0]["content"] == AMBIGUITY_INSTRUCTION

@@ -31,14 +31,14 @@ def tiny_lm(tmp_path_factory) -> Path:
 
 def test_every_voicegate_demo_is_scored_correct_by_the_env():
     demos = voicegate_demos()
-    assert len(demos) == len(family(VOICEGATE).episode_ids("train"))
-    env = gym.make(VOICEGATE, access="T", actions="text", item_ids=[d["episode_id"] for d in demos])
+    assert len(demos) == len(family(VOICEGATE).item_ids("train"))
+    env = gym.make(VOICEGATE, access="T", actions="text", item_ids=[d["item_id"] for d in demos])
     wrong = []
     for demo in demos:
-        env.reset(options={"item_id": demo["episode_id"]})
+        env.reset(options={"item_id": demo["item_id"]})
         _, reward, *_, info = env.step(demo["completion"][0]["content"])
         if not info["outcome"]["correct"]:
-            wrong.append(demo["episode_id"])
+            wrong.append(demo["item_id"])
         assert reward > 0
     # (before voicegate-gen-3 one side-talk item asked the same question twice, behind an opener)
     assert wrong == []
@@ -49,15 +49,15 @@ def test_every_voicegate_demo_is_scored_correct_by_the_env():
 def test_voicegate_demos_without_a_condition_sample_from_the_items_left():
     """``exclude_conditions`` drops those items before the seeded draw: the sample is the one a
     list without them gives, and no excluded item is in it."""
-    ids = family(VOICEGATE).episode_ids("train")
+    ids = family(VOICEGATE).item_ids("train")
     kept = voicegate_demos(exclude_conditions=("switch",))
-    switch = {d["episode_id"] for d in voicegate_demos(families=("speaker_switch",))} - {
-        d["episode_id"] for d in kept
+    switch = {d["item_id"] for d in voicegate_demos(families=("speaker_switch",))} - {
+        d["item_id"] for d in kept
     }
     assert len(kept) + len(switch) == len(ids) and all(d["condition"] != "switch" for d in kept)
     drawn = voicegate_demos(limit=40, seed=3, exclude_conditions="switch")
-    expected = seeded_sample([d["episode_id"] for d in kept], 40, 3)
-    assert [d["episode_id"] for d in drawn] == expected
+    expected = seeded_sample([d["item_id"] for d in kept], 40, 3)
+    assert [d["item_id"] for d in drawn] == expected
     with pytest.raises(ValueError, match="unknown"):
         voicegate_demos(exclude_conditions=("swtich",))
 
@@ -65,8 +65,8 @@ def test_voicegate_demos_without_a_condition_sample_from_the_items_left():
 def test_demo_prompts_are_what_the_agents_send():
     demo = voicegate_demos(families=("self_talk",))[0]
     client = MockChatClient(lambda messages: "[Mute]")
-    env = gym.make(VOICEGATE, access="T", actions="text", item_ids=[demo["episode_id"]])
-    observation, _ = env.reset(options={"item_id": demo["episode_id"]})
+    env = gym.make(VOICEGATE, access="T", actions="text", item_ids=[demo["item_id"]])
+    observation, _ = env.reset(options={"item_id": demo["item_id"]})
     LLMGateAgent(client).act(observation)
     assert client.calls == [demo["prompt"]]
 
@@ -75,14 +75,14 @@ def test_hear2act_demos_replay_through_the_llm_agent():
     """An LLM agent whose client answers with the demonstrations replays the expert's dialogue:
     the same prompts, turn by turn, and the same ending."""
     demos = hear2act_demos(limit=2, feedback="prosody")
-    assert {d["episode_id"] for d in demos} == set(family("hear_gym/Hear2Act-v0").episode_ids("train")[:2])
+    assert {d["item_id"] for d in demos} == set(family("hear_gym/Hear2Act-v0").item_ids("train")[:2])
     replies = iter(d["completion"][0]["content"] for d in demos)
     client = MockChatClient(lambda messages: next(replies))
     agent = LLMAgent(client)
     env = gym.make("hear_gym/Hear2Act-v0", access="T+S", actions="text", split="train", feedback="prosody")
     confirmed = 0  # the state-aware expert confirms the gold option under T+S
-    for k, scenario_id in enumerate(dict.fromkeys(d["episode_id"] for d in demos)):
-        observation, _ = env.reset(seed=k, options={"scenario_id": scenario_id})
+    for k, scenario_id in enumerate(dict.fromkeys(d["item_id"] for d in demos)):
+        observation, _ = env.reset(seed=k, options={"item_id": scenario_id})
         done = False
         while not done:
             observation, _, terminated, truncated, info = env.step(agent.act(observation))

@@ -32,7 +32,7 @@ from training.llm.dialogue_rollout import (
 from training.llm.run_folder import CURVE_FILE, SETTINGS_FILE
 from training.tiny_model import build_tiny_causal_lm
 
-SCENARIOS = list(family("hear_gym/Hear2Act-v0").episode_ids("train")[:2])
+SCENARIOS = list(family("hear_gym/Hear2Act-v0").item_ids("train")[:2])
 ASK = "[ACTION: ASK] What matters most to you?"
 CLARIFY = "[ACTION: CLARIFY] Does this option fully work for you?"
 ENV = {
@@ -142,7 +142,7 @@ def _segments(mask):
 def _replay(scenario_id, replies, env=ENV):
     """The same dialogue played directly on the env: observations and the last info."""
     e = make_dialogue_env(scenario_id, env)
-    observations = [e.reset(seed=0, options={"scenario_id": scenario_id})[0]]
+    observations = [e.reset(seed=0, options={"item_id": scenario_id})[0]]
     info = {}
     for reply in replies:
         observation, _, terminated, truncated, info = e.step(reply)
@@ -161,9 +161,9 @@ def test_dialogue_messages_are_append_only_and_record_exactly_what_the_env_wrote
         CLARIFY,
         "[ACTION: RECOMMEND] [OPTION: 4] x",
     ]
-    for scenario_id in family("hear_gym/Hear2Act-v0").episode_ids("train")[::40]:
+    for scenario_id in family("hear_gym/Hear2Act-v0").item_ids("train")[::40]:
         env = make(access="T", actions="text", split="train", feedback="explicit", max_turns=20)
-        observation, _ = env.reset(seed=3, options={"scenario_id": scenario_id})
+        observation, _ = env.reset(seed=3, options={"item_id": scenario_id})
         messages = dialogue_messages(observation)
         assert messages[0] == {"role": "system", "content": system_prompt(observation)}
         assert [m["role"] for m in messages[1:]] == [
@@ -188,14 +188,14 @@ def test_dialogue_messages_are_append_only_and_record_exactly_what_the_env_wrote
 @pytest.mark.parametrize("channel", ["concern_state", "inferred_state", "affect", "audio"])
 def test_observations_with_a_per_turn_channel_or_audio_are_refused(channel):
     env = make(access="T", actions="text", split="train", feedback="explicit")
-    observation, _ = env.reset(seed=0, options={"scenario_id": SCENARIOS[0]})
+    observation, _ = env.reset(seed=0, options={"item_id": SCENARIOS[0]})
     with pytest.raises(ValueError, match="access 'T' only"):
         dialogue_messages({**observation, channel: "x"})
 
 
 def test_a_real_state_condition_is_refused_and_the_agent_sends_the_chat():
     env = make(access="T+S", actions="text", split="train", feedback="explicit")
-    observation, _ = env.reset(seed=0, options={"scenario_id": SCENARIOS[0]})
+    observation, _ = env.reset(seed=0, options={"item_id": SCENARIOS[0]})
     with pytest.raises(ValueError, match="state channel"):
         dialogue_messages(observation)
 
@@ -207,7 +207,7 @@ def test_a_real_state_condition_is_refused_and_the_agent_sends_the_chat():
             return [ASK] * len(batch)
 
     plain = make(access="T", actions="text", split="train", feedback="explicit")
-    observation, _ = plain.reset(seed=0, options={"scenario_id": SCENARIOS[0]})
+    observation, _ = plain.reset(seed=0, options={"item_id": SCENARIOS[0]})
     agent = DialogueLLMAgent(Client())
     assert DialogueLLMAgent.required_access == ("T",)
     assert agent.act(observation) == ASK and sent == [dialogue_messages(observation)]
@@ -219,12 +219,10 @@ def test_dataset_maps_each_prompt_to_its_scenario():
     assert len({i.rsplit("-", 1)[0] for i in ids}) == 6  # spread over domains
     rollout = DialogueRollout(DIALOGUE, ids, ENV)
     rows = list(rollout.dataset())
-    assert [r["scenario_id"] for r in rows] == ids
+    assert [r["item_id"] for r in rows] == ids
     for row in rows:
-        env = make_dialogue_env(row["scenario_id"], ENV)
-        assert row["prompt"] == dialogue_messages(
-            env.reset(seed=0, options={"scenario_id": row["scenario_id"]})[0]
-        )
+        env = make_dialogue_env(row["item_id"], ENV)
+        assert row["prompt"] == dialogue_messages(env.reset(seed=0, options={"item_id": row["item_id"]})[0])
 
 
 @pytest.mark.parametrize("pad_is_eos", [False, True], ids=["pad", "pad_is_eos"])

@@ -63,7 +63,7 @@ TOY_PACKAGE = {
 
         def toy_demos(split, access, limit=None, seed=0, **env_options):
             chat = [{"role": "user", "content": f"{split} {access} {seed}"}]
-            return [demo(chat, "[Wait]", episode_id=f"toy-{k}") for k in range(limit or 3)]
+            return [demo(chat, "[Wait]", item_id=f"toy-{k}") for k in range(limit or 3)]
 
 
         def check(settings):
@@ -196,7 +196,7 @@ def test_sft_gets_the_toy_familys_demonstrations_and_access(toy_family, any_mode
     settings = sft.SFTSettings(out=tmp_path / "sft", model=any_model, env_id=TOY_ID, demo_limit=2, seed=7)
     assert settings.evaluation.access == "T"  # the condition its experts demonstrate under
     demos = sft.build_demos(settings)
-    assert [d["episode_id"] for d in demos] == ["toy-0", "toy-1"]
+    assert [d["item_id"] for d in demos] == ["toy-0", "toy-1"]
     assert demos[0]["prompt"] == [{"role": "user", "content": "train T 7"}]
     assert chat_agent(TOY_ID).__name__ == "ToyChatAgent"
 

@@ -318,8 +318,8 @@ def test_sampled_records_draw_the_same_samples_for_the_same_seed(tiny_lm):
     first = sampled_records(tiny_lm, items, samples=3, max_completion_length=8, seed=5)
     again = sampled_records(tiny_lm, items, samples=3, max_completion_length=8, seed=5)
     other = sampled_records(tiny_lm, items, samples=3, max_completion_length=8, seed=6)
-    assert [r["episode_id"] for r in first] == [items[0]] * 3 + [items[1]] * 3
+    assert [r["item_id"] for r in first] == [items[0]] * 3 + [items[1]] * 3
     assert first == again and [r["text"] for r in first] != [r["text"] for r in other]
     cut = [r for r in first if not r["ended"]]
     empty = EnvReward(items, {EOS})
-    assert cut and all(r["reward"] == empty.score(r["episode_id"], "")[0] for r in cut)
+    assert cut and all(r["reward"] == empty.score(r["item_id"], "")[0] for r in cut)

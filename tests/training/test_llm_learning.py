@@ -44,7 +44,7 @@ def test_sft_teaches_a_model_from_scratch_the_reply_grammar(sft_run):
     answer, and a model trained at learning rate ~0 passes it with 128 tokens of noise.)"""
     run, sft = sft_run
     replies = greedy_replies(sft["model"])
-    assert len(replies) == len(family(ENV_ID).episode_ids("test"))
+    assert len(replies) == len(family(ENV_ID).item_ids("test"))
     assert ended_valid_rate(replies) >= 0.95
     loss = train_curve(run, "loss")
     first, last = sum(loss[:5]) / 5, sum(loss[-5:]) / 5
@@ -64,8 +64,8 @@ def test_grpo_from_the_sft_model_raises_held_out_self_talk_reward(sft_run, tmp_p
     # final/ of a full-weight SFT run is a whole checkpoint: GRPO loads it as it is
     train_grpo(out=tmp_path / "grpo", model=sft["model"], **VOICEGATE_GRPO_CHECK, **QUIET)
     greedy = evaluation_records(tmp_path / "grpo", "final")
-    held_out = list(family(ENV_ID).episode_ids("test", ("self_talk",)))
-    assert len(held_out) == 42 and sorted(held_out) == sorted(r["episode_id"] for r in greedy)
+    held_out = list(family(ENV_ID).item_ids("test", ("self_talk",)))
+    assert len(held_out) == 42 and sorted(held_out) == sorted(r["item_id"] for r in greedy)
     sampling = {k: VOICEGATE_GRPO_CHECK[k] for k in ("temperature", "max_completion_length")}
     before = sampled_records(sft["model"], held_out, **sampling)
     after = sampled_records(tmp_path / "grpo" / "final", held_out, **sampling)

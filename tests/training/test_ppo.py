@@ -201,7 +201,7 @@ def test_train_env_options_reach_the_training_envs_only(tmp_path):
     first = scenarios_for("train")[0].scenario_id
     golds = set()
     for seed in range(30):  # one training scenario, several users behind it
-        envs.envs[0].reset(seed=seed, options={"scenario_id": first})
+        envs.envs[0].reset(seed=seed, options={"item_id": first})
         golds.add(envs.envs[0].unwrapped.scenario.gold_option)
     envs.close()
     assert len(golds) > 1
@@ -211,7 +211,7 @@ def test_train_env_options_reach_the_training_envs_only(tmp_path):
     assert config["train_env_options"] == {"hidden_users": "resample"} and config["env_options"] == HEAR2ACT
     played = (tmp_path / "evals" / "final" / "results.jsonl").read_text().splitlines()
     bank = {s.scenario_id: s.gold_option for s in scenarios_for("test")}
-    assert all(json.loads(line)["gold_option"] == bank[json.loads(line)["scenario_id"]] for line in played)
+    assert all(json.loads(line)["gold_option"] == bank[json.loads(line)["item_id"]] for line in played)
     assert result["metrics"]["1st%"]["n_scenarios"] == 4
 
 

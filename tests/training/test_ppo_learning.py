@@ -64,7 +64,7 @@ def paired_return(out, checkpoints: dict[str, str], env_options: dict) -> dict:
     shared = tuple(sorted((k, v) for k, v in env_options.items() if k not in dict(cell_options)))
     cells = (Cell("untrained", "T", cell_options), Cell("trained", "T", cell_options))
     config = RunConfig(
-        HEAR2ACT, cells, tuple(env_family.episode_ids("test")), ROLLOUTS, seed=0, env_kwargs=shared
+        HEAR2ACT, cells, tuple(env_family.item_ids("test")), ROLLOUTS, seed=0, env_kwargs=shared
     )
     agents = {name: functools.partial(PPOAgent.from_checkpoint, path) for name, path in checkpoints.items()}
     (contrast,) = evaluate(out / "paired", config, agents, progress=False)["contrasts"]

@@ -87,7 +87,7 @@ def test_the_main_job_is_at_least_as_good_as_ask_before_confirm(tmp_path):
     cell_options = (("feedback", "prosody"),)
     shared = tuple(sorted((k, v) for k, v in settings.env_options.items() if k != "feedback"))
     cells = (Cell("ask_before_confirm", "T", cell_options), Cell("ppo", "T", cell_options))
-    config = RunConfig(HEAR2ACT, cells, env_family.episode_ids("test"), seed=settings.seed, env_kwargs=shared)
+    config = RunConfig(HEAR2ACT, cells, env_family.item_ids("test"), seed=settings.seed, env_kwargs=shared)
     agents = {
         "ppo": functools.partial(PPOAgent.from_checkpoint, settings.out / "checkpoints" / "best"),
         "ask_before_confirm": AskBeforeConfirmAgent,

@@ -10,7 +10,7 @@ from hear_gym.wrappers.episode_record import EPISODE_RECORD_KEY, MoveEpisodeReco
 
 def test_the_record_survives_under_episode_statistics():
     scenario = scenario_bank()[0]
-    env = gym.make("hear_gym/Hear2Act-v0", scenario_ids=[scenario.scenario_id])
+    env = gym.make("hear_gym/Hear2Act-v0", item_ids=[scenario.scenario_id])
     env = RecordEpisodeStatistics(MoveEpisodeRecord(env))
     env.reset(seed=0)
     _, _, terminated, _, info = env.step(RECOMMEND0 + scenario.gold_option - 1)

@@ -106,7 +106,7 @@ class DialogueGRPOSettings(TrainerSettings):
                 raise ValueError(f"{name} must be an int >= 1, got {getattr(self, name)!r}")
         if not isinstance(self.num_generations, int) or self.num_generations < 2:
             raise ValueError("num_generations must be an int >= 2 (GRPO compares the dialogues of a group)")
-        available = len(family(env_id).episode_ids("train"))
+        available = len(family(env_id).item_ids("train"))
         if self.n_scenarios > available:
             raise ValueError(f"n_scenarios must be <= {available} (the train split)")
         if self.interface not in INTERFACES:
@@ -126,7 +126,7 @@ class DialogueGRPOSettings(TrainerSettings):
 # -- 2. the dataset's scenarios ------------------------------------------------------------------
 def train_scenarios(env_id: str, n: int) -> list[str]:
     """``n`` train scenario ids spread evenly over the split (the split is ordered by domain)."""
-    ids = family(env_id).episode_ids("train")
+    ids = family(env_id).item_ids("train")
     return [ids[i * len(ids) // n] for i in range(n)]
 
 
@@ -287,7 +287,7 @@ def train_with_tools(settings: DialogueGRPOSettings, env_id: str, access: str, c
         )
         held_out = None
         if settings.evaluation is not None:
-            ids = family(env_id).episode_ids(settings.evaluation.split)
+            ids = family(env_id).item_ids(settings.evaluation.split)
             held_out = list(ids[: settings.evaluation.limit])
         if held_out and settings.evaluation.base:
             metrics["base"] = evaluate_tools(

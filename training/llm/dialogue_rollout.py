@@ -81,7 +81,7 @@ def between_turns_ids(tokenizer, messages: Sequence[dict[str, str]], stop_text: 
 # -- one dialogue ------------------------------------------------------------------------------------
 @dataclass
 class Dialogue:
-    scenario_id: str
+    item_id: str
     env: gym.Env
     messages: list[dict[str, str]]
     prompt_ids: list[int]
@@ -111,7 +111,7 @@ def prompt_key(messages: Sequence[dict[str, Any]]) -> str:
 class DialogueRollout:
     """TRL's ``rollout_func``: plays each prompt's episode to its end against the env (``task``).
 
-    ``scenario_ids``: the episodes the dataset holds; ``env_options``: the env's kwargs (Hear2Act:
+    ``item_ids``: the episodes the dataset holds; ``env_options``: the env's kwargs (Hear2Act:
     ``feedback``, ``reward``, ``turn_cost``, ``max_turns``, ...); every dialogue of an episode
     starts from ``reset(seed=reset_seed)``, so its prompt is the same in every group and epoch.
     ``history`` keeps one row of statistics per call (what ``curve.jsonl`` logs)."""
@@ -119,7 +119,7 @@ class DialogueRollout:
     def __init__(
         self,
         task: DialogueTask,
-        scenario_ids: Sequence[str],
+        item_ids: Sequence[str],
         env_options: dict[str, Any],
         reset_seed: int = 0,
         assistant: str = "text",
@@ -128,38 +128,36 @@ class DialogueRollout:
         self.task, self.reset_seed, self.assistant = task, reset_seed, assistant
         self.env_options = {**env_options, "assistant": assistant}
         self.prompts: dict[str, list[dict[str, str]]] = {}
-        self.scenario_of: dict[str, str] = {}  # prompt key -> scenario id (TRL passes only prompts)
-        for scenario_id in scenario_ids:
-            env = task.make_env(scenario_id, self.env_options)
-            messages = task.messages(self._reset(env, scenario_id), assistant)
+        self.item_of: dict[str, str] = {}  # prompt key -> item id (TRL passes only prompts)
+        for item_id in item_ids:
+            env = task.make_env(item_id, self.env_options)
+            messages = task.messages(self._reset(env, item_id), assistant)
             key = prompt_key(messages)
-            if key in self.scenario_of:
-                raise ValueError(
-                    f"scenarios {self.scenario_of[key]!r} and {scenario_id!r} open with the same prompt"
-                )
-            self.scenario_of[key], self.prompts[scenario_id] = scenario_id, messages
+            if key in self.item_of:
+                raise ValueError(f"items {self.item_of[key]!r} and {item_id!r} open with the same prompt")
+            self.item_of[key], self.prompts[item_id] = item_id, messages
         self.history: list[dict[str, float]] = []
 
-    def _reset(self, env: gym.Env, scenario_id: str) -> dict[str, Any]:
-        observation, _ = env.reset(seed=self.reset_seed, options=self.task.reset_options(scenario_id))
+    def _reset(self, env: gym.Env, item_id: str) -> dict[str, Any]:
+        observation, _ = env.reset(seed=self.reset_seed, options=self.task.reset_options(item_id))
         return observation
 
     def dataset(self):
-        """The training dataset: one row per scenario, ``prompt`` (conversational) and ``scenario_id``."""
+        """The training dataset: one row per item, ``prompt`` (conversational) and ``item_id``."""
         from datasets import Dataset
 
-        return Dataset.from_list([{"prompt": m, "scenario_id": s} for s, m in self.prompts.items()])
+        return Dataset.from_list([{"prompt": m, "item_id": s} for s, m in self.prompts.items()])
 
     def start(self, prompt: Sequence[dict[str, Any]], tokenizer) -> Dialogue:
         key = prompt_key(prompt)
-        if key not in self.scenario_of:
+        if key not in self.item_of:
             raise KeyError("a prompt that is not in this rollout's dataset")
-        scenario_id = self.scenario_of[key]
-        env = self.task.make_env(scenario_id, self.env_options)
-        messages = self.task.messages(self._reset(env, scenario_id), self.assistant)
+        item_id = self.item_of[key]
+        env = self.task.make_env(item_id, self.env_options)
+        messages = self.task.messages(self._reset(env, item_id), self.assistant)
         if prompt_key(messages) != key:
-            raise RuntimeError(f"scenario {scenario_id!r} no longer opens with its dataset prompt")
-        return Dialogue(scenario_id, env, messages, prompt_ids(tokenizer, messages))
+            raise RuntimeError(f"item {item_id!r} no longer opens with its dataset prompt")
+        return Dialogue(item_id, env, messages, prompt_ids(tokenizer, messages))
 
     def __call__(self, prompts: list, trainer) -> dict[str, list]:
         tokenizer = trainer.processing_class
@@ -197,7 +195,7 @@ class DialogueRollout:
             "turns": [d.turns for d in dialogues],
             "invalid_actions": [d.invalid_actions for d in dialogues],
             "success": [d.success for d in dialogues],
-            "scenario_id": [d.scenario_id for d in dialogues],
+            "item_id": [d.item_id for d in dialogues],
         }
 
     def play(self, d: Dialogue, reply: list[int], budget: int, tokenizer, stop_ids: Sequence[int]) -> None:

@@ -3,16 +3,16 @@
 (``hear_gym.integrations.trl``; Hear2Act: ``ask``, ``ask_about``, ``clarify``, ``recommend``,
 ``confirm``), TRL runs the tool loop, and the reward is the env return (``get_reward``).
 
-* The dataset: one row per train scenario (``episode_rows``: the tool set's instruction, the
-  scenario id and the run's seed), so every dialogue of a group starts from the same state.
+* The dataset: one row per train item (``episode_rows``: the tool set's instruction, the
+  item id and the run's seed), so every dialogue of a group starts from the same state.
 * ``EpisodeHistory``: each scored rollout's return, success, calls, invalid calls and whether it
   was played out (left unfinished by the model or cut by a cap), for the curve.
 * ``ToolsCurveLog``: one ``curve.jsonl`` row per optimizer step with those statistics and TRL's
   loss and tool-call frequency.
-* ``evaluate_tools``: the held-out evaluation plays ``limit`` test scenarios through the same
-  factory with TRL's own generation (``trainer.evaluate``; each scenario ``num_generations``
+* ``evaluate_tools``: the held-out evaluation plays ``limit`` test items through the same
+  factory with TRL's own generation (``trainer.evaluate``; each item ``num_generations``
   times, sampled at the training temperature: the policy GRPO trains), and logs the mean return
-  and success with scenario-level bootstrap CIs; its rollouts go to
+  and success with item-level bootstrap CIs; its rollouts go to
   ``evals/<base|final>/results.jsonl`` of the run folder, for a paired lift. Every evaluation
   draws its samples from the same seeded stream (common random numbers), so the base and final
   models are compared on the same draws: the same weights give the same dialogues and a lift of
@@ -48,7 +48,7 @@ class EpisodeHistory(list):
             episode = environment.episode or {}
             history.append(
                 {
-                    "episode_id": environment.episode_id,
+                    "item_id": environment.item_id,
                     "reward": reward,
                     "success": float(bool(episode.get("success", False))),
                     "calls": len(environment.replies) - environment.played_out,
@@ -73,10 +73,10 @@ class EpisodeHistory(list):
         }
 
 
-def tools_dataset(env_id: str, scenario_ids: list[str], seed: int):
+def tools_dataset(env_id: str, item_ids: list[str], seed: int):
     from datasets import Dataset
 
-    return Dataset.from_list(episode_rows(env_id, scenario_ids, seed=seed))
+    return Dataset.from_list(episode_rows(env_id, item_ids, seed=seed))
 
 
 class ToolsCurveLog(CurveLog):
@@ -104,32 +104,32 @@ def evaluate_tools(
     trainer,
     history: EpisodeHistory,
     env_id: str,
-    scenario_ids: list[str],
+    item_ids: list[str],
     seed: int,
     records: Path | None = None,
 ):
-    """Play ``scenario_ids`` through the factory with the trainer's model (every process of a
+    """Play ``item_ids`` through the factory with the trainer's model (every process of a
     distributed launch takes part); returns the metrics (``return``, ``success``: point and 95%
-    CI over scenarios). ``records``: also write each rollout there as an episode record
-    (``results.jsonl``: ``key``, ``episode_id``, ``reward``, ...), which
-    ``training.llm.heldout.paired_lift`` pairs by scenario."""
+    CI over items). ``records``: also write each rollout there as an episode record
+    (``results.jsonl``: ``key``, ``item_id``, ``reward``, ...), which
+    ``training.llm.heldout.paired_lift`` pairs by item."""
     from accelerate.utils import gather_object
 
     start = len(history)
     with seeded_sampler(seed + trainer.accelerator.process_index, trainer.accelerator.device):
-        trainer.evaluate(eval_dataset=tools_dataset(env_id, scenario_ids, seed))
+        trainer.evaluate(eval_dataset=tools_dataset(env_id, item_ids, seed))
     rows = gather_object(history[start:])  # every process's share of the rollouts
     del history[start:]  # evaluation rollouts are not training rows of the curve
     if records is not None and main_process():
         records.parent.mkdir(parents=True, exist_ok=True)
-        lines = (strict_json({"key": f"{r['episode_id']}#{n}", **r}) + "\n" for n, r in enumerate(rows))
+        lines = (strict_json({"key": f"{r['item_id']}#{n}", **r}) + "\n" for n, r in enumerate(rows))
         write_text_atomic(records, "".join(lines))
     metrics = {}
     for metric, key in (("return", "reward"), ("success", "success")):
-        sums = {s: [0.0, 0.0] for s in scenario_ids}
+        sums = {s: [0.0, 0.0] for s in item_ids}
         for row in rows:
-            sums[row["episode_id"]][0] += row[key]
-            sums[row["episode_id"]][1] += 1
+            sums[row["item_id"]][0] += row[key]
+            sums[row["item_id"]][1] += 1
         numerator, denominator = (np.array(v) for v in zip(*sums.values(), strict=True))
         metrics[metric] = ratio_ci(RatioSums(numerator, denominator), seed=seed).as_dict()
     return metrics

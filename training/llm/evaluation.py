@@ -36,9 +36,9 @@ def evaluation_config(env_id: str, evaluation: EvalSettings, seed: int, agent: s
     if missing:
         raise ValueError(f"{env_id} evaluations name the {missing} of a cell: set them in env_options")
     if evaluation.families is None:
-        episodes = env_family.episode_ids(evaluation.split)
+        episodes = env_family.item_ids(evaluation.split)
     else:
-        episodes = env_family.episode_ids(evaluation.split, tuple(evaluation.families))
+        episodes = env_family.item_ids(evaluation.split, tuple(evaluation.families))
     return RunConfig(
         env_id,
         (Cell(agent, evaluation.access, cell_options),),

@@ -45,7 +45,7 @@ def paired_lift(
     before: list[dict[str, Any]], after: list[dict[str, Any]], value: str = "reward", seed: int = 0
 ) -> Estimate:
     """Mean ``value`` after minus before on the same episodes, bootstrap CI over item groups."""
-    if sorted(r["episode_id"] for r in before) != sorted(r["episode_id"] for r in after):
+    if sorted(r["item_id"] for r in before) != sorted(r["item_id"] for r in after):
         raise ValueError("a paired lift needs both evaluations to play the same episodes")
     groups = _groups(before)
     terms = [(1.0, _group_sums(after, groups, value)), (-1.0, _group_sums(before, groups, value))]
@@ -53,7 +53,7 @@ def paired_lift(
 
 
 def _group(record: dict[str, Any]) -> str:
-    return record.get("group") or record["episode_id"]
+    return record.get("group") or record["item_id"]
 
 
 def _groups(records: list[dict[str, Any]]) -> dict[str, int]:

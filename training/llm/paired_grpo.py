@@ -15,7 +15,7 @@ Dataset rows hold ``prompt`` / ``item_id`` (x+) and ``prompt_minus`` / ``item_id
 row that is not a pair repeats its own prompt and item there, and is then an ordinary group. Every
 column ``c`` with a ``c_minus`` partner is swapped for the x- side, so rows of TRL's
 ``environment_factory`` (``hear_gym.integrations.trl``) pair the same way through
-``episode_id`` / ``episode_id_minus``: the env's ``reset(**row)`` then starts the x- episode.
+``item_id`` / ``item_id_minus``: the env's ``reset(**row)`` then starts the x- episode.
 vLLM's server mode samples all completions of a group from one prompt, which breaks pairing;
 it is refused. Colocate mode generates from the rows as given and keeps pairs.
 """

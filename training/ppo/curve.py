@@ -34,7 +34,7 @@ def evaluation_config(settings: PPOSettings) -> RunConfig:
     env_family = family(settings.env_id)
     cell_options = tuple((k, str(settings.env_options[k])) for k in env_family.cell_options)
     env_kwargs = tuple(sorted((k, v) for k, v in settings.env_options.items() if k not in dict(cell_options)))
-    episodes = env_family.episode_ids(settings.eval_split)[: settings.eval_limit]
+    episodes = env_family.item_ids(settings.eval_split)[: settings.eval_limit]
     return RunConfig(
         settings.env_id,
         (Cell(AGENT_NAME, settings.access, cell_options),),

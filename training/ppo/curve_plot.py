@@ -42,8 +42,8 @@ def _baselines(eval_dir: Path | None) -> tuple[str, dict[str, dict[str, Any]]]:
 def _split_of(metadata: dict[str, Any]) -> str:
     """The split whose episodes the evaluation run played (``held-out`` for any other set)."""
     env_family = family(metadata["env_id"])
-    played = set(metadata["config"]["episode_ids"])
-    return next((s for s in env_family.splits if set(env_family.episode_ids(s)) == played), "held-out")
+    played = set(metadata["config"]["item_ids"])
+    return next((s for s in env_family.splits if set(env_family.item_ids(s)) == played), "held-out")
 
 
 def _point(estimate: Any) -> float | None:

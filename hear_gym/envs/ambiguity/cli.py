@@ -43,7 +43,7 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
     by_id = episodes_by_id()
     chosen = [
         e
-        for e in FAMILY.episode_ids(request.split)
+        for e in FAMILY.item_ids(request.split)
         if by_id[e].phenomenon.value in phenomena and by_id[e].language in languages
     ]
     episodes = tuple(chosen[: request.limit])  # --limit counts the chosen phenomena and languages
@@ -57,25 +57,25 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
 
 
 def listen(request: ListenRequest) -> str:
-    """``hear-gym listen EPISODE_ID --env hear_gym/Ambiguity-v0``: every user turn of the episode
+    """``hear-gym listen ITEM_ID --env hear_gym/Ambiguity-v0``: every user turn of the episode
     as a 16 kHz PCM_16 WAV (a minimal pair's id without ``/a`` or ``/b`` writes both readings),
     with a JSON sidecar (what was written, how it was said, the question and its gold)."""
     from hear_gym.envs.ambiguity.env import AmbiguityEnv
 
     request.refuse_the_rest()
     by_id = episodes_by_id()
-    wanted = request.episode_id or ""
-    episode_ids = [wanted] if wanted in by_id else [e for e in (f"{wanted}/a", f"{wanted}/b") if e in by_id]
-    if not episode_ids:
+    wanted = request.item_id or ""
+    item_ids = [wanted] if wanted in by_id else [e for e in (f"{wanted}/a", f"{wanted}/b") if e in by_id]
+    if not item_ids:
         raise typer.BadParameter(
             "give an episode id, e.g. phonological-en-pause-test-000/a or multi_turn-zh-test-003",
-            param_hint="EPISODE_ID",
+            param_hint="ITEM_ID",
         )
-    env = AmbiguityEnv(item_ids=episode_ids, renderer=request.renderer)
+    env = AmbiguityEnv(item_ids=item_ids, renderer=request.renderer)
     out = request.out / wanted.replace("/", "_")
     out.mkdir(parents=True, exist_ok=True)
     sidecar = []
-    for episode_id in episode_ids:
+    for episode_id in item_ids:
         episode = by_id[episode_id]
         env.reset(options={"item_id": episode_id})
         for k, turn in enumerate(episode.turns):
@@ -92,7 +92,7 @@ def listen(request: ListenRequest) -> str:
             )
             env.step(turn.asked.answer)
     write_text_atomic(out / "episode.json", json.dumps(sidecar, ensure_ascii=False, indent=2))
-    return f"wrote {len(sidecar)} turns of {', '.join(episode_ids)} to {out}"
+    return f"wrote {len(sidecar)} turns of {', '.join(item_ids)} to {out}"
 
 
 sub_app = typer.Typer(help="Ambiguity: same words, different prosody or context.", no_args_is_help=True)

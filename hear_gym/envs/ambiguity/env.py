@@ -37,7 +37,8 @@ from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import AUDIO_RATE, discrete_index
 from hear_gym.core.text import TEXT_CHARSET, shared_text_space
 from hear_gym.envs.ambiguity.actions import LETTERS, Decision, format_options, option_mask, parse_reply
-from hear_gym.envs.ambiguity.items.generator import all_episodes, episode_ids, episodes_by_id
+from hear_gym.envs.ambiguity.items.generator import all_episodes, episodes_by_id
+from hear_gym.envs.ambiguity.items.generator import item_ids as split_item_ids
 from hear_gym.envs.ambiguity.items.model import LANGUAGES, MAX_OPTIONS, Episode, Phenomenon
 from hear_gym.envs.ambiguity.scoring import is_correct, match_free_text, reward
 
@@ -166,7 +167,7 @@ class AmbiguityEnv(gym.Env):
         by_id = episodes_by_id()
         return tuple(
             e
-            for e in episode_ids(split)
+            for e in split_item_ids(split)
             if by_id[e].phenomenon.value in wanted_p and by_id[e].language in wanted_l
         )
 

@@ -10,7 +10,7 @@ from hear_gym.envs.ambiguity.access import ACCESS_CONDITIONS, apply_access
 from hear_gym.envs.ambiguity.actions import replay_replies
 from hear_gym.envs.ambiguity.env import AmbiguityEnv
 from hear_gym.envs.ambiguity.features import FeatureObservation
-from hear_gym.envs.ambiguity.items.generator import GENERATOR_VERSION, episode_ids
+from hear_gym.envs.ambiguity.items.generator import GENERATOR_VERSION, item_ids
 from hear_gym.envs.ambiguity.items.model import SPLITS
 from hear_gym.envs.ambiguity.metrics import episode_scalars
 from hear_gym.wrappers.access import check_access
@@ -42,7 +42,7 @@ FAMILY = EnvFamily(
     access_conditions=tuple(ACCESS_CONDITIONS),
     generator_version=GENERATOR_VERSION,
     make=make,
-    episode_ids=episode_ids,
+    item_ids=item_ids,
     summarize=report.summarize,
     tables=report.tables,
     splits=SPLITS,

@@ -38,7 +38,7 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
         config = RunConfig(
             ENV_ID,
             tuple(cells),
-            request.episode_ids(),
+            request.item_ids(),
             seed=request.seed,
             env_kwargs=(("partition", partition), ("reward", reward)),
         )

@@ -56,7 +56,8 @@ from hear_gym.envs.deliveryplan.case_tables import (
 )
 from hear_gym.envs.deliveryplan.cases import Case, CaseView, cases_by_id
 from hear_gym.envs.deliveryplan.display import Display, draw_display
-from hear_gym.envs.deliveryplan.splits import PARTITIONS, episode_ids
+from hear_gym.envs.deliveryplan.splits import PARTITIONS
+from hear_gym.envs.deliveryplan.splits import item_ids as split_item_ids
 from hear_gym.envs.deliveryplan.verifier import PlannerOutput, score_case, score_pair
 
 N_STEPS = 2
@@ -92,7 +93,7 @@ class DeliveryPlanEnv(gym.Env):
                 raise ValueError(f"unknown DeliveryPlan cases {unknown}; ids are vr-000 .. vr-099")
             self.episodes = tuple(item_ids)
         else:
-            self.episodes = episode_ids(split, partition)
+            self.episodes = split_item_ids(split, partition)
         self.split, self.partition, self.reward_name = split, partition, reward
         self._index = {e: i for i, e in enumerate(self.episodes)}
         self.render_mode = render_mode

@@ -14,7 +14,7 @@ from hear_gym.envs.deliveryplan.catalogue_actions import CatalogueActions
 from hear_gym.envs.deliveryplan.env import DeliveryPlanEnv
 from hear_gym.envs.deliveryplan.features import FeatureObservation
 from hear_gym.envs.deliveryplan.splits import QUALIFIED_SPLITS, SPLITS
-from hear_gym.envs.deliveryplan.splits import episode_ids as split_episode_ids
+from hear_gym.envs.deliveryplan.splits import item_ids as split_item_ids
 from hear_gym.speech.renderers import RENDERERS
 from hear_gym.wrappers.access import check_access
 from hear_gym.wrappers.stack import check_formats, wrap_env
@@ -58,10 +58,10 @@ def make(
     )
 
 
-def episode_ids(split: str) -> tuple[str, ...]:
+def item_ids(split: str) -> tuple[str, ...]:
     """Case ids of a public split, or of a shortcut split named with its partition
     (``"source_key_disjoint/test"``); a ``train`` split plays its training pairs only."""
-    return split_episode_ids(split, "public")
+    return split_item_ids(split, "public")
 
 
 FAMILY = EnvFamily(
@@ -70,7 +70,7 @@ FAMILY = EnvFamily(
     access_conditions=tuple(ACCESS_CONDITIONS),
     generator_version=GENERATOR_VERSION,
     make=make,
-    episode_ids=episode_ids,
+    item_ids=item_ids,
     summarize=report.summarize,
     tables=report.tables,
     splits=(*SPLITS, *QUALIFIED_SPLITS),

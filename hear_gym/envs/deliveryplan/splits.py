@@ -119,7 +119,7 @@ def training_pairs(name: str, seed: int = DEFAULT_SEED) -> tuple[str, ...]:
     return tuple(c for c in partition(name, seed)["train"] if (c, 0) in sides and (c, 1) in sides)
 
 
-def episode_ids(split: str, partition_name: str = "public", seed: int = DEFAULT_SEED) -> tuple[str, ...]:
+def item_ids(split: str, partition_name: str = "public", seed: int = DEFAULT_SEED) -> tuple[str, ...]:
     """The cases an env plays for ``split``: ``split_ids``, except that a ``train`` split plays
     only its ``training_pairs`` (an episode shows both sides, so a case whose edit is held out
     is no training episode)."""
@@ -136,7 +136,7 @@ QUALIFIED_SPLITS = tuple(f"{p}/{s}" for p in PARTITIONS[1:] for s in SPLITS)
 def split_ids(split: str, partition_name: str = "public", seed: int = DEFAULT_SEED) -> tuple[str, ...]:
     """Case ids of one split (``"all"``: every case). A split may name its partition,
     ``"source_key_disjoint/test"``, which then overrides ``partition_name``; that is how an
-    evaluation that knows only split names (``EnvFamily.episode_ids``) reaches the shortcut splits."""
+    evaluation that knows only split names (``EnvFamily.item_ids``) reaches the shortcut splits."""
     if "/" in split:
         partition_name, _, split = split.partition("/")
         if partition_name not in PARTITIONS:

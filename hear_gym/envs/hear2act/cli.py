@@ -88,7 +88,7 @@ def plan_eval(request) -> tuple[Any, dict, dict]:
     try:
         config = run_config(
             cells,
-            request.episode_ids(),
+            request.item_ids(),
             rollouts=request.rollouts,
             seed=request.seed,
             assistant=assistant,
@@ -186,18 +186,22 @@ def scenarios_list(
 
 
 @scenarios_app.command("show")
-def scenarios_show(scenario_id: str) -> None:
+def scenarios_show(
+    item_id: Annotated[
+        str, typer.Argument(help="A scenario id (Hear2Act's item), e.g. budget_airline_tickets-03.")
+    ],
+) -> None:
     """Print one scenario in full, hidden concerns and gold included."""
     try:
-        scenario = get_scenario(scenario_id)
+        scenario = get_scenario(item_id)
     except KeyError as exc:
-        raise typer.BadParameter(str(exc.args[0]), param_hint="SCENARIO_ID") from None
+        raise typer.BadParameter(str(exc.args[0]), param_hint="ITEM_ID") from None
     console.print_json(scenario.model_dump_json())
 
 
 # -- hear-gym listen / render ----------------------------------------------------------------
 def listen(request) -> str:
-    """``hear-gym listen`` for Hear2Act: one dialogue of ``request.episode_id`` (played by
+    """``hear-gym listen`` for Hear2Act: one dialogue of ``request.item_id`` (played by
     ``cell``, ``feedback`` realization, with ``--renderer``), its user turns written in every
     registered renderer side by side (``--option renderers=NAME``, repeatable, picks some) or,
     with ``every_label``, one sentence under every delivery label (``voice``, ``language``); the
@@ -217,28 +221,28 @@ def listen(request) -> str:
     try:
         if every_label is not None:
             paths = write_label_gallery(every_label, out, voice, language, renderer, prosody)
-        elif request.episode_id is not None:
+        elif request.item_id is not None:
             listener = Cell.from_spec(spec, default_access="T")
             registered = available_agents(FAMILY)
             if listener.agent not in registered:
                 raise typer.BadParameter(
                     f"unknown agent {listener.agent!r}; registered: {sorted(registered)}", param_hint="--cell"
                 )
-            get_scenario(request.episode_id)
+            get_scenario(request.item_id)
             env = gym.make(
                 FAMILY.env_id,
                 access=listener.access,
                 feedback=feedback,
-                scenario_ids=[request.episode_id],
+                item_ids=[request.item_id],
                 renderer=renderer,
                 prosody=prosody,
             )
             agent = registered[listener.agent].load()()
             paths = write_dialogue(
-                env, agent, request.episode_id, out, request.seed, renderers, prosody, renderer
+                env, agent, request.item_id, out, request.seed, renderers, prosody, renderer
             )
         else:
-            raise typer.BadParameter("give an EPISODE_ID (a scenario id) or --every-label TEXT")
+            raise typer.BadParameter("give an ITEM_ID (a scenario id) or --every-label TEXT")
     except (KeyError, ValueError) as exc:
         fail(str(exc.args[0] if exc.args else exc))
     if every_label is not None:
@@ -275,13 +279,13 @@ def render(request) -> str:
         raise typer.BadParameter(f"feedback must be one of {FEEDBACKS}", param_hint="--feedback")
     if turns == "all":
         request.refuse_the_rest()
-        requests = possible_requests(request.episode_ids(), feedbacks, prosody)
+        requests = possible_requests(request.item_ids(), feedbacks, prosody)
     else:
         registered = available_agents(FAMILY)
         cells = _cells(request.take("cell") or list(DEFAULT_CELLS), feedbacks, registered)
         rollouts = request.take("rollouts", 1)
         request.refuse_the_rest()
-        config = run_config(cells, request.episode_ids(), rollouts=rollouts, seed=request.seed)
+        config = run_config(cells, request.item_ids(), rollouts=rollouts, seed=request.seed)
         factories = {c.agent: registered[c.agent].load() for c in cells}
         try:
             requests = rollout_requests(config, factories, prosody)

@@ -32,7 +32,8 @@ visible world makes them equally likely, so the gold may be any L1-feasible opti
 (``scenarios/twins.py``). A policy trained on the 288 training scenarios can otherwise learn
 each one's gold from its option list instead of asking; evaluate on the bank's users. The reset
 option ``hidden_user`` (a ``HiddenUser`` or its dict) plays one given twin of the scenario named
-by ``scenario_id``. Reset options are all checked before anything changes, so a failed reset
+by ``item_id`` (a Hear2Act scenario is the env's item; ``scenario_id``, the option's previous
+name, is still read, with a DeprecationWarning, for one release). Reset options are all checked before anything changes, so a failed reset
 leaves the env as it was; a step after the episode ended raises ``EpisodeNotRunning``, whatever
 the action format. On the last step
 ``info["episode"]["return"]`` is the episode's summed reward. Observations carry only what the user said and the candidate list;
@@ -43,6 +44,7 @@ the hidden concerns, gold, user-side states and concern state are in ``info``. O
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,6 +53,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hear_gym.core.env_checks import require_finite, require_running
+from hear_gym.core.reset_options import with_current_names
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import text_space, to_charset
 from hear_gym.envs.hear2act.actions import (
@@ -76,7 +79,8 @@ from hear_gym.envs.hear2act.user.states import REQUEST_DELIVERY, Feedback
 
 MIN_TURNS = 3
 HIDDEN_USERS = ("bank", "resample")
-RESET_OPTIONS = ("scenario_id", "hidden_user")
+RESET_OPTIONS = ("item_id", "hidden_user")
+RENAMED_RESET_OPTIONS = {"scenario_id": "item_id"}  # the previous release's names, read for one release
 MAX_ASSISTANT_CHARS = 1_000  # longer assistant utterances are cut in the transcript
 _TRANSCRIPT_CHARS_PER_TURN = MAX_ASSISTANT_CHARS + 512  # + role prefixes and the user's reply
 
@@ -88,7 +92,7 @@ class Hear2ActEnv(gym.Env):
         self,
         feedback: str = "prosody",
         split: str | None = "train",
-        scenario_ids: Sequence[str] | None = None,
+        item_ids: Sequence[str] | None = None,
         assistant: str = "text",
         max_turns: int = 20,
         invalid_action_penalty: float = -0.1,
@@ -97,8 +101,18 @@ class Hear2ActEnv(gym.Env):
         patience: int | None = None,
         hidden_users: str = "bank",
         render_mode: str | None = None,
+        scenario_ids: Sequence[str] | None = None,
     ) -> None:
         require_finite(locals())
+        if scenario_ids is not None:
+            if item_ids is not None:
+                raise ValueError(
+                    "give the scenarios to play as item_ids (scenario_ids is its deprecated name), not both"
+                )
+            warnings.warn(
+                "Hear2Act's scenario_ids is deprecated; use item_ids", DeprecationWarning, stacklevel=2
+            )
+            item_ids = scenario_ids
         self.feedback = _enum(Feedback, feedback, "feedback")
         self.assistant = _enum(AssistantKind, assistant, "assistant")
         if not isinstance(max_turns, int) or max_turns < MIN_TURNS:
@@ -108,7 +122,7 @@ class Hear2ActEnv(gym.Env):
             )
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.scenarios = scenarios_for(None if scenario_ids is not None else split, scenario_ids)
+        self.scenarios = scenarios_for(None if item_ids is not None else split, item_ids)
         self._by_id: dict[str, Scenario] = {}  # a reset names its scenario: found without a scan
         for scenario in self.scenarios:
             self._by_id.setdefault(scenario.scenario_id, scenario)
@@ -151,12 +165,12 @@ class Hear2ActEnv(gym.Env):
     # -- Gymnasium API --------------------------------------------------------------------
     def check_reset_options(self, options: dict) -> None:
         """Raises for reset options ``reset`` would refuse, changing nothing."""
-        self._requested_scenario(options)
+        self._requested_scenario(with_current_names(options, RENAMED_RESET_OPTIONS, warn=False))
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         # Every option is checked before anything changes (the seed included), so a failed
         # reset leaves the env as it was.
-        options = options or {}
+        options = with_current_names(options or {}, RENAMED_RESET_OPTIONS)
         scenario = self._requested_scenario(options)
         super().reset(seed=seed)
         if scenario is None:
@@ -189,13 +203,11 @@ class Hear2ActEnv(gym.Env):
             raise ValueError(
                 f"unknown reset options {sorted(unknown)}; supported: {', '.join(RESET_OPTIONS)}"
             )
-        if "scenario_id" not in options:
+        if "item_id" not in options:
             if "hidden_user" in options:
-                raise ValueError(
-                    "reset option hidden_user needs scenario_id: it plays a twin of one scenario"
-                )
+                raise ValueError("reset option hidden_user needs item_id: it plays a twin of one scenario")
             return None
-        wanted = options["scenario_id"]
+        wanted = options["item_id"]
         match = self._by_id.get(wanted) if isinstance(wanted, str) else None
         if match is None:
             raise ValueError(f"scenario {wanted!r} is not among this env's scenarios")
@@ -248,7 +260,7 @@ class Hear2ActEnv(gym.Env):
         """The finished episode as ``results.jsonl`` stores it (every turn included). ``confirmed``:
         the user ended it on a confirmed option; otherwise the turn limit did (``turn_limit``)."""
         return {
-            "scenario_id": self.scenario.scenario_id,
+            "item_id": self.scenario.scenario_id,
             "domain": self.scenario.domain,
             "final_option": self.final_option,
             "gold_option": self.scenario.gold_option,
@@ -336,7 +348,7 @@ class Hear2ActEnv(gym.Env):
     def _info(self, invalid: str | None) -> dict[str, Any]:
         last = self.turns[-1]
         info = {
-            "scenario_id": self.scenario.scenario_id,
+            "item_id": self.scenario.scenario_id,
             "gold_option": self.scenario.gold_option,
             "hidden_concerns": self._hidden_concerns,
             "concern_state": last["concern_state"],

@@ -75,9 +75,7 @@ FAMILY = EnvFamily(
     generator_version=GENERATOR_VERSION,
     legacy_agent_groups=("hear_gym.agents",),
     make=make,
-    episode_ids=lambda split: tuple(s.scenario_id for s in scenarios_for(split)),
-    episode_kwargs=lambda ids: {"scenario_ids": list(ids)},
-    reset_options=lambda scenario_id: {"scenario_id": scenario_id},
+    item_ids=lambda split: tuple(s.scenario_id for s in scenarios_for(split)),
     summarize=report.summarize,
     tables=report.tables,
     splits=SPLITS,
@@ -98,7 +96,7 @@ def cell(agent: str, access: str, feedback: str) -> Cell:
 
 def run_config(
     cells,
-    scenario_ids,
+    item_ids,
     rollouts: int = 1,
     seed: int = 0,
     assistant: str = "text",
@@ -112,7 +110,7 @@ def run_config(
     return RunConfig(
         ENV_ID,
         tuple(cells),
-        tuple(scenario_ids),
+        tuple(item_ids),
         rollouts,
         seed,
         tuple(sorted(kwargs.items())),

@@ -77,7 +77,7 @@ def write_dialogue(
     out_dir.mkdir(parents=True, exist_ok=True)
     engines, missing = usable_renderers(renderers)
     audio = {name: TurnAudio(RenderCache(engine), prosody) for name, engine in engines.items()}
-    obs, info = env.reset(seed=seed, options={"scenario_id": scenario_id})
+    obs, info = env.reset(seed=seed, options={"item_id": scenario_id})
     agent.reset(seed=seed)
     done = False
     while not done:

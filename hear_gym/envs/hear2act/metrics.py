@@ -72,23 +72,23 @@ METRICS_BY_NAME = {m.name: m for m in METRICS}
 OUTCOME_METRICS = ("1st%", "OptSat%", "SvcSat%")
 
 
-def scenario_sums(episodes: Iterable[Mapping], scenario_ids: Sequence[str], metric: Metric) -> RatioSums:
-    """Per-scenario sums of a metric's numerator and denominator, in ``scenario_ids`` order.
+def scenario_sums(episodes: Iterable[Mapping], item_ids: Sequence[str], metric: Metric) -> RatioSums:
+    """Per-scenario sums of a metric's numerator and denominator, in ``item_ids`` order.
 
     Each episode mapping needs ``scenario_id`` and ``counts``; every scenario must appear.
     """
-    position = {sid: i for i, sid in enumerate(scenario_ids)}
-    num = np.zeros(len(scenario_ids))
-    den = np.zeros(len(scenario_ids))
+    position = {sid: i for i, sid in enumerate(item_ids)}
+    num = np.zeros(len(item_ids))
+    den = np.zeros(len(item_ids))
     seen: dict[str, int] = defaultdict(int)
     for ep in episodes:
-        i = position.get(ep["scenario_id"])
+        i = position.get(ep["item_id"])
         if i is None:
             continue
         num[i] += ep["counts"][metric.numerator]
         den[i] += ep["counts"][metric.denominator]
-        seen[ep["scenario_id"]] += 1
-    missing = [sid for sid in scenario_ids if sid not in seen]
+        seen[ep["item_id"]] += 1
+    missing = [sid for sid in item_ids if sid not in seen]
     if missing:
         raise ValueError(
             f"{len(missing)} scenarios have no episode in this condition "

@@ -40,17 +40,17 @@ def rollout_requests(
         env = gym.make(
             config.env_id,
             access=access,
-            scenario_ids=list(config.episode_ids),
+            item_ids=list(config.item_ids),
             disable_env_checker=True,
             **dict(config.env_kwargs),
             **dict(cell.options),
         )
         agent = agents[cell.agent]()
         base = env.unwrapped
-        for scenario_id in config.episode_ids:
+        for scenario_id in config.item_ids:
             for rollout in range(config.rollouts):
                 seed = episode_seed(config.seed, scenario_id, rollout)
-                obs, _ = env.reset(seed=seed, options={"scenario_id": scenario_id})
+                obs, _ = env.reset(seed=seed, options={"item_id": scenario_id})
                 agent.reset(seed=seed)
                 done = False
                 while not done:
@@ -77,12 +77,12 @@ def _silent_access(cell, agents: Mapping[str, AgentFactory]) -> str:
 
 
 def possible_requests(
-    scenario_ids: Sequence[str], feedbacks: Iterable[str], prosody: str, patience: int | None = None
+    item_ids: Sequence[str], feedbacks: Iterable[str], prosody: str, patience: int | None = None
 ) -> list[RenderRequest]:
     """Every distinct turn the scenarios' users can say under ``feedbacks``, scenario by
     scenario (bank users: a twin, ``hidden_users="resample"``, says other requirements)."""
     seen: dict[RenderRequest, None] = {}
-    for scenario in scenarios_for(scenario_ids=scenario_ids):
+    for scenario in scenarios_for(item_ids=item_ids):
         for feedback in feedbacks:
             for text, delivery in possible_turns(scenario, feedback, patience):
                 seen.setdefault(user_turn_request(scenario.scenario_id, text, delivery, prosody))

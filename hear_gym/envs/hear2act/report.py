@@ -29,18 +29,18 @@ def summarize(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str,
     by_cell: dict[str, list[dict]] = defaultdict(list)
     for record in records:
         by_cell[record["cell"]].append(record)
-    scenario_ids = list(config.episode_ids)
+    item_ids = list(config.item_ids)
     sums = {}
     cells: dict[str, Any] = {}
     for cell in config.cells:
         episodes = by_cell.get(cell.name, [])
-        expected = len(scenario_ids) * config.rollouts
+        expected = len(item_ids) * config.rollouts
         if len(episodes) != expected:
             raise ValueError(
                 f"{cell.name}: {len(episodes)} of {expected} episodes; "
                 f"finish the run (it resumes) before reporting"
             )
-        sums[cell] = {m.name: scenario_sums(episodes, scenario_ids, m) for m in METRICS}
+        sums[cell] = {m.name: scenario_sums(episodes, item_ids, m) for m in METRICS}
         cells[cell.name] = {
             "agent": cell.agent,
             "access": cell.access,

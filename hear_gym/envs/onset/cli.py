@@ -22,7 +22,7 @@ from hear_gym.core.run_config import Cell, RunConfig
 from hear_gym.core.run_folder import write_text_atomic, write_wav_atomic
 from hear_gym.envs.onset.family import ENV_ID, FAMILY
 from hear_gym.envs.onset.groups.generator import groups_by_id
-from hear_gym.envs.onset.groups.model import RENDERINGS, parse_episode_id
+from hear_gym.envs.onset.groups.model import RENDERINGS, parse_item_id
 
 DEFAULT_CELLS = ("always_wait@A", "endpoint_plurality@A")
 
@@ -68,7 +68,7 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
             )
         factories[cell.agent] = agent_factory(registered[name], request.llm_client, checkpoint)
         cells.append(cell)
-    episodes = tuple(e for e in request.episode_ids() if parse_episode_id(e)[2] in renderings)
+    episodes = tuple(e for e in request.item_ids() if parse_item_id(e)[2] in renderings)
     try:
         config = RunConfig(ENV_ID, tuple(cells), episodes, seed=request.seed, env_kwargs=env_kwargs)
     except ValueError as exc:
@@ -96,17 +96,17 @@ def listen(request: ListenRequest) -> str:
 
     request.refuse_the_rest()
     renderer = _checked_renderer(request.renderer)
-    group_id = request.episode_id or ""
+    group_id = request.item_id or ""
     if "/" in group_id:
         try:
-            group_id = parse_episode_id(group_id)[0]
+            group_id = parse_item_id(group_id)[0]
         except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="EPISODE_ID") from None
+            raise typer.BadParameter(str(exc), param_hint="ITEM_ID") from None
     if group_id not in groups_by_id():
         raise typer.BadParameter(
             f"{f'no contrast group {group_id!r}' if group_id else 'give a contrast group id'} "
             "(e.g. book_uncertainty-03, alarm_urgency-00)",
-            param_hint="EPISODE_ID",
+            param_hint="ITEM_ID",
         )
     rendered = rendered_group(group_id, renderer)
     group = rendered.group
@@ -148,7 +148,7 @@ def render(request: RenderRequest) -> str:
 
     request.refuse_the_rest()
     renderer = _checked_renderer(request.renderer)
-    group_ids = sorted({parse_episode_id(e)[0] for e in request.episode_ids()})
+    group_ids = sorted({parse_item_id(e)[0] for e in request.item_ids()})
     groups = groups_by_id()
     cache = source_cache(renderer, request.cache_dir)
     with Progress() as bar:
@@ -165,7 +165,7 @@ sub_app = typer.Typer(help="Onset: when does partial speech license an action?",
 
 @sub_app.command("counts")
 def counts_command() -> None:
-    """Table 1 of the contrast groups: families, groups, trajectories and prefix records per split."""
+    """Table 1 of the contrast groups: domains, groups, trajectories and prefix records per split."""
     from hear_gym.cli.common import console
     from hear_gym.envs.onset.groups.generator import select_groups
     from hear_gym.envs.onset.groups.model import N_PREFIXES, SPLITS
@@ -176,7 +176,7 @@ def counts_command() -> None:
         rows.append(
             {
                 "split": split,
-                "families": len({g.family for g in groups}),
+                "domains": len({g.domain for g in groups}),
                 "groups": len(groups),
                 "trajectories": 2 * len(groups),
                 "prefix_records": sum(2 * len(g.renderings) * N_PREFIXES for g in groups),

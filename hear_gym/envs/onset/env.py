@@ -56,8 +56,9 @@ from hear_gym.core.reset_options import requested_episode
 from hear_gym.core.spaces import discrete_index
 from hear_gym.core.text import TEXT_CHARSET
 from hear_gym.envs.onset.actions import ACTIONS, EXPOSED, INTERNAL, INVALID, N_ACTIONS, WAIT, action_mask
-from hear_gym.envs.onset.groups.generator import episode_ids, groups_by_id
-from hear_gym.envs.onset.groups.model import N_PREFIXES, PREFIX_FRACTIONS, RENDERINGS, parse_episode_id
+from hear_gym.envs.onset.groups.generator import groups_by_id
+from hear_gym.envs.onset.groups.generator import item_ids as split_item_ids
+from hear_gym.envs.onset.groups.model import N_PREFIXES, PREFIX_FRACTIONS, RENDERINGS, parse_item_id
 from hear_gym.envs.onset.scenes import DEFAULT_RENDERER, RenderedGroup, rendered_group, source_cache
 
 MAX_TEXT_CHARS = 200
@@ -104,18 +105,18 @@ class OnsetEnv(gym.Env):
         source_cache(renderer, self.audio_cache_dir)  # an unknown renderer (or missing extra) fails here
         if item_ids is not None:
             for item in item_ids:
-                group_id, _, _ = parse_episode_id(item)
-                if group_id not in groups_by_id() or item not in groups_by_id()[group_id].episode_ids():
-                    raise ValueError(f"unknown Onset episode {item!r}")
+                group_id, _, _ = parse_item_id(item)
+                if group_id not in groups_by_id() or item not in groups_by_id()[group_id].item_ids():
+                    raise ValueError(f"unknown Onset item {item!r}")
             self.episodes = tuple(item_ids)
         else:
             wanted = tuple(renderings) if renderings is not None else RENDERINGS
             unknown = sorted(set(wanted) - set(RENDERINGS))
             if unknown:
                 raise ValueError(f"renderings must be among {RENDERINGS}, got {unknown}")
-            self.episodes = tuple(e for e in episode_ids(split) if parse_episode_id(e)[2] in wanted)
+            self.episodes = tuple(e for e in split_item_ids(split) if parse_item_id(e)[2] in wanted)
         if not self.episodes:
-            raise ValueError(f"no Onset episodes for split={split!r}, renderings={renderings!r}")
+            raise ValueError(f"no Onset items for split={split!r}, renderings={renderings!r}")
         self._index = {e: i for i, e in enumerate(self.episodes)}
         self.render_mode = render_mode
         self.observation_space = spaces.Dict(
@@ -126,7 +127,7 @@ class OnsetEnv(gym.Env):
             }
         )
         self.action_space = spaces.Discrete(N_ACTIONS)
-        self.episode_id: str | None = None
+        self.item_id: str | None = None
         self.k = 0
         self._decisions: list[str] = []
         self._rewards: list[float] = []
@@ -141,8 +142,8 @@ class OnsetEnv(gym.Env):
         requested = requested_episode(options or {}, self._index)  # checked before any change
         super().reset(seed=seed)
         drawn = int(self.np_random.integers(len(self.episodes))) if requested is None else requested
-        self.episode_id = self.episodes[drawn]
-        self.group_id, self.branch_id, self.rendering = parse_episode_id(self.episode_id)
+        self.item_id = self.episodes[drawn]
+        self.group_id, self.branch_id, self.rendering = parse_item_id(self.item_id)
         self.group = groups_by_id()[self.group_id]
         self.targets = self.group.targets(self.branch_id)
         self.k = 0
@@ -151,12 +152,12 @@ class OnsetEnv(gym.Env):
         return self._observation(), self._info()
 
     def step(self, action):
-        require_running(self.episode_id is not None, len(self._decisions) == N_PREFIXES)
+        require_running(self.item_id is not None, len(self._decisions) == N_PREFIXES)
         return self.step_decoded(ACTIONS[discrete_index(action, N_ACTIONS)])
 
     def step_decoded(self, decision: str, reply: str | None = None):
         """Apply an already decoded label (or ``INVALID``; the text-action wrapper parses replies)."""
-        require_running(self.episode_id is not None, len(self._decisions) == N_PREFIXES)
+        require_running(self.item_id is not None, len(self._decisions) == N_PREFIXES)
         if decision not in ACTIONS and decision != INVALID:
             raise ValueError(f"unknown Onset decision {decision!r}; labels: {list(ACTIONS)}")
         target = self.targets[self.k]
@@ -182,9 +183,9 @@ class OnsetEnv(gym.Env):
                 "pcm16_sha256": manifest["pcm16_sha256"][f"{self.branch_id}/{self.rendering}"],
             }
         return {
-            "item_id": self.episode_id,
+            "item_id": self.item_id,
             "group_id": self.group_id,
-            "family": self.group.family,
+            "domain": self.group.domain,
             "split": self.group.split,
             "branch": self.branch_id,
             "rendering": self.rendering,
@@ -204,7 +205,7 @@ class OnsetEnv(gym.Env):
     def prefix_audio(self) -> tuple[np.ndarray, dict]:
         """(waveform of the prefix on show, its manifest entries); rendered on first request.
         The waveform is a read-only view."""
-        if self.episode_id is None:
+        if self.item_id is None:
             raise RuntimeError("call reset() first")
         if self._rendered is None:
             self._rendered = rendered_group(self.group_id, self.renderer, self.audio_cache_dir)
@@ -221,9 +222,9 @@ class OnsetEnv(gym.Env):
 
     def _info(self) -> dict[str, Any]:
         return {
-            "item_id": self.episode_id,
+            "item_id": self.item_id,
             "group_id": self.group_id,
-            "family": self.group.family,
+            "domain": self.group.domain,
             "rendering": self.rendering,
             "action": self.group.branch(self.branch_id).action,
             "onset_index": self.group.onset_index,
@@ -232,6 +233,6 @@ class OnsetEnv(gym.Env):
         }
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi" or self.episode_id is None:
+        if self.render_mode != "ansi" or self.item_id is None:
             return None
-        return f"[{self.episode_id} prefix {self.k + 1}/{N_PREFIXES}] {token_fraction_text(self.group.transcript, self.k)}"
+        return f"[{self.item_id} prefix {self.k + 1}/{N_PREFIXES}] {token_fraction_text(self.group.transcript, self.k)}"

@@ -10,7 +10,7 @@ from hear_gym.envs.onset.access import ACCESS_CONDITIONS, apply_access
 from hear_gym.envs.onset.actions import parse_reply, replay_replies
 from hear_gym.envs.onset.env import OnsetEnv
 from hear_gym.envs.onset.features import FeatureObservation
-from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, episode_ids
+from hear_gym.envs.onset.groups.generator import GENERATOR_VERSION, item_ids
 from hear_gym.envs.onset.groups.model import SPLITS
 from hear_gym.envs.onset.scenes import SCENE_VERSION
 from hear_gym.wrappers.access import check_access
@@ -45,7 +45,7 @@ FAMILY = EnvFamily(
     generator_version=VERSION,
     legacy_agent_groups=("hear_gym.onset_agents",),
     make=make,
-    episode_ids=episode_ids,
+    item_ids=item_ids,
     summarize=report.summarize,
     tables=report.tables,
     splits=SPLITS,
@@ -53,4 +53,5 @@ FAMILY = EnvFamily(
     replay_replies=replay_replies,
     cli="hear_gym.envs.onset.cli",
     tools="hear_gym.envs.onset.tools:TOOLS",
+    renamed_record_fields=(("family", "domain"),),  # a group's domain was its "family"
 )

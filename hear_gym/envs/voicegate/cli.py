@@ -109,13 +109,13 @@ def listen(request: ListenRequest) -> str:
 
     cue = _side_talk_cue(request.take("side_talk_cue", ["none"])[-1])
     request.refuse_the_rest()
-    item_id, out = request.episode_id, request.out
+    item_id, out = request.item_id, request.out
     item = next((i for i in all_items(cue) if i.item_id == item_id), None)
     if item is None:
         raise typer.BadParameter(
-            f"{f'no item {item_id!r}' if item_id else 'give an EPISODE_ID, an item id'} (see items.jsonl from `hear-gym voicegate build`, "
+            f"{f'no item {item_id!r}' if item_id else 'give an ITEM_ID'} (see items.jsonl from `hear-gym voicegate build`, "
             "or ids like ss-unlock_door-03/switch, st-0-07, sf-sarcasm-12)",
-            param_hint="EPISODE_ID",
+            param_hint="ITEM_ID",
         )
     out.mkdir(parents=True, exist_ok=True)
     record = {"item": item.as_record()}
@@ -145,7 +145,7 @@ def render(request: RenderRequest) -> str:
     families = _families(request.take("family", list(EVAL_FAMILIES)))
     cue = _side_talk_cue(request.take("side_talk_cue", ["none"])[-1])
     request.refuse_the_rest()
-    wanted = set(request.episode_ids())
+    wanted = set(request.item_ids())
     items = [i for i in all_items(cue) if i.item_id in wanted and i.family.value in families and i.has_audio]
     cache = RenderCache(make_renderer(request.renderer), disk_dir=request.cache_dir)
     with Progress() as bar:
@@ -208,7 +208,7 @@ def plan_eval(request: EvalRequest) -> tuple[Any, dict, dict]:
         cells.append(cell)
     if len({c.agent for c in cells}) != len(cells):
         raise typer.BadParameter("one cell per agent in a VoiceGate run", param_hint="--cell")
-    episodes = request.episode_ids()
+    episodes = request.item_ids()
     wanted = set(item_ids("all", tuple(families), cue))
     try:
         config = RunConfig(

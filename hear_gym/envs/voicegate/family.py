@@ -52,13 +52,13 @@ def item_ids(
 
 
 def run_config(
-    agent: str, access: str, episode_ids: Sequence[str], seed: int = 0, plugins=(), **env_kwargs
+    agent: str, access: str, item_ids: Sequence[str], seed: int = 0, plugins=(), **env_kwargs
 ) -> RunConfig:
     """A VoiceGate ``RunConfig`` for one agent under one access condition."""
     return RunConfig(
         ENV_ID,
         (Cell(agent, access),),
-        tuple(episode_ids),
+        tuple(item_ids),
         1,
         seed,
         tuple(sorted(env_kwargs.items())),
@@ -73,7 +73,7 @@ FAMILY = EnvFamily(
     generator_version=GENERATOR_VERSION,
     legacy_agent_groups=("hear_gym.gate_agents",),
     make=make,
-    episode_ids=item_ids,
+    item_ids=item_ids,
     summarize=report.summarize,
     tables=report.tables,
     splits=SPLITS,

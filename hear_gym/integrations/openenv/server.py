@@ -3,7 +3,7 @@ FastAPI app ``create_app`` builds from it (WebSocket sessions on ``/ws``, one en
 
 The served env is whatever ``gym.make(env_id, **make_kwargs)`` builds, so a family works here
 through the family contract alone: its spaces give the models (``codec``, ``models``), its
-``reset_options(episode_id)`` lets a client ask for one scenario or item by id.
+``reset_options(item_id)`` lets a client ask for one item by id (OpenEnv's ``episode_id``).
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ class ServedEnv:
 
 
 class HearGymEnvironment(Environment):
-    """One session's env. ``reset(seed, episode_id, options)``: ``episode_id`` names a scenario or
-    item of the family (its ``reset_options``); ``step(action)`` takes the generated Action. Each
+    """One session's env. ``reset(seed, episode_id, options)``: ``episode_id`` (OpenEnv's name) names
+    an item of the family (its ``reset_options``); ``step(action)`` takes the generated Action. Each
     observation's ``metadata`` holds ``terminated`` and ``truncated`` apart (``done`` is either)
     and the env's ``info`` as JSON (the finished episode's record in ``info["episode"]``).
 

@@ -11,7 +11,7 @@ def _forget_suite() -> None:
         generator.all_items,
         generator.all_episodes,
         generator.episodes_by_id,
-        generator.episode_ids,
+        generator.item_ids,
     ):
         built.cache_clear()
 

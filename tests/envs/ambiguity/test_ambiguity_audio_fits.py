@@ -17,11 +17,11 @@ from hear_gym.speech.espeak import VOICES
 LONGEST_CHECKED = 40
 
 
-def _turn_lengths(env: AmbiguityEnv, episode_ids) -> dict[tuple, tuple[tuple[str, int], int]]:
+def _turn_lengths(env: AmbiguityEnv, item_ids) -> dict[tuple, tuple[tuple[str, int], int]]:
     """Each distinct turn the episodes play (its words and readings) -> ((episode id, turn index),
     samples)."""
     lengths: dict[tuple, tuple[tuple[str, int], int]] = {}
-    for episode_id in episode_ids:
+    for episode_id in item_ids:
         episode = episodes_by_id()[episode_id]
         env.reset(options={"item_id": episode_id})
         for number, turn in enumerate(episode.turns):
@@ -53,7 +53,7 @@ def test_every_turn_of_every_split_fits_the_audio_buffer():
     too_long = []
     for renderer in REALIZATIONS:
         for voice in VOICES:
-            for split, episode_ids in by_split.items():
+            for split, item_ids in by_split.items():
                 env = AmbiguityEnv(split=split, voice=voice, renderer=renderer)
-                too_long += [(renderer, voice, *t) for t in _too_long(_turn_lengths(env, episode_ids))]
+                too_long += [(renderer, voice, *t) for t in _too_long(_turn_lengths(env, item_ids))]
     assert not too_long, too_long

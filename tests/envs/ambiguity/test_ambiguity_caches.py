@@ -10,11 +10,11 @@ import hear_gym  # noqa: F401  (registers the ids)
 from hear_gym.envs.ambiguity import render
 from hear_gym.envs.ambiguity.access import bare_transcript
 from hear_gym.envs.ambiguity.features import TRANSCRIPT_BINS, token_bits
-from hear_gym.envs.ambiguity.items.generator import episode_ids, episodes_by_id
+from hear_gym.envs.ambiguity.items.generator import episodes_by_id, item_ids
 
 ENV_ID = "hear_gym/Ambiguity-v0"
 DIALOGUE = next(
-    e for e in episode_ids("test") if e.startswith("multi_turn") and len(episodes_by_id()[e].turns) > 3
+    e for e in item_ids("test") if e.startswith("multi_turn") and len(episodes_by_id()[e].turns) > 3
 )
 SINGLE = "semantic-en-lexical-test-000"  # one plain turn
 

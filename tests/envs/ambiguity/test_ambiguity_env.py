@@ -5,7 +5,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from hear_gym.envs.ambiguity.items.generator import all_items, episode_ids, episodes_by_id
+from hear_gym.envs.ambiguity.items.generator import all_items, episodes_by_id, item_ids
 from hear_gym.envs.ambiguity.items.model import AUDIO_DECIDED, PhonologicalPair
 from hear_gym.envs.ambiguity.metrics import accuracy
 
@@ -40,7 +40,7 @@ def test_without_punctuation_a_pairs_readings_look_the_same():
 
 
 def test_audio_only_hides_the_users_words_and_keeps_the_question():
-    episode_id = next(e for e in episode_ids("test") if e.startswith("semantic-en"))
+    episode_id = next(e for e in item_ids("test") if e.startswith("semantic-en"))
     obs, _ = _obs("A", episode_id, actions="text")
     assert obs["transcript"] == "User: [speech]"
     assert "A) " in obs["question"] and obs["audio_length"][0] > 0
@@ -48,7 +48,7 @@ def test_audio_only_hides_the_users_words_and_keeps_the_question():
 
 @pytest.mark.parametrize("reply", ["B", "b", "(B)", "B.", " b) "])
 def test_a_letter_reply_is_an_option(reply):
-    episode_id = next(e for e in episode_ids("test") if e.endswith("/detect"))
+    episode_id = next(e for e in item_ids("test") if e.endswith("/detect"))
     env = gym.make(ENV_ID, access="T", actions="text", item_ids=[episode_id])
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step(reply)
@@ -58,7 +58,7 @@ def test_a_letter_reply_is_an_option(reply):
 
 @pytest.mark.parametrize("reply", ["", "yes", "A because", "Answer: A", "E", "AB"])
 def test_anything_else_is_invalid_and_scored_wrong(reply):
-    episode_id = next(e for e in episode_ids("test") if e.endswith("/detect"))
+    episode_id = next(e for e in item_ids("test") if e.endswith("/detect"))
     env = gym.make(ENV_ID, access="T", actions="text", item_ids=[episode_id])
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step(reply)
@@ -68,7 +68,7 @@ def test_anything_else_is_invalid_and_scored_wrong(reply):
 
 
 def test_a_masked_out_index_is_invalid_not_an_error():
-    episode_id = next(e for e in episode_ids("test") if e.endswith("/detect"))
+    episode_id = next(e for e in item_ids("test") if e.endswith("/detect"))
     env = gym.make(ENV_ID, access="T", item_ids=[episode_id])
     obs, _ = env.reset(seed=0)
     assert obs["action_mask"].tolist() == [1, 1, 0, 0]
@@ -80,7 +80,7 @@ def test_a_masked_out_index_is_invalid_not_an_error():
 
 
 def test_a_dialogue_pays_on_its_last_turn_and_keeps_the_agents_answers():
-    episode_id = next(e for e in episode_ids("test") if e.startswith("multi_turn-en"))
+    episode_id = next(e for e in item_ids("test") if e.startswith("multi_turn-en"))
     turns = episodes_by_id()[episode_id].turns
     env = gym.make(ENV_ID, access="A", actions="text", item_ids=[episode_id])
     obs, info = env.reset(seed=0)
@@ -127,7 +127,7 @@ def test_bad_input_gets_clear_errors():
 
 
 def test_mandarin_replies_keep_their_characters():
-    episode_id = next(e for e in episode_ids("test") if e.startswith("multi_turn-zh"))
+    episode_id = next(e for e in item_ids("test") if e.startswith("multi_turn-zh"))
     env = gym.make(ENV_ID, access="T", actions="text", item_ids=[episode_id])
     env.reset(seed=0)
     obs = env.step("我觉得选第一个")[0]

@@ -10,7 +10,7 @@ from hear_gym.envs.ambiguity.items.generator import (
     PAPER_COUNTS,
     all_episodes,
     all_items,
-    episode_ids,
+    item_ids,
     split_sizes,
 )
 from hear_gym.envs.ambiguity.items.model import (
@@ -84,7 +84,7 @@ def test_splits_share_no_transcript():
 def test_ids_are_unique_and_questions_well_formed():
     ids = [e.episode_id for e in all_episodes()]
     assert len(ids) == len(set(ids))
-    assert set(episode_ids("all")) == set(ids)
+    assert set(item_ids("all")) == set(ids)
     assert len({i.item_id for i in all_items()}) == len(all_items())
     for episode in all_episodes():
         for turn in episode.turns:

@@ -100,7 +100,7 @@ def test_the_env_s_own_replies_parse_back_to_their_actions(bank):
             (ASK_SLOT0 + i, d.key) for i, d in enumerate(domain.concern_dimensions)
         ]
         for index, attribute in asks:
-            env.reset(seed=0, options={"scenario_id": scenario_id})
+            env.reset(seed=0, options={"item_id": scenario_id})
             text = env.step(index)[4]["turn_record"]["assistant_text"]
             parsed = parse_p6a(text, domain, AssistantKind.TEXT).action
             assert parsed == AssistantAction(ActionKind.ASK, attribute=attribute), (domain_id, text)

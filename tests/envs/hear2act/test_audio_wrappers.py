@@ -13,7 +13,7 @@ SCENARIO = "budget_airline_tickets-00"
 
 
 def make(**kwargs):
-    return gym.make("hear_gym/Hear2Act-v0", scenario_ids=[SCENARIO], **kwargs)
+    return gym.make("hear_gym/Hear2Act-v0", item_ids=[SCENARIO], **kwargs)
 
 
 @pytest.mark.parametrize("renderer", [EspeakRenderer(), PraatRenderer()], ids=lambda r: r.name)

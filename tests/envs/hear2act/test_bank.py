@@ -69,6 +69,6 @@ def test_scenario_selection_errors():
     with pytest.raises(ValueError, match="split must be one of"):
         scenarios_for("validation")
     with pytest.raises(KeyError, match="unknown scenario id"):
-        scenarios_for(scenario_ids=["nope-00"])
-    with pytest.raises(ValueError, match="either split or scenario_ids"):
+        scenarios_for(item_ids=["nope-00"])
+    with pytest.raises(ValueError, match="either split or item_ids"):
         scenarios_for("test", ["budget_airline_tickets-00"])

@@ -24,7 +24,7 @@ BASE_LEAVES = {"dialogue", "options", "action_mask"}
 def make(access="T", **kwargs):
     return gym.make(
         "hear_gym/Hear2Act-v0",
-        scenario_ids=[SCENARIO],
+        item_ids=[SCENARIO],
         access=access,
         observation="features",
         **PLUGINS.get(access, {}),
@@ -125,7 +125,7 @@ def test_audio_only_features_hide_the_words():
 def test_features_follow_the_state_intervention():
     env = gym.make(
         "hear_gym/Hear2Act-v0",
-        scenario_ids=[SCENARIO],
+        item_ids=[SCENARIO],
         access="T+S",
         observation="features",
         state_intervention="all_unresolved",
@@ -228,7 +228,7 @@ def test_features_kept_across_episodes_match_a_fresh_reading():
     next: after many episodes every observation equals a reading by a new wrapper."""
     env = gym.make(
         "hear_gym/Hear2Act-v0",
-        scenario_ids=[SCENARIO, "budget_airline_tickets-01"],
+        item_ids=[SCENARIO, "budget_airline_tickets-01"],
         hidden_users="resample",
         observation="features",
     )

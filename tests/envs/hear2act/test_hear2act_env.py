@@ -14,7 +14,7 @@ AIRLINE = "budget_airline_tickets-00"
 
 
 def make(**kwargs):
-    kwargs.setdefault("scenario_ids", [AIRLINE])
+    kwargs.setdefault("item_ids", [AIRLINE])
     return gym.make("hear_gym/Hear2Act-v0", **kwargs)
 
 
@@ -118,7 +118,7 @@ def test_bad_kwargs_get_clear_errors():
         make(prosody="loud")
     env = make()
     with pytest.raises(ValueError, match="not among this env's scenarios"):
-        env.reset(options={"scenario_id": "budget_airline_tickets-01"})
+        env.reset(options={"item_id": "budget_airline_tickets-01"})
     with pytest.raises(ValueError, match="unknown reset options"):
         env.reset(options={"gold": 1})
     env.reset(seed=0)
@@ -141,7 +141,7 @@ def test_render_ansi_shows_the_transcript():
 def test_every_scenario_fits_the_observation_space():
     env = gym.make("hear_gym/Hear2Act-v0", split="all", access="T+S").unwrapped
     for scenario in env.scenarios:
-        obs, _ = env.reset(seed=0, options={"scenario_id": scenario.scenario_id})
+        obs, _ = env.reset(seed=0, options={"item_id": scenario.scenario_id})
         assert env.observation_space.contains(obs), scenario.scenario_id
 
 

@@ -40,7 +40,7 @@ def reset_views():
     env = gym.make("hear_gym/Hear2Act-v0", split="all")
     out = []
     for s in scenario_bank():
-        obs, _ = env.reset(seed=0, options={"scenario_id": s.scenario_id})
+        obs, _ = env.reset(seed=0, options={"item_id": s.scenario_id})
         out.append((OptionListView.from_observation(obs), s.gold_option, split_of(s.domain, s.seed_index)))
     return out
 

@@ -45,7 +45,7 @@ def test_consistent_pairs_hold_the_own_user_and_cover_every_feasible_gold():
 
 
 def test_resampled_users_are_seeded_and_keep_the_visible_world():
-    env = _make(hidden_users="resample", scenario_ids=[SCENARIO])
+    env = _make(hidden_users="resample", item_ids=[SCENARIO])
     bank = get_scenario(SCENARIO)
     golds, users = set(), []
     for seed in range(40):
@@ -55,9 +55,9 @@ def test_resampled_users_are_seeded_and_keep_the_visible_world():
         golds.add(info["gold_option"])
         users.append(info["hidden_concerns"])
     assert golds == _feasible(SCENARIO)  # the option list no longer tells the gold
-    again = _make(hidden_users="resample", scenario_ids=[SCENARIO])
+    again = _make(hidden_users="resample", item_ids=[SCENARIO])
     assert [again.reset(seed=seed)[1]["hidden_concerns"] for seed in range(40)] == users
-    bank_env = _make(scenario_ids=[SCENARIO])
+    bank_env = _make(item_ids=[SCENARIO])
     assert {bank_env.reset(seed=seed)[1]["gold_option"] for seed in range(10)} == {bank.gold_option}
 
 
@@ -69,10 +69,10 @@ def test_the_hidden_user_reset_option_replays_a_twin():
     twin = twin_scenario(SCENARIO, HiddenUser(l2, "needs it", l3, "would like it"))
     env = _make(split="all")
     user = {"l2": l2, "l2_requirement": "needs it", "l3": l3, "l3_requirement": "would like it"}
-    _, info = env.reset(seed=3, options={"scenario_id": SCENARIO, "hidden_user": user})
+    _, info = env.reset(seed=3, options={"item_id": SCENARIO, "hidden_user": user})
     assert info["gold_option"] == twin.gold_option
     assert info["hidden_concerns"] == [c.model_dump() for c in twin.concerns]
-    _, info = env.reset(seed=3, options={"scenario_id": SCENARIO, "hidden_user": HiddenUser(**user)})
+    _, info = env.reset(seed=3, options={"item_id": SCENARIO, "hidden_user": HiddenUser(**user)})
     assert info["gold_option"] == twin.gold_option
 
 
@@ -81,9 +81,9 @@ def test_bad_hidden_user_settings_are_refused():
         _make(hidden_users="shuffle")
     env = _make(split="all")
     with pytest.raises(ValueError, match="hidden_user must be a HiddenUser or a dict"):
-        env.reset(options={"scenario_id": SCENARIO, "hidden_user": {"l2": "x"}})
+        env.reset(options={"item_id": SCENARIO, "hidden_user": {"l2": "x"}})
     with pytest.raises(ValueError, match="not a consistent twin"):
-        env.reset(options={"scenario_id": SCENARIO, "hidden_user": HiddenUser("a", "b", "c", "d")})
+        env.reset(options={"item_id": SCENARIO, "hidden_user": HiddenUser("a", "b", "c", "d")})
     with pytest.raises(ValueError, match="unknown reset options"):
         env.reset(options={"user": {}})
 
@@ -102,7 +102,7 @@ def test_a_scenarios_facts_are_built_once_and_each_twin_keeps_its_own(monkeypatc
     user = {"l2": l2, "l2_requirement": "needs it", "l3": l3, "l3_requirement": "would like it"}
     env = _make(split="all")
     for hidden in (None, user, None, user):
-        options = {"scenario_id": SCENARIO, **({"hidden_user": user} if hidden else {})}
+        options = {"item_id": SCENARIO, **({"hidden_user": user} if hidden else {})}
         _, info = env.reset(seed=3, options=options)
         assert (
             env.unwrapped._engine.scenario.concerns

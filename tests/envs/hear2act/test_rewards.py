@@ -26,7 +26,7 @@ TIERED_BY_PATTERN = {
 
 
 def _play(scenario, actions, **kwargs):
-    env = gym.make("hear_gym/Hear2Act-v0", scenario_ids=[scenario.scenario_id], **kwargs)
+    env = gym.make("hear_gym/Hear2Act-v0", item_ids=[scenario.scenario_id], **kwargs)
     env.reset(seed=0)
     rewards = []
     for action in actions:

@@ -20,10 +20,10 @@ SCENARIOS = [s.scenario_id for s in scenarios_for("dev")[:3]]
 
 def _heard(scenario_id: str, feedback: str, seed: int, episodes: int, **kwargs) -> set[tuple[str, str]]:
     """(text, delivery) of every user turn of random-policy episodes (valid actions only)."""
-    env = gym.make("hear_gym/Hear2Act-v0", feedback=feedback, scenario_ids=[scenario_id], **kwargs)
+    env = gym.make("hear_gym/Hear2Act-v0", feedback=feedback, item_ids=[scenario_id], **kwargs)
     rng, heard = np.random.default_rng(seed), set()
     for episode in range(episodes):
-        obs, _ = env.reset(seed=seed + episode, options={"scenario_id": scenario_id})
+        obs, _ = env.reset(seed=seed + episode, options={"item_id": scenario_id})
         done = False
         while not done:
             action = int(rng.choice(np.flatnonzero(obs["action_mask"])))

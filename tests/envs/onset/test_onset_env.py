@@ -89,9 +89,9 @@ def test_bad_input_gets_clear_errors():
         gym.make("hear_gym/Onset-v0", split="validation")
     with pytest.raises(ValueError, match="renderings must be among"):
         gym.make("hear_gym/Onset-v0", renderings=["noisy"])
-    with pytest.raises(ValueError, match="not an Onset episode id"):
+    with pytest.raises(ValueError, match="not an Onset item id"):
         gym.make("hear_gym/Onset-v0", item_ids=["book_uncertainty-00/a/noise99"])
-    with pytest.raises(ValueError, match="unknown Onset episode"):
+    with pytest.raises(ValueError, match="unknown Onset item"):
         gym.make("hear_gym/Onset-v0", item_ids=["alarm_urgency-00/a/noise15"])  # train: clean only
     with pytest.raises(TypeError):
         gym.make("hear_gym/Onset-v0", feedback="prosody")

@@ -1,14 +1,14 @@
-"""The contrast groups: Table 1 counts, held-out families, balanced onsets, branch ids that do not
+"""The contrast groups: Table 1 counts, held-out domains, balanced onsets, branch ids that do not
 encode the action, and a generator that is a pure function of its version and data."""
 
 from collections import Counter
 from itertools import combinations
 
 from hear_gym.envs.onset.groups import generator
-from hear_gym.envs.onset.groups.generator import all_groups, episode_ids, select_groups, transcripts
-from hear_gym.envs.onset.groups.model import ACTION_PAIRS, N_PREFIXES, ONSET_FRACTIONS, parse_episode_id
+from hear_gym.envs.onset.groups.generator import all_groups, item_ids, select_groups, transcripts
+from hear_gym.envs.onset.groups.model import ACTION_PAIRS, N_PREFIXES, ONSET_FRACTIONS, parse_item_id
 
-TEST_FAMILIES = {"book_uncertainty", "calendar_noise", "message_barge_in", "timer_urgency"}
+TEST_DOMAINS = {"book_uncertainty", "calendar_noise", "message_barge_in", "timer_urgency"}
 
 
 def test_table_1_counts_match_the_paper():
@@ -18,13 +18,13 @@ def test_table_1_counts_match_the_paper():
         assert len(chosen) == groups
         assert 2 * len(chosen) == trajectories
         assert sum(2 * len(g.renderings) * N_PREFIXES for g in chosen) == records
-    assert len(episode_ids("test")) == 320 and len(episode_ids("train")) == 416
+    assert len(item_ids("test")) == 320 and len(item_ids("train")) == 416
 
 
-def test_test_families_are_held_out_whole():
-    assert {g.family for g in select_groups("test")} == TEST_FAMILIES
-    assert not TEST_FAMILIES & {g.family for g in select_groups("train") + select_groups("dev")}
-    assert {g.family for g in select_groups("train")} == {g.family for g in select_groups("dev")}
+def test_test_domains_are_held_out_whole():
+    assert {g.domain for g in select_groups("test")} == TEST_DOMAINS
+    assert not TEST_DOMAINS & {g.domain for g in select_groups("train") + select_groups("dev")}
+    assert {g.domain for g in select_groups("train")} == {g.domain for g in select_groups("dev")}
     assert all(g.renderings == ("clean",) for g in select_groups("train") + select_groups("dev"))
 
 
@@ -49,27 +49,27 @@ def test_pairs_contrast_actions_and_branch_ids_do_not_encode_them():
         assert by_branch[("b", action)] > 0.35 * (by_branch[("a", action)] + by_branch[("b", action)])
     for group in all_groups():
         assert group.action_pair[0] not in group.group_id and group.branches[0].action not in str(
-            group.episode_ids()
+            group.item_ids()
         )
 
 
-def test_transcripts_are_distinct_within_a_family_and_generation_is_pure():
-    for family in {g.family for g in all_groups()}:
-        texts = [g.transcript for g in all_groups() if g.family == family]
+def test_transcripts_are_distinct_within_a_domain_and_generation_is_pure():
+    for domain in {g.domain for g in all_groups()}:
+        texts = [g.transcript for g in all_groups() if g.domain == domain]
         assert len(set(texts)) == len(texts)
-        assert set(texts) <= set(transcripts(family))
+        assert set(texts) <= set(transcripts(domain))
     before = [g.as_record() for g in all_groups()]
     generator.all_groups.cache_clear()
     assert [g.as_record() for g in generator.all_groups()] == before
 
 
-def test_episode_ids_parse_and_bad_ones_are_refused():
-    assert parse_episode_id("book_uncertainty-03/a/noise15") == ("book_uncertainty-03", "a", "noise15")
+def test_item_ids_parse_and_bad_ones_are_refused():
+    assert parse_item_id("book_uncertainty-03/a/noise15") == ("book_uncertainty-03", "a", "noise15")
     for bad in ("book_uncertainty-03", "x/c/clean", "x/a/noisy"):
         try:
-            parse_episode_id(bad)
+            parse_item_id(bad)
         except ValueError as exc:
-            assert "not an Onset episode id" in str(exc)
+            assert "not an Onset item id" in str(exc)
         else:
             raise AssertionError(bad)
 

@@ -276,7 +276,7 @@ def test_generic_listen_is_voicegate_listen_and_refuses_hear2act_options(tmp_pat
     )
     assert refused.exit_code == 2 and "takes no option(s) ['cell']" in refused.output
     missing = CliRunner().invoke(app, ["listen", "--env", ENV_ID, "--out", str(tmp_path)])
-    assert missing.exit_code == 2 and "give an EPISODE_ID, an item id" in missing.output
+    assert missing.exit_code == 2 and "give an ITEM_ID" in missing.output
 
 
 def _render_counts(output: str) -> tuple[int, int]:

@@ -210,7 +210,7 @@ def episodes_by_id() -> dict[str, Episode]:
 
 
 @cache
-def episode_ids(split: str) -> tuple[str, ...]:
+def item_ids(split: str) -> tuple[str, ...]:
     """The episode ids of ``split`` (``"all"``: every split), in generation order."""
     if split != "all" and split not in SPLITS:
         raise ValueError(f"split must be one of {(*SPLITS, 'all')}, got {split!r}")

@@ -58,16 +58,14 @@ def split_of(domain_id: str, seed_index: int) -> str:
     return "train"
 
 
-def scenarios_for(
-    split: str | None = None, scenario_ids: Sequence[str] | None = None
-) -> tuple[Scenario, ...]:
+def scenarios_for(split: str | None = None, item_ids: Sequence[str] | None = None) -> tuple[Scenario, ...]:
     """Scenarios by explicit ids, or by split name ('train', 'dev', 'test', or 'all')."""
-    if scenario_ids is not None:
+    if item_ids is not None:
         if split not in (None, "all"):
-            raise ValueError("pass either split or scenario_ids, not both")
-        if not scenario_ids:
-            raise ValueError("scenario_ids is empty")
-        return tuple(get_scenario(sid) for sid in scenario_ids)
+            raise ValueError("pass either split or item_ids, not both")
+        if not item_ids:
+            raise ValueError("item_ids is empty")
+        return tuple(get_scenario(sid) for sid in item_ids)
     if split in (None, "all"):
         return scenario_bank()
     if split not in SPLITS:

@@ -1,1 +1,1 @@
-"""Onset contrast groups: authored families and deliveries (``data/``), the model and the generator."""
+"""Onset contrast groups: authored domains and deliveries (``data/``), the model and the generator."""

@@ -2,13 +2,13 @@
 ``GENERATOR_VERSION`` (bumped with any change to either, so runs and caches of older groups
 never resume).
 
-Per family (``data/families.json``) there are ``GROUPS_PER_FAMILY`` groups: every unordered pair
-of the five source actions twice, each with its own transcript (distinct within the family), a
+Per domain (``data/domains.json``) there are ``GROUPS_PER_DOMAIN`` groups: every unordered pair
+of the five source actions twice, each with its own transcript (distinct within the domain), a
 voice and rate shared by both utterances, and per-utterance deliveries (``data/deliveries.json``).
-Held-out families form the test split; of every other family ``DEV_PER_FAMILY`` groups go to dev
+Held-out domains form the test split; of every other domain ``DEV_PER_DOMAIN`` groups go to dev
 and the rest to train. The onset fraction (0.4, 0.6, 0.8) is then assigned so that it is balanced
 within every (split, action pair) bucket, and, through a running offset, within every split.
-All draws come from ``StableRng`` streams keyed by ``SEED_KEY``, family and bucket.
+All draws come from ``StableRng`` streams keyed by ``SEED_KEY``, domain and bucket.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from hear_gym.speech.espeak import VOICES
 # transcript, voice, rate, action pair, onset and jitter, and only the deliveries differ.
 GENERATOR_VERSION = "onset-2"
 SEED_KEY = "onset-1"
-GROUPS_PER_FAMILY = 2 * len(ACTION_PAIRS)
-DEV_PER_FAMILY = 4
+GROUPS_PER_DOMAIN = 2 * len(ACTION_PAIRS)
+DEV_PER_DOMAIN = 4
 
 
 def _data(name: str) -> dict:
@@ -46,8 +46,8 @@ def _data(name: str) -> dict:
 
 
 @cache
-def families() -> dict[str, dict]:
-    return _data("families.json")["families"]
+def domains() -> dict[str, dict]:
+    return _data("domains.json")["domains"]
 
 
 @cache
@@ -55,9 +55,9 @@ def deliveries() -> dict:
     return _data("deliveries.json")
 
 
-def transcripts(family: str) -> list[str]:
-    """Every transcript the family's templates can produce, in a fixed order."""
-    spec = families()[family]
+def transcripts(domain: str) -> list[str]:
+    """Every transcript the domain's templates can produce, in a fixed order."""
+    spec = domains()[domain]
     out = []
     for template in spec["templates"]:
         names = [n for n in spec["slots"] if "{" + n + "}" in template]
@@ -81,12 +81,12 @@ def _delivery(action: str, pitch_offset: float, range_offset: float, rng: Stable
     )
 
 
-def _family_specs(family: str) -> list[dict]:
-    """The family's groups before onsets are assigned."""
-    rng = StableRng(f"{SEED_KEY}|{family}")
-    texts = rng.sample(transcripts(family), GROUPS_PER_FAMILY)
+def _domain_specs(domain: str) -> list[dict]:
+    """The domain's groups before onsets are assigned."""
+    rng = StableRng(f"{SEED_KEY}|{domain}")
+    texts = rng.sample(transcripts(domain), GROUPS_PER_DOMAIN)
     pairs = rng.shuffled([pair for pair in ACTION_PAIRS for _ in range(2)])
-    dev = set(rng.sample(range(GROUPS_PER_FAMILY), DEV_PER_FAMILY))
+    dev = set(rng.sample(range(GROUPS_PER_DOMAIN), DEV_PER_DOMAIN))
     speaker = deliveries()["speaker"]
     specs = []
     for i, (text, pair) in enumerate(zip(texts, pairs, strict=True)):
@@ -95,9 +95,9 @@ def _family_specs(family: str) -> list[dict]:
         ordered = pair if rng.below(2) == 0 else pair[::-1]  # which action becomes branch "a"
         specs.append(
             {
-                "group_id": f"{family}-{i:02d}",
-                "family": family,
-                "split": "test" if families()[family]["held_out"] else ("dev" if i in dev else "train"),
+                "group_id": f"{domain}-{i:02d}",
+                "domain": domain,
+                "split": "test" if domains()[domain]["held_out"] else ("dev" if i in dev else "train"),
                 "transcript": text,
                 "voice": rng.choice(VOICES),
                 "rate": int(round(rng.uniform(*speaker["rate"]))),
@@ -112,7 +112,7 @@ def _family_specs(family: str) -> list[dict]:
 
 @cache
 def all_groups() -> tuple[Group, ...]:
-    specs = [spec for family in sorted(families()) for spec in _family_specs(family)]
+    specs = [spec for domain in sorted(domains()) for spec in _domain_specs(domain)]
     onset: dict[str, int] = {}
     for split in SPLITS:
         offset = 0  # carried across buckets so that the split as a whole is balanced too
@@ -140,6 +140,6 @@ def select_groups(split: str = "all") -> tuple[Group, ...]:
     return tuple(g for g in all_groups() if split in ("all", g.split))
 
 
-def episode_ids(split: str = "all") -> tuple[str, ...]:
-    """Every episode (trajectory x rendering) of the split, in generation order."""
-    return tuple(e for g in select_groups(split) for e in g.episode_ids())
+def item_ids(split: str = "all") -> tuple[str, ...]:
+    """Every item (trajectory x rendering) of the split, in generation order."""
+    return tuple(e for g in select_groups(split) for e in g.item_ids())

@@ -2,8 +2,8 @@
 
 A *contrast group* is two source utterances with the same transcript, spoken by the same voice at
 the same rate, whose deliveries license two different actions. A *source trajectory* is one of
-them (one ``Branch``); an *episode* is one trajectory under one rendering (``clean``, or for the
-test split also ``noise15``); a *prefix record* is one of its five nested crops. Branch ids are
+them (one ``Branch``); an *item* (what one episode plays) is one trajectory under one rendering
+(``clean``, or for the test split also ``noise15``); a *prefix record* is one of its five nested crops. Branch ids are
 ``a`` and ``b``, assigned to the two actions by a coin flip, so they never encode the action.
 """
 
@@ -44,7 +44,7 @@ class Branch:
 @dataclass(frozen=True)
 class Group:
     group_id: str
-    family: str
+    domain: str  # the paper's semantic family
     split: str
     transcript: str
     voice: str
@@ -76,10 +76,8 @@ class Group:
         action = self.branch(branch_id).action
         return tuple(WAIT if k < self.onset_index else action for k in range(N_PREFIXES))
 
-    def episode_ids(self) -> tuple[str, ...]:
-        return tuple(
-            episode_id(self.group_id, b.branch_id, r) for b in self.branches for r in self.renderings
-        )
+    def item_ids(self) -> tuple[str, ...]:
+        return tuple(item_id(self.group_id, b.branch_id, r) for b in self.branches for r in self.renderings)
 
     def as_record(self) -> dict:
         return {
@@ -94,13 +92,13 @@ def pair_key(actions) -> tuple[str, str]:
     return tuple(sorted(actions, key=SOURCE_ACTIONS.index))  # type: ignore[return-value]
 
 
-def episode_id(group_id: str, branch_id: str, rendering: str) -> str:
+def item_id(group_id: str, branch_id: str, rendering: str) -> str:
     return f"{group_id}/{branch_id}/{rendering}"
 
 
-def parse_episode_id(value: str) -> tuple[str, str, str]:
-    """(group id, branch id, rendering) of an episode id such as ``book_uncertainty-03/a/clean``."""
+def parse_item_id(value: str) -> tuple[str, str, str]:
+    """(group id, branch id, rendering) of an item id such as ``book_uncertainty-03/a/clean``."""
     parts = value.split("/")
     if len(parts) != 3 or parts[1] not in BRANCH_IDS or parts[2] not in RENDERINGS:
-        raise ValueError(f"not an Onset episode id: {value!r} (expected GROUP/a|b/clean|noise15)")
+        raise ValueError(f"not an Onset item id: {value!r} (expected GROUP/a|b/clean|noise15)")
     return parts[0], parts[1], parts[2]
