@@ -66,6 +66,15 @@ class MockChatClient:
         return [self.reply(m) for m in batch]
 
 
+def _pad_on_the_left(tokenizer) -> int:
+    """Set ``tokenizer`` up for decoder-only batched generation (left padding, the end-of-text
+    token as padding where it has none) and return its padding id."""
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer.pad_token_id
+
+
 class _LocalClient:
     """What the transformers clients share: the device, the model's lifetime."""
 
@@ -112,10 +121,7 @@ class TransformersChatClient(_LocalClient):
         self.tokenizer = AutoTokenizer.from_pretrained(
             processing_source(model), trust_remote_code=trust_remote_code
         )
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.tokenizer.padding_side = "left"  # decoder-only batched generation
-        self.pad_token_id = self.tokenizer.pad_token_id
+        self.pad_token_id = _pad_on_the_left(self.tokenizer)
         weights = torch_dtype(dtype, self.device)
         self.model = load_pretrained(AutoModelForCausalLM, model, weights, trust_remote_code)
         self.model = self.model.to(self.device).eval()
@@ -148,11 +154,7 @@ class TransformersAudioChatClient(_LocalClient):
         self.device = resolve_device(device)
         self.processor = load_processor(model, trust_remote_code)
         tokenizer = getattr(self.processor, "tokenizer", None)
-        if tokenizer is not None:  # decoder-only batched generation pads on the left
-            tokenizer.padding_side = "left"
-            if tokenizer.pad_token is None:
-                tokenizer.pad_token = tokenizer.eos_token
-        self.pad_token_id = None if tokenizer is None else tokenizer.pad_token_id
+        self.pad_token_id = None if tokenizer is None else _pad_on_the_left(tokenizer)
         weights = torch_dtype(dtype, self.device)
         self.model = load_audio_model(model, weights, trust_remote_code).to(self.device).eval()
         self.max_new_tokens = max_new_tokens
